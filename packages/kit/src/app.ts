@@ -1,0 +1,252 @@
+import { randomUUID } from 'node:crypto';
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import { z } from 'zod';
+import type { BaseConfig } from './config';
+import { errorEnvelope, successEnvelope } from './envelope';
+import { AppError, toAppError } from './errors';
+import { runHealthChecks, type HealthCheck } from './health';
+import type { Logger } from './logger';
+import { createMetrics, type ServiceMetrics } from './metrics';
+import { invokeTool, toolToJson, type ToolDefinition } from './tool';
+import { parseOrThrow } from './validation';
+
+export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+export interface RouteBuilder {
+  /**
+   * A documented REST route served by a tool's handler. `map` turns the request into the tool's
+   * arguments; by default GET/DELETE take the query string (coerced by the tool's JSON Schema)
+   * and the rest take the JSON body, both merged with the path parameters.
+   */
+  tool(method: HttpMethod, path: string, toolName: string, map?: (req: Request) => unknown): void;
+}
+
+export interface ServiceAppOptions {
+  service: string;
+  version?: string;
+  config: Pick<BaseConfig, 'BODY_LIMIT' | 'TOOL_TIMEOUT_MS'>;
+  logger: Logger;
+  tools: ToolDefinition[];
+  healthChecks?: HealthCheck[];
+  routes?: (routes: RouteBuilder) => void;
+  /** Raw routes that are not tools (e.g. inbound webhooks). Registered before the JSON parser. */
+  extend?: (app: Express, kit: KitHandle) => void;
+  /** Released on close: pools, files, timers. */
+  onClose?: () => Promise<void> | void;
+  /** Process-level default metrics (off in tests that create many apps). */
+  defaultMetrics?: boolean;
+}
+
+export interface CallOptions {
+  requestId?: string;
+  signal?: AbortSignal;
+}
+
+export interface KitHandle {
+  service: string;
+  logger: Logger;
+  metrics: ServiceMetrics;
+  callTool(name: string, args: unknown, options?: CallOptions): Promise<unknown>;
+  /** Sends the error envelope for anything thrown. */
+  sendError(res: Response, err: unknown): void;
+}
+
+export interface ServiceApp extends KitHandle {
+  app: Express;
+  tools: ReadonlyMap<string, ToolDefinition>;
+  close(): Promise<void>;
+}
+
+const toolCallBody = z.object({
+  name: z.string().min(1).max(64),
+  arguments: z.record(z.string(), z.unknown()).optional().default({}),
+});
+
+/** Strings from a query string become numbers, booleans and arrays where the tool's schema says so. */
+export function coerceQuery(query: Record<string, unknown>, inputSchema: Record<string, unknown>): Record<string, unknown> {
+  const props = (inputSchema.properties ?? {}) as Record<string, { type?: string | string[] }>;
+  const out: Record<string, unknown> = {};
+  for (const [key, raw] of Object.entries(query)) {
+    const types = ([] as string[]).concat(props[key]?.type ?? []);
+    const one = Array.isArray(raw) ? raw[raw.length - 1] : raw;
+    if (types.includes('array')) {
+      out[key] = Array.isArray(raw) ? raw : typeof raw === 'string' ? raw.split(',').filter(Boolean) : raw;
+    } else if (
+      (types.includes('integer') || types.includes('number')) &&
+      typeof one === 'string' &&
+      one.trim() !== '' &&
+      !Number.isNaN(Number(one))
+    ) {
+      out[key] = Number(one);
+    } else if (types.includes('boolean') && (one === 'true' || one === 'false')) {
+      out[key] = one === 'true';
+    } else {
+      out[key] = one;
+    }
+  }
+  return out;
+}
+
+function flattenParams(params: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(params)) out[k] = Array.isArray(v) ? v.join('/') : v;
+  return out;
+}
+
+const REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+export function createServiceApp(options: ServiceAppOptions): ServiceApp {
+  const { service, logger } = options;
+  const version = options.version ?? '0.1.0';
+  const startedAt = Date.now();
+  const metrics = createMetrics(service, options.defaultMetrics ?? false);
+  const tools = new Map<string, ToolDefinition>();
+  for (const t of options.tools) {
+    if (tools.has(t.name)) throw new Error(`${service}: tool ${t.name} is declared twice`);
+    tools.set(t.name, t);
+  }
+
+  const sendError = (res: Response, err: unknown) => {
+    const appErr = toAppError(err);
+    if (appErr.status >= 500) {
+      logger.error(appErr.message, { code: appErr.code, requestId: res.locals.requestId, err: appErr.cause ?? appErr });
+    } else {
+      logger.debug(appErr.message, { code: appErr.code, requestId: res.locals.requestId });
+    }
+    if (appErr.retryAfter !== undefined) res.setHeader('Retry-After', String(appErr.retryAfter));
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    res.status(appErr.status).json(errorEnvelope(service, appErr));
+  };
+
+  const callTool = async (name: string, args: unknown, call: CallOptions = {}) => {
+    const tool = tools.get(name);
+    if (!tool) {
+      throw new AppError('UNKNOWN_TOOL', `${service} has no tool named "${name}"; GET /tools/list shows the tools it offers.`);
+    }
+    const started = performance.now();
+    const end = metrics.toolDuration.startTimer({ tool: name });
+    try {
+      const result = await invokeTool(tool, args, {
+        service,
+        logger,
+        requestId: call.requestId ?? randomUUID(),
+        defaultTimeoutMs: options.config.TOOL_TIMEOUT_MS,
+        signal: call.signal,
+      });
+      metrics.toolCalls.inc({ tool: name, outcome: 'ok' });
+      logger.debug('tool call', { tool: name, requestId: call.requestId, ms: Math.round(performance.now() - started) });
+      return result;
+    } catch (err) {
+      const appErr = toAppError(err);
+      metrics.toolCalls.inc({ tool: name, outcome: appErr.code });
+      throw appErr;
+    } finally {
+      end();
+    }
+  };
+
+  const kit: KitHandle = { service, logger, metrics, callTool, sendError };
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', 'extended');
+
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    const incoming = req.get('x-request-id');
+    const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    res.locals.requestId = requestId;
+    res.setHeader('X-Request-Id', requestId);
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      const route = req.route?.path ? String(req.baseUrl + req.route.path) : 'unmatched';
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      metrics.httpRequests.inc({ method: req.method, route, status: String(res.statusCode) });
+      metrics.httpDuration.observe({ method: req.method, route }, seconds);
+    });
+    next();
+  });
+
+  options.extend?.(app, kit);
+
+  app.use(express.json({ limit: options.config.BODY_LIMIT, strict: true, type: ['application/json', 'application/*+json'] }));
+
+  const abortOnClose = (res: Response): AbortSignal => {
+    const controller = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) controller.abort(new AppError('TIMEOUT', 'The client closed the connection.'));
+    });
+    return controller.signal;
+  };
+
+  const runAndSend = async (res: Response, name: string, args: unknown) => {
+    const result = await callTool(name, args, { requestId: res.locals.requestId, signal: abortOnClose(res) });
+    res.json(successEnvelope(service, result));
+  };
+
+  app.get('/health', async (_req, res) => {
+    const report = await runHealthChecks(service, version, startedAt, tools.size, options.healthChecks ?? []);
+    res.status(report.status === 'unhealthy' ? 503 : 200).json(report);
+  });
+
+  app.get('/metrics', async (_req, res) => {
+    res.setHeader('Content-Type', metrics.registry.contentType);
+    res.send(await metrics.registry.metrics());
+  });
+
+  app.get('/tools/list', (_req, res) => {
+    res.json({ service, tools: [...tools.values()].map(toolToJson) });
+  });
+
+  app.post('/tools/call', async (req, res) => {
+    const body = parseOrThrow(toolCallBody, req.body ?? {}, 'tool call; send {"name": "<tool>", "arguments": {...}}');
+    await runAndSend(res, body.name, body.arguments);
+  });
+
+  app.post('/tools/:tool', async (req, res) => {
+    await runAndSend(res, String(req.params.tool), req.body ?? {});
+  });
+
+  const routes: RouteBuilder = {
+    tool(method, path, toolName, map) {
+      const tool = tools.get(toolName);
+      if (!tool) throw new Error(`${service}: route ${method.toUpperCase()} ${path} names unknown tool ${toolName}`);
+      const schema = toolToJson(tool).inputSchema;
+      const defaultMap = (req: Request) => {
+        const params = flattenParams(req.params as Record<string, unknown>);
+        if (method === 'get' || method === 'delete') {
+          return { ...coerceQuery(req.query as Record<string, unknown>, schema), ...params };
+        }
+        const body = req.body && typeof req.body === 'object' && !Array.isArray(req.body) ? req.body : {};
+        return { ...body, ...params };
+      };
+      app[method](path, async (req: Request, res: Response) => {
+        await runAndSend(res, toolName, (map ?? defaultMap)(req));
+      });
+    },
+  };
+  options.routes?.(routes);
+
+  app.use((req: Request, res: Response) => {
+    sendError(
+      res,
+      new AppError(
+        'NOT_FOUND',
+        `No route ${req.method} ${req.path} on ${service}; GET /tools/list shows its tools, POST /tools/call runs one.`,
+      ),
+    );
+  });
+
+  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => sendError(res, err));
+
+  let closed = false;
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    await options.onClose?.();
+  };
+
+  return { app, tools, close, ...kit };
+}

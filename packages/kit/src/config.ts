@@ -1,0 +1,84 @@
+import os from 'node:os';
+import path from 'node:path';
+import { z } from 'zod';
+
+export class ConfigError extends Error {
+  constructor(
+    readonly service: string,
+    readonly problems: { variable: string; message: string }[],
+  ) {
+    super(
+      `${service}: invalid configuration:\n` +
+        problems.map((p) => `  - ${p.variable}: ${p.message}`).join('\n') +
+        '\nFix these environment variables and start again.',
+    );
+    this.name = 'ConfigError';
+  }
+}
+
+export type Env = Record<string, string | undefined>;
+
+/** "a,b , c" -> ["a","b","c"]; empty or missing -> default. */
+export const csv = (fallback: string[] = []) =>
+  z
+    .string()
+    .optional()
+    .transform((v) =>
+      v === undefined || v.trim() === ''
+        ? fallback
+        : v
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean),
+    );
+
+/** 1/true/yes/on -> true; 0/false/no/off -> false. */
+export const bool = (fallback: boolean) =>
+  z
+    .enum(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off', 'TRUE', 'FALSE', 'True', 'False'])
+    .optional()
+    .transform((v) => (v === undefined ? fallback : ['1', 'true', 'yes', 'on'].includes(v.toLowerCase())));
+
+export const port = () => z.coerce.number().int().min(0).max(65535);
+
+export const DEFAULT_DATA_DIR = path.join(os.homedir(), '.mcp-fleet');
+
+/** Variables every service understands. Services extend this with their own. */
+export const baseEnvShape = {
+  HOST: z.string().min(1).default('127.0.0.1'),
+  PORT: port().optional(),
+  LOG_LEVEL: z.enum(['error', 'warn', 'info', 'http', 'verbose', 'debug', 'silly']).default('info'),
+  /** Also append JSON log lines to this file (log-mcp reads the fleet's logs from here). */
+  LOG_FILE: z.string().optional(),
+  DATA_DIR: z.string().min(1).default(DEFAULT_DATA_DIR),
+  /** Largest accepted request body, in bytes or with a unit (1mb, 512kb). */
+  BODY_LIMIT: z
+    .string()
+    .regex(/^\d+(b|kb|mb)?$/i, 'a size such as 1mb or 524288')
+    .default('1mb'),
+  /** Default time limit for one tool call. */
+  TOOL_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).max(120_000).default(10_000),
+};
+
+export const baseEnvSchema = z.object(baseEnvShape);
+export type BaseConfig = z.output<typeof baseEnvSchema>;
+
+/**
+ * Parse configuration once, at boot. Fails fast naming every bad variable.
+ * This is the only place in the fleet that reads process.env.
+ */
+export function loadConfig<S extends z.ZodObject>(service: string, schema: S, env: Env = process.env): z.output<S> {
+  const parsed = schema.safeParse(env);
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues.map((issue) => ({
+    variable: issue.path.map(String).join('.') || '(environment)',
+    message: issue.message,
+  }));
+  throw new ConfigError(service, problems);
+}
+
+/** The process environment, for code that must pass it on (child processes, the launcher). */
+export function processEnv(): Env {
+  return process.env;
+}

@@ -1,0 +1,35 @@
+import type { AppError, ErrorCode } from './errors';
+
+export interface SuccessEnvelope<T = unknown> {
+  success: true;
+  result: T;
+  timestamp: string;
+  service: string;
+}
+
+export interface ErrorEnvelope {
+  success: false;
+  error: string;
+  code: ErrorCode;
+  timestamp: string;
+  service: string;
+  details?: unknown;
+}
+
+export type Envelope<T = unknown> = SuccessEnvelope<T> | ErrorEnvelope;
+
+export function successEnvelope<T>(service: string, result: T): SuccessEnvelope<T> {
+  return { success: true, result, timestamp: new Date().toISOString(), service };
+}
+
+export function errorEnvelope(service: string, err: AppError): ErrorEnvelope {
+  const body: ErrorEnvelope = {
+    success: false,
+    error: err.message,
+    code: err.code,
+    timestamp: new Date().toISOString(),
+    service,
+  };
+  if (err.details !== undefined) body.details = err.details;
+  return body;
+}

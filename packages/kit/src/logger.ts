@@ -1,0 +1,59 @@
+import winston from 'winston';
+
+export type Logger = winston.Logger;
+
+const SECRET_KEY = /(pass(word)?|secret|token|api[-_]?key|authorization|cookie|credential|private[-_]?key)/i;
+export const REDACTED = '[redacted]';
+
+export function isSecretName(name: string): boolean {
+  return SECRET_KEY.test(name);
+}
+
+/** Deep-copies a value, replacing the values of secret-looking keys. */
+export function redact(value: unknown, depth = 0): unknown {
+  if (depth > 8 || value === null || typeof value !== 'object') return value;
+  if (value instanceof Error) return value;
+  if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+    out[k] = isSecretName(k) && v !== undefined && v !== null && v !== '' ? REDACTED : redact(v, depth + 1);
+  }
+  return out;
+}
+
+const redactFormat = winston.format((info) => {
+  for (const key of Object.keys(info)) {
+    if (key === 'level' || key === 'message') continue;
+    const v = (info as Record<string, unknown>)[key];
+    (info as Record<string, unknown>)[key] = isSecretName(key) && v ? REDACTED : redact(v);
+  }
+  return info;
+});
+
+const errorCause = winston.format((info) => {
+  const err = (info as { err?: unknown }).err;
+  if (err instanceof Error) {
+    (info as Record<string, unknown>).err = { name: err.name, message: err.message, stack: err.stack };
+  }
+  return info;
+});
+
+export interface LoggerOptions {
+  service: string;
+  level?: string;
+  file?: string;
+  silent?: boolean;
+}
+
+export function createLogger(options: LoggerOptions): Logger {
+  const format = winston.format.combine(winston.format.timestamp(), errorCause(), redactFormat(), winston.format.json());
+  const transports: winston.transport[] = [new winston.transports.Console({ stderrLevels: ['error'] })];
+  if (options.file) transports.push(new winston.transports.File({ filename: options.file }));
+  return winston.createLogger({
+    level: options.level ?? 'info',
+    defaultMeta: { service: options.service },
+    format,
+    transports,
+    silent: options.silent ?? false,
+  });
+}

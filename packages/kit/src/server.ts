@@ -1,0 +1,127 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from './logger';
+
+export interface RunningServer {
+  server: http.Server;
+  port: number;
+  url: string;
+  stop(): Promise<void>;
+}
+
+export interface ListenOptions {
+  host: string;
+  port: number;
+  logger?: Logger;
+  service?: string;
+  /** Released after the server stops accepting connections. */
+  onClose?: () => Promise<void> | void;
+  shutdownTimeoutMs?: number;
+}
+
+/** Listen on host:port (port 0 picks a free one). */
+export async function listen(handler: http.RequestListener, options: ListenOptions): Promise<RunningServer> {
+  const server = http.createServer(handler);
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const host = options.host.includes(':') ? `[${options.host}]` : options.host;
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      const timer = setTimeout(() => server.closeAllConnections(), options.shutdownTimeoutMs ?? 10_000);
+      timer.unref();
+      server.closeIdleConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      clearTimeout(timer);
+      await options.onClose?.();
+    })());
+  return { server, port, url: `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`, stop };
+}
+
+export interface RunOptions extends ListenOptions {
+  logger: Logger;
+  service: string;
+}
+
+/** server.ts of every service: listen, log, and stop cleanly on SIGTERM/SIGINT. */
+export async function runService(handler: http.RequestListener, options: RunOptions): Promise<RunningServer> {
+  const { logger, service } = options;
+  process.on('unhandledRejection', (reason) => logger.error('unhandled promise rejection', { err: reason }));
+  let running: RunningServer;
+  try {
+    running = await listen(handler, options);
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    const hint = e.code === 'EADDRINUSE' ? ` Port ${options.port} is taken; stop what uses it or set PORT.` : '';
+    logger.error(`${service} could not listen on ${options.host}:${options.port}.${hint}`, { err });
+    process.exit(1);
+  }
+  logger.info(`${service} listening`, { url: running.url, port: running.port, pid: process.pid });
+  const shutdown = (signal: string) => {
+    logger.info(`${service} stopping`, { signal });
+    running.stop().then(
+      () => {
+        logger.info(`${service} stopped`);
+        logger.on('finish', () => process.exit(0));
+        logger.end();
+        setTimeout(() => process.exit(0), 500).unref();
+      },
+      (err) => {
+        logger.error('error during shutdown', { err });
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.once('SIGINT', () => shutdown('SIGINT'));
+  return running;
+}
+
+export interface BootOptions<C extends { HOST: string; PORT?: number; LOG_LEVEL: string; LOG_FILE?: string; SHUTDOWN_TIMEOUT_MS: number }> {
+  service: string;
+  defaultPort: number;
+  readConfig: () => C;
+  createApp: (deps: {
+    config: C;
+    logger: Logger;
+  }) => { app: http.RequestListener; close(): Promise<void> } | Promise<{ app: http.RequestListener; close(): Promise<void> }>;
+}
+
+/** The whole of a service's server.ts: parse config (fail fast), build the app, listen, stop cleanly. */
+export async function bootService<
+  C extends { HOST: string; PORT?: number; LOG_LEVEL: string; LOG_FILE?: string; SHUTDOWN_TIMEOUT_MS: number },
+>(options: BootOptions<C>): Promise<RunningServer> {
+  const { createLogger } = await import('./logger');
+  let config: C;
+  try {
+    config = options.readConfig();
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n`);
+    process.exit(1);
+  }
+  const logger = createLogger({ service: options.service, level: config.LOG_LEVEL, file: config.LOG_FILE });
+  let service: Awaited<ReturnType<BootOptions<C>['createApp']>>;
+  try {
+    service = await options.createApp({ config, logger });
+  } catch (err) {
+    logger.error(`${options.service} failed to start: ${(err as Error).message}`, { err });
+    await new Promise((r) => setTimeout(r, 100));
+    process.exit(1);
+  }
+  return runService(service.app, {
+    service: options.service,
+    logger,
+    host: config.HOST,
+    port: config.PORT ?? options.defaultPort,
+    shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+    onClose: () => service.close(),
+  });
+}

@@ -1,0 +1,111 @@
+import { z } from 'zod';
+import { AppError } from './errors';
+import type { Logger } from './logger';
+import { parseOrThrow } from './validation';
+
+export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+export interface ToolAnnotations {
+  title?: string;
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+}
+
+export interface ToolContext {
+  service: string;
+  requestId: string;
+  logger: Logger;
+  /** Aborted when the call's time limit passes or the client goes away. */
+  signal: AbortSignal;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyObjectSchema = z.ZodObject<any>;
+
+export interface ToolDefinition<S extends AnyObjectSchema = AnyObjectSchema, R = unknown> {
+  name: string;
+  title?: string;
+  /** What it does, and its size and time caps (decisions.md, "Lists and limits"). */
+  description: string;
+  input: S;
+  annotations?: ToolAnnotations;
+  /** Overrides the service's TOOL_TIMEOUT_MS for this tool. */
+  timeoutMs?: number;
+  handler: (args: z.output<S>, ctx: ToolContext) => Promise<R> | R;
+}
+
+export interface ToolJson {
+  name: string;
+  title?: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  annotations: ToolAnnotations;
+}
+
+export function defineTool<S extends AnyObjectSchema, R>(def: ToolDefinition<S, R>): ToolDefinition<S, R> {
+  if (!TOOL_NAME.test(def.name)) throw new Error(`Tool name "${def.name}" does not match ${TOOL_NAME}`);
+  return def;
+}
+
+const jsonCache = new WeakMap<ToolDefinition, ToolJson>();
+
+/** The tool's listing, generated from its zod schema: `/tools/list` is the documentation. */
+export function toolToJson(tool: ToolDefinition): ToolJson {
+  const cached = jsonCache.get(tool);
+  if (cached) return cached;
+  const schema = z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  delete schema.$schema;
+  const json: ToolJson = {
+    name: tool.name,
+    ...(tool.title ? { title: tool.title } : {}),
+    description: tool.description,
+    inputSchema: schema,
+    annotations: { ...(tool.title ? { title: tool.title } : {}), ...tool.annotations },
+  };
+  jsonCache.set(tool, json);
+  return json;
+}
+
+export interface InvokeOptions {
+  service: string;
+  requestId: string;
+  logger: Logger;
+  defaultTimeoutMs: number;
+  /** Aborts the call, e.g. when the HTTP client disconnects. */
+  signal?: AbortSignal;
+}
+
+/** Validate at the edge, then run the handler under its time limit. */
+export async function invokeTool(tool: ToolDefinition, rawArgs: unknown, options: InvokeOptions): Promise<unknown> {
+  const args = parseOrThrow(tool.input, rawArgs ?? {}, `arguments for ${tool.name}`);
+  const timeoutMs = tool.timeoutMs ?? options.defaultTimeoutMs;
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(options.signal?.reason);
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const err = new AppError('TIMEOUT', `${tool.name} did not finish within ${timeoutMs} ms; narrow the request or raise its timeout.`);
+      controller.abort(err);
+      reject(err);
+    }, timeoutMs);
+  });
+  try {
+    return await Promise.race([
+      Promise.resolve().then(() =>
+        tool.handler(args, {
+          service: options.service,
+          requestId: options.requestId,
+          logger: options.logger,
+          signal: controller.signal,
+        }),
+      ),
+      timeout,
+    ]);
+  } finally {
+    clearTimeout(timer);
+    options.signal?.removeEventListener('abort', onAbort);
+  }
+}

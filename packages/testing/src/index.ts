@@ -1,0 +1,80 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type http from 'node:http';
+import { createLogger, listen, type Logger, type RunningServer } from '@mcp-fleet/kit';
+
+/** Connection strings of the real engines the tests use (the machine's running servers by default). */
+export const BACKENDS = {
+  postgres: { env: 'TEST_DATABASE_URL', url: 'postgres://postgres@127.0.0.1:5432/test' },
+  redis: { env: 'TEST_REDIS_URL', url: 'redis://127.0.0.1:6379' },
+  mqtt: { env: 'TEST_MQTT_URL', url: 'mqtt://127.0.0.1:1883' },
+  mariadb: { env: 'TEST_MARIADB_URL', url: 'mysql://root@127.0.0.1:3306/test' },
+  imap: { env: 'TEST_IMAP_URL', url: 'imap://127.0.0.1:143' },
+  smtp: { env: 'TEST_SMTP_URL', url: 'smtp://127.0.0.1:25' },
+} as const;
+
+export type BackendName = keyof typeof BACKENDS;
+
+export const requireBackends = (): boolean => process.env.REQUIRE_BACKENDS === '1';
+
+export function backendUrl(name: BackendName): string {
+  return process.env[BACKENDS[name].env] ?? BACKENDS[name].url;
+}
+
+const reachable = new Map<string, boolean>();
+
+/** Synchronous TCP probe, so it can decide between describe and describe.skip at collection time. */
+export function backendReachable(name: BackendName): boolean {
+  const url = new URL(backendUrl(name));
+  const key = `${url.hostname}:${url.port}`;
+  const cached = reachable.get(key);
+  if (cached !== undefined) return cached;
+  const script = `const s=require('net').connect(${Number(url.port)},${JSON.stringify(url.hostname.replace(/^\[|\]$/g, ''))});s.setTimeout(1500);s.on('connect',()=>process.exit(0));s.on('error',()=>process.exit(1));s.on('timeout',()=>process.exit(1));`;
+  const ok = spawnSync(process.execPath, ['-e', script], { timeout: 3000 }).status === 0;
+  reachable.set(key, ok);
+  return ok;
+}
+
+/**
+ * describe() that needs a real engine. Unreachable engine: skipped locally, a failing test under
+ * REQUIRE_BACKENDS=1 (CI), never a silent pass.
+ */
+export function describeWithBackend(name: BackendName, title: string, fn: () => void): void {
+  if (backendReachable(name)) {
+    describe(`${title} [${name}]`, fn);
+  } else if (requireBackends()) {
+    describe(`${title} [${name}]`, () => {
+      it(`needs ${name} at ${backendUrl(name)} (REQUIRE_BACKENDS=1)`, () => {
+        throw new Error(`${name} is not reachable at ${backendUrl(name)}; start it (see .ci/run) or unset REQUIRE_BACKENDS.`);
+      });
+    });
+  } else {
+    describe.skip(`${title} [${name} not reachable at ${backendUrl(name)}]`, fn);
+  }
+}
+
+export function testLogger(service = 'test'): Logger {
+  return createLogger({ service, level: process.env.TEST_LOG_LEVEL ?? 'error', silent: !process.env.TEST_LOG_LEVEL });
+}
+
+/** A fresh temporary directory (real path), removed by the returned cleanup. */
+export function tempDir(prefix = 'mcp-fleet-test-'): { dir: string; cleanup: () => void } {
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));
+  return { dir, cleanup: () => fs.rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Serve a handler on 127.0.0.1, port 0. Close it in afterAll. */
+export function serve(handler: http.RequestListener): Promise<RunningServer> {
+  return listen(handler, { host: '127.0.0.1', port: 0, shutdownTimeoutMs: 1000 });
+}
+
+/** Base config values for apps built in tests. */
+export const testConfig = {
+  HOST: '127.0.0.1',
+  LOG_LEVEL: 'error' as const,
+  BODY_LIMIT: '1mb',
+  TOOL_TIMEOUT_MS: 10_000,
+  SHUTDOWN_TIMEOUT_MS: 1000,
+};

@@ -1,1 +1,4 @@
-export {};
+export * from './client';
+export * from './ip';
+export * from './policy';
+export * from './tls';

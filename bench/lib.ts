@@ -1,0 +1,119 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { Pool } from 'undici';
+
+export const REPO_ROOT = path.resolve(__dirname, '..');
+
+export interface LoadResult {
+  concurrency: number;
+  requests: number;
+  errors: number;
+  seconds: number;
+  throughput: number;
+  p50Ms: number;
+  p90Ms: number;
+  p99Ms: number;
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i];
+}
+
+export function summarize(latenciesMs: number[], seconds: number, concurrency: number, errors: number): LoadResult {
+  const sorted = [...latenciesMs].sort((a, b) => a - b);
+  const round = (n: number) => Math.round(n * 1000) / 1000;
+  return {
+    concurrency,
+    requests: latenciesMs.length,
+    errors,
+    seconds: round(seconds),
+    throughput: Math.round(latenciesMs.length / seconds),
+    p50Ms: round(percentile(sorted, 50)),
+    p90Ms: round(percentile(sorted, 90)),
+    p99Ms: round(percentile(sorted, 99)),
+  };
+}
+
+export interface HttpCall {
+  path: string;
+  body: string;
+  headers?: Record<string, string>;
+  /** Checks a response body; a false answer counts as an error. */
+  check?: (body: string, status: number) => boolean;
+}
+
+/** Closed-loop load: `concurrency` workers each send the next request when the last one answers. */
+export async function runLoad(origin: string, call: HttpCall, concurrency: number, durationMs: number, warmupMs = 500): Promise<LoadResult> {
+  const pool = new Pool(origin, { connections: concurrency, pipelining: 1 });
+  const headers = { 'content-type': 'application/json', ...call.headers };
+  const once = async () => {
+    const res = await pool.request({ method: 'POST', path: call.path, headers, body: call.body });
+    const text = await res.body.text();
+    return call.check ? call.check(text, res.statusCode) : res.statusCode === 200;
+  };
+  const loop = async (until: number, record?: number[], errs?: { n: number }) => {
+    while (performance.now() < until) {
+      const t0 = performance.now();
+      let ok = false;
+      try {
+        ok = await once();
+      } catch {
+        ok = false;
+      }
+      if (record) {
+        if (ok) record.push(performance.now() - t0);
+        else errs!.n++;
+      }
+    }
+  };
+  const warmEnd = performance.now() + warmupMs;
+  await Promise.all(Array.from({ length: concurrency }, () => loop(warmEnd)));
+  const latencies: number[] = [];
+  const errors = { n: 0 };
+  const start = performance.now();
+  await Promise.all(Array.from({ length: concurrency }, () => loop(start + durationMs, latencies, errors)));
+  const seconds = (performance.now() - start) / 1000;
+  await pool.close();
+  return summarize(latencies, seconds, concurrency, errors.n);
+}
+
+/** A service started as its own process, as in production. */
+export async function startServiceProcess(id: string, env: NodeJS.ProcessEnv, port: number): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'services', id, 'src', 'server.ts')], {
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env, PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/health`);
+      if (res.ok) return child;
+    } catch {
+      // not yet
+    }
+    if (child.exitCode !== null) throw new Error(`${id} exited with ${child.exitCode}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  child.kill();
+  throw new Error(`${id} not healthy on port ${port}`);
+}
+
+export function stopProcesses(children: ChildProcess[]): Promise<void[]> {
+  return Promise.all(
+    children.map(
+      (c) =>
+        new Promise<void>((resolve) => {
+          if (c.exitCode !== null) return resolve();
+          c.once('exit', () => resolve());
+          c.kill('SIGTERM');
+          setTimeout(() => c.kill('SIGKILL'), 5000).unref();
+        }),
+    ),
+  );
+}
+
+export function markdownTable(head: string[], rows: (string | number)[][]): string {
+  return [`| ${head.join(' | ')} |`, `| ${head.map(() => '---').join(' | ')} |`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+}

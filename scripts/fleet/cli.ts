@@ -1,0 +1,74 @@
+/**
+ * The fleet launcher: starts every built service and the gateway on their documented ports with
+ * embedded defaults, waits until they are healthy, prints what runs where, prefixes each
+ * service's logs and stops everything cleanly on Ctrl-C.
+ *
+ *   pnpm start                      # all services
+ *   pnpm fleet up --only git-mcp    # some services (plus the gateway)
+ *   pnpm fleet plan                 # print the plan without starting anything
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { Launcher } from './launcher';
+import { planFleet } from './plan';
+
+function parseArgs(argv: string[]) {
+  const [command = 'up', ...rest] = argv;
+  let only: string[] | undefined;
+  for (let i = 0; i < rest.length; i++) {
+    if (rest[i] === '--only') only = (rest[++i] ?? '').split(',').filter(Boolean);
+    else if (rest[i].startsWith('--only=')) only = rest[i].slice(7).split(',').filter(Boolean);
+    else throw new Error(`Unknown argument "${rest[i]}". Usage: fleet [up|plan] [--only id,id]`);
+  }
+  return { command, only };
+}
+
+async function main() {
+  const { command, only } = parseArgs(process.argv.slice(2));
+  const env = process.env;
+  const plan = planFleet({ env, only });
+  if (command === 'plan') {
+    for (const s of plan.specs) process.stdout.write(`${s.entry.id.padEnd(22)} ${String(s.port).padEnd(6)} ${s.url}\n`);
+    return;
+  }
+  if (command !== 'up') throw new Error(`Unknown command "${command}". Usage: fleet [up|plan] [--only id,id]`);
+
+  const color = process.stdout.isTTY === true && !env.NO_COLOR;
+  const launcher = new Launcher({
+    startTimeoutMs: Number(env.FLEET_START_TIMEOUT_MS ?? 60_000),
+    stopTimeoutMs: Number(env.FLEET_STOP_TIMEOUT_MS ?? 10_000),
+    color,
+    out: process.stdout,
+    nodeArgs: ['--import', 'tsx'],
+  });
+  let shuttingDown = false;
+  const shutdown = async (signal: string) => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    process.stdout.write(`\nfleet: ${signal} received, stopping ${launcher.services.length} processes...\n`);
+    await launcher.stop();
+    fs.rmSync(plan.stateFile, { force: true });
+    process.stdout.write('fleet: all stopped.\n');
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+
+  process.stdout.write(`fleet: starting ${plan.specs.length} processes; data in ${plan.dataDir}, logs in ${path.join(plan.dataDir, 'logs')}\n`);
+  launcher.start(plan.specs);
+  await launcher.waitHealthy();
+  const writeState = () => fs.writeFileSync(plan.stateFile, JSON.stringify({ pid: process.pid, services: launcher.state() }, null, 2));
+  writeState();
+  const ok = launcher.services.filter((s) => s.state === 'healthy').length;
+  process.stdout.write(`\n${launcher.table()}\n\n`);
+  const gateway = plan.specs.find((s) => s.entry.pattern === 'gateway');
+  process.stdout.write(
+    `fleet ready: ${ok}/${launcher.services.length} healthy. Gateway: ${gateway?.url}/mcp (MCP clients: Streamable HTTP at that URL). Ctrl-C stops everything.\n`,
+  );
+  setInterval(writeState, 2000).unref();
+}
+
+main().catch((err) => {
+  process.stderr.write(`fleet: ${(err as Error).message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,57 @@
+import path from 'node:path';
+import { GATEWAY_ID, SERVICES, downstreamServices, envPrefix, resolvePort, type Env, type ServiceEntry } from '@mcp-fleet/inventory';
+
+export const REPO_ROOT = path.resolve(__dirname, '..', '..');
+
+export interface LaunchSpec {
+  entry: ServiceEntry;
+  port: number;
+  url: string;
+  script: string;
+  env: Env;
+  logFile: string;
+}
+
+export interface FleetOptions {
+  env: Env;
+  /** Start only these ids (the gateway is always added). */
+  only?: string[];
+}
+
+/** What the launcher starts, on which ports, with which environment: derived from the inventory. */
+export function planFleet({ env, only }: FleetOptions): { specs: LaunchSpec[]; dataDir: string; stateFile: string } {
+  const offset = Number(env.FLEET_PORT_OFFSET ?? 0);
+  if (!Number.isInteger(offset) || offset < 0 || offset > 50_000) throw new Error(`FLEET_PORT_OFFSET must be a whole number 0-50000, got "${env.FLEET_PORT_OFFSET}"`);
+  const dataDir = path.resolve(env.FLEET_DATA_DIR ?? env.DATA_DIR ?? path.join(REPO_ROOT, '.data'));
+  const logDir = path.join(dataDir, 'logs');
+  const portOf = (e: ServiceEntry) => (env[`${envPrefix(e.id)}_PORT`] ? resolvePort(e, env) : e.port + offset);
+
+  // Every child learns every port, so the gateway finds services moved by FLEET_PORT_OFFSET.
+  const portEnv: Env = {};
+  for (const e of SERVICES) portEnv[`${envPrefix(e.id)}_PORT`] = String(portOf(e));
+
+  const wanted = downstreamServices().filter((e) => !only || only.includes(e.id));
+  const gateway = SERVICES.find((s) => s.id === GATEWAY_ID)!;
+  const specs = [...wanted, gateway].map((entry): LaunchSpec => {
+    const port = portOf(entry);
+    const logFile = path.join(logDir, `${entry.id}.log`);
+    return {
+      entry,
+      port,
+      url: `http://127.0.0.1:${port}`,
+      script: path.join(REPO_ROOT, 'services', entry.id, 'src', 'server.ts'),
+      logFile,
+      env: {
+        ...env,
+        ...portEnv,
+        PORT: String(port),
+        HOST: env.HOST ?? '127.0.0.1',
+        DATA_DIR: dataDir,
+        LOG_FILE: logFile,
+        LOG_ROOTS: env.LOG_ROOTS ?? logDir,
+        WORKSPACE_ROOTS: env.WORKSPACE_ROOTS ?? REPO_ROOT,
+      },
+    };
+  });
+  return { specs, dataDir, stateFile: path.join(dataDir, 'fleet.json') };
+}

@@ -1,0 +1,111 @@
+import fs from 'node:fs/promises';
+import { constants } from 'node:fs';
+import path from 'node:path';
+import { AppError } from '@mcp-fleet/kit';
+import { fsCall } from './fs-errors';
+
+/** Open a resolved path for reading without following a symlink swapped in after the check, or blocking on a FIFO. */
+export async function openRegularFile(absolute: string, shownPath: string): Promise<{ handle: fs.FileHandle; size: number; stat: import('node:fs').Stats }> {
+  const handle = await fsCall(shownPath, () => fs.open(absolute, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK));
+  try {
+    const stat = await handle.stat();
+    if (stat.isDirectory()) {
+      throw new AppError('VALIDATION_ERROR', `"${shownPath}" is a directory; use file_list (or file_analyze) for directories.`, {
+        details: [{ path: 'path', message: 'is a directory' }],
+      });
+    }
+    if (!stat.isFile()) {
+      throw new AppError('VALIDATION_ERROR', `"${shownPath}" is not a regular file (device, socket or FIFO); only regular files can be read.`, {
+        details: [{ path: 'path', message: 'not a regular file' }],
+      });
+    }
+    return { handle, size: stat.size, stat };
+  } catch (err) {
+    await handle.close();
+    throw err;
+  }
+}
+
+const SNIFF_BYTES = 8000;
+
+/** Text unless it has a NUL byte near the start or is not valid UTF-8 (the git heuristic plus a UTF-8 check). */
+export function looksBinary(buf: Uint8Array): boolean {
+  const head = buf.subarray(0, SNIFF_BYTES);
+  if (head.includes(0)) return true;
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(buf.subarray(0, completeUtf8Length(buf)));
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+/** Length of buf without a trailing, incomplete UTF-8 sequence (so a cut read still decodes cleanly). */
+export function completeUtf8Length(buf: Uint8Array): number {
+  const n = buf.length;
+  for (let back = 1; back <= Math.min(4, n); back++) {
+    const b = buf[n - back];
+    if ((b & 0xc0) === 0x80) continue; // continuation byte: keep looking for the lead
+    const need = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+    return need > back ? n - back : n;
+  }
+  return n;
+}
+
+const MIME: Record<string, string> = {
+  '.txt': 'text/plain',
+  '.md': 'text/markdown',
+  '.csv': 'text/csv',
+  '.tsv': 'text/tab-separated-values',
+  '.html': 'text/html',
+  '.htm': 'text/html',
+  '.css': 'text/css',
+  '.xml': 'application/xml',
+  '.json': 'application/json',
+  '.jsonl': 'application/x-ndjson',
+  '.yaml': 'application/yaml',
+  '.yml': 'application/yaml',
+  '.toml': 'application/toml',
+  '.ini': 'text/plain',
+  '.log': 'text/plain',
+  '.js': 'text/javascript',
+  '.mjs': 'text/javascript',
+  '.cjs': 'text/javascript',
+  '.ts': 'text/typescript',
+  '.tsx': 'text/typescript',
+  '.jsx': 'text/javascript',
+  '.py': 'text/x-python',
+  '.rb': 'text/x-ruby',
+  '.go': 'text/x-go',
+  '.rs': 'text/x-rust',
+  '.java': 'text/x-java',
+  '.c': 'text/x-c',
+  '.h': 'text/x-c',
+  '.cpp': 'text/x-c++',
+  '.sh': 'application/x-sh',
+  '.sql': 'application/sql',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.gif': 'image/gif',
+  '.webp': 'image/webp',
+  '.ico': 'image/x-icon',
+  '.pdf': 'application/pdf',
+  '.zip': 'application/zip',
+  '.gz': 'application/gzip',
+  '.tar': 'application/x-tar',
+  '.mp3': 'audio/mpeg',
+  '.wav': 'audio/wav',
+  '.ogg': 'audio/ogg',
+  '.mp4': 'video/mp4',
+  '.webm': 'video/webm',
+  '.wasm': 'application/wasm',
+  '.db': 'application/vnd.sqlite3',
+  '.sqlite': 'application/vnd.sqlite3',
+};
+
+/** A MIME type guessed from the extension; unknown extensions fall back on the content. */
+export function guessMime(file: string, binary: boolean): string {
+  return MIME[path.extname(file).toLowerCase()] ?? (binary ? 'application/octet-stream' : 'text/plain');
+}

@@ -1,0 +1,70 @@
+import type { Dirent } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+
+export type EntryType = 'file' | 'directory' | 'symlink' | 'other';
+
+export interface WalkEntry {
+  absolute: string;
+  /** Relative to the walk's start, with forward slashes. */
+  relative: string;
+  name: string;
+  type: EntryType;
+  depth: number;
+}
+
+export interface WalkOptions {
+  /** 1 = the start directory's children only. */
+  maxDepth: number;
+  includeHidden: boolean;
+  signal?: AbortSignal;
+}
+
+export interface WalkStats {
+  /** Directories that could not be read (permissions, removed meanwhile). */
+  unreadable: number;
+}
+
+export function entryType(d: Dirent): EntryType {
+  if (d.isSymbolicLink()) return 'symlink';
+  if (d.isDirectory()) return 'directory';
+  if (d.isFile()) return 'file';
+  return 'other';
+}
+
+/**
+ * Pre-order walk, children sorted by name, that never follows a symlink (a symlinked directory is
+ * reported as a symlink and not entered), so it cannot leave the directory it starts in.
+ * The consumer stops it by breaking out of the loop; caps live with the consumer.
+ */
+export async function* walk(start: string, options: WalkOptions, stats: WalkStats): AsyncGenerator<WalkEntry> {
+  yield* walkDir(start, '', 0, options, stats);
+}
+
+async function* walkDir(dir: string, rel: string, depth: number, options: WalkOptions, stats: WalkStats): AsyncGenerator<WalkEntry> {
+  if (options.signal?.aborted) return;
+  let dirents: Dirent[];
+  try {
+    dirents = await fs.readdir(dir, { withFileTypes: true });
+  } catch {
+    stats.unreadable++;
+    return;
+  }
+  dirents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  for (const d of dirents) {
+    if (options.signal?.aborted) return;
+    if (!options.includeHidden && d.name.startsWith('.')) continue;
+    const entry: WalkEntry = {
+      absolute: path.join(dir, d.name),
+      relative: rel === '' ? d.name : `${rel}/${d.name}`,
+      name: d.name,
+      type: entryType(d),
+      depth: depth + 1,
+    };
+    yield entry;
+    // Pre-order: a directory's subtree comes right after it.
+    if (entry.type === 'directory' && entry.depth < options.maxDepth) {
+      yield* walkDir(entry.absolute, entry.relative, entry.depth, options, stats);
+    }
+  }
+}

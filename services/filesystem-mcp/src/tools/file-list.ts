@@ -1,0 +1,94 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { AppError, defineTool, pageShape, paginate } from '@mcp-fleet/kit';
+import { z } from 'zod';
+import { iso, pathArg, resolveIn, shown, type FsDeps } from '../lib/context';
+import { fsCall } from '../lib/fs-errors';
+import { walk, type WalkEntry } from '../lib/walk';
+
+export function createFileListTool(deps: FsDeps) {
+  const cap = deps.limits.listMaxEntries;
+
+  /** Where a listed symlink leads: its path when inside a root, never followed or revealed otherwise. */
+  const linkInfo = async (absolute: string) => {
+    try {
+      const target = await deps.ws.resolve(absolute, { mustExist: true });
+      return { target: path.join(target.root, target.relative), targetStatus: 'inside' as const };
+    } catch (err) {
+      const code = (err as { code?: string }).code;
+      return { targetStatus: code === 'FORBIDDEN' ? ('outside' as const) : ('broken' as const) };
+    }
+  };
+
+  const describeEntry = async (e: WalkEntry, base: string) => {
+    const rel = base === '' ? e.relative : `${base}/${e.relative}`;
+    let size: number | null = null;
+    let modifiedAt: string | null = null;
+    try {
+      const st = await fs.lstat(e.absolute);
+      size = e.type === 'file' ? st.size : null;
+      modifiedAt = iso(st.mtime);
+    } catch {
+      // removed between listing and stat: keep the entry with what is known
+    }
+    return {
+      name: e.name,
+      path: rel,
+      type: e.type,
+      size,
+      modifiedAt,
+      ...(e.type === 'symlink' ? await linkInfo(e.absolute) : {}),
+    };
+  };
+
+  return defineTool({
+    name: 'file_list',
+    title: 'List a directory',
+    description:
+      `List a directory inside the workspace roots, optionally recursively (maxDepth 1-10), paginated (limit 1-500, cursor). ` +
+      `At most ${cap} entries are collected per listing (FILE_LIST_MAX_ENTRIES); beyond that the answer says truncated: true. ` +
+      `Symlinks are listed as symlinks (with their target when it is inside a root) and never followed. Hidden names (.x) only with includeHidden.`,
+    input: z
+      .object({
+        path: pathArg('Directory to list (default: the first root).').default('.'),
+        recursive: z.boolean().default(false).describe('Descend into subdirectories (default false).'),
+        maxDepth: z.number().int().min(1).max(10).default(3).describe('How deep a recursive listing goes (1-10, default 3).'),
+        includeHidden: z.boolean().default(false).describe('Include names starting with "." (default false).'),
+        ...pageShape,
+      })
+      .strict(),
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    handler: async (args, ctx) => {
+      const resolved = await resolveIn(deps, args.path, true);
+      const name = shown(resolved.relative);
+      const st = await fsCall(name, () => fs.stat(resolved.absolute));
+      if (!st.isDirectory()) {
+        throw new AppError('VALIDATION_ERROR', `"${name}" is a file, not a directory; use file_read or file_analyze for files.`, {
+          details: [{ path: 'path', message: 'not a directory' }],
+        });
+      }
+      const stats = { unreadable: 0 };
+      const found: WalkEntry[] = [];
+      let truncated = false;
+      const walkOptions = { maxDepth: args.recursive ? args.maxDepth : 1, includeHidden: args.includeHidden, signal: ctx.signal };
+      for await (const entry of walk(resolved.absolute, walkOptions, stats)) {
+        if (found.length >= cap) {
+          truncated = true;
+          break;
+        }
+        found.push(entry);
+      }
+      const page = paginate(found, args.limit, args.cursor);
+      const entries = await Promise.all(page.items.map((e) => describeEntry(e, resolved.relative)));
+      return {
+        path: name,
+        root: resolved.root,
+        entries,
+        total: found.length,
+        ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
+        truncated,
+        ...(stats.unreadable > 0 ? { unreadableDirectories: stats.unreadable } : {}),
+      };
+    },
+  });
+}

@@ -1,0 +1,36 @@
+import { baseEnvShape, bool, csv, loadConfig, processEnv, type Env } from '@mcp-fleet/kit';
+import { z } from 'zod';
+
+export const SERVICE_ID = 'git-mcp';
+
+/** Variables copied from the service's environment into every git process; everything else is dropped. */
+export const GIT_ENV_PASSTHROUGH = ['PATH', 'HOME', 'TZ', 'SSH_AUTH_SOCK'] as const;
+
+export const configSchema = z.object({
+  ...baseEnvShape,
+  /** Directories that may hold repositories (comma-separated). Default: the working directory. */
+  WORKSPACE_ROOTS: csv([process.cwd()]),
+  /** Time limit of one git process (push included). */
+  GIT_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
+  /** git_diff returns at most this many bytes of patch text. */
+  GIT_MAX_DIFF_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+  /** git_push is refused with FORBIDDEN when false. */
+  GIT_ALLOW_PUSH: bool(true),
+  /** When set, git_push only pushes to these configured remote names. Empty: any configured remote. */
+  GIT_PUSH_REMOTES_ALLOWLIST: csv([]),
+});
+
+export type Config = z.output<typeof configSchema> & {
+  /** The scrubbed environment git runs with (GIT_ENV_PASSTHROUGH names only). */
+  GIT_BASE_ENV: Record<string, string>;
+};
+
+export function readConfig(env: Env = processEnv()): Config {
+  const parsed = loadConfig(SERVICE_ID, configSchema, env);
+  const base: Record<string, string> = {};
+  for (const name of GIT_ENV_PASSTHROUGH) {
+    const value = env[name];
+    if (value !== undefined) base[name] = value;
+  }
+  return { ...parsed, GIT_BASE_ENV: base };
+}

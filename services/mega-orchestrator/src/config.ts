@@ -1,0 +1,91 @@
+import { baseEnvShape, csv, loadConfig, type Env } from '@mcp-fleet/kit';
+import { downstreamServices, resolveUrl, SERVICES, type ServiceEntry } from '@mcp-fleet/inventory';
+import { z } from 'zod';
+import type { DownstreamSpec } from './types';
+
+export const SERVICE_ID = 'mega-orchestrator';
+export const VERSION = '0.1.0';
+
+const ms = (fallback: number, min = 10, max = 3_600_000) => z.coerce.number().int().min(min).max(max).default(fallback);
+const count = (fallback: number, min = 1, max = 1_000_000) => z.coerce.number().int().min(min).max(max).default(fallback);
+const optionalUrl = () =>
+  z
+    .string()
+    .optional()
+    .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()))
+    .pipe(z.url().optional());
+
+export const configSchema = z.object({
+  ...baseEnvShape,
+  /** How often every downstream's /health and /tools/list are read. */
+  HEALTH_POLL_MS: ms(5000, 50),
+  /** Time limit of one health or tools/list probe. */
+  HEALTH_TIMEOUT_MS: ms(2000, 50, 60_000),
+  /** Time limit of one forwarded tool call (TIMEOUT 504 after it). */
+  DOWNSTREAM_TIMEOUT_MS: ms(30_000, 50, 600_000),
+  /** Keep-alive connections per downstream pool. */
+  DOWNSTREAM_CONNECTIONS: count(64, 1, 1024),
+  /** Largest downstream answer the gateway reads (UPSTREAM_ERROR beyond it). */
+  DOWNSTREAM_MAX_RESPONSE_BYTES: count(32 * 1024 * 1024, 1024, 512 * 1024 * 1024),
+  /** Consecutive connection failures, timeouts or 5xx that open a downstream's circuit breaker. */
+  BREAKER_FAILURES: count(5, 1, 1000),
+  /** How long an open breaker refuses calls before one trial call is let through. */
+  BREAKER_COOLDOWN_MS: ms(10_000, 10),
+  /** MCP tools/list page size. */
+  MCP_PAGE_SIZE: count(100, 1, 1000),
+  /** MCP sessions idle longer than this are closed. */
+  MCP_SESSION_IDLE_MS: ms(30 * 60_000, 1000, 7 * 24 * 3_600_000),
+  /** At most this many live MCP sessions; the least recently used one is closed beyond it. */
+  MCP_MAX_SESSIONS: count(1000, 1, 100_000),
+  /** Browser origins allowed to POST to /mcp (besides localhost); requests without Origin are always allowed. */
+  ALLOWED_ORIGINS: csv([]),
+  /** Session/context store; defaults to ${DATA_DIR}/gateway/contexts.sqlite. */
+  SESSION_DB: z.string().min(1).optional(),
+  /** Calls kept per session (older ones are deleted). */
+  SESSION_MAX_CALLS: count(200, 1, 100_000),
+  /** Queued session records are written at most this long after the call. */
+  SESSION_FLUSH_MS: ms(250, 10, 60_000),
+  /** Sessions unused for longer than this are deleted. */
+  SESSION_RETENTION_HOURS: count(168, 1, 24 * 365),
+  /** /providers caches its reachability probes this long. */
+  PROVIDER_PROBE_TTL_MS: ms(60_000, 0),
+  PROVIDER_PROBE_TIMEOUT_MS: ms(2000, 50, 60_000),
+  LLM_BASE_URL: optionalUrl(),
+  LLM_API_KEY: z.string().optional(),
+  EMBEDDINGS_URL: optionalUrl(),
+  EMBEDDINGS_API_KEY: z.string().optional(),
+  STT_URL: optionalUrl(),
+  /** Research sources: names (wikipedia, arxiv, ...) or base URLs. */
+  RESEARCH_SOURCES: csv([]),
+  SMTP_URL: optionalUrl(),
+  IMAP_URL: optionalUrl(),
+  MARKETPLACE_URL: optionalUrl(),
+  MARKETPLACE_JWT_TOKEN: z.string().optional(),
+  /** Directories searched for ffmpeg and pocketsphinx (the local speech-to-text backend). */
+  PATH: z.string().optional(),
+});
+
+export type Config = z.output<typeof configSchema> & {
+  /** The downstream registry; built from the inventory by readConfig. */
+  downstreams?: DownstreamSpec[];
+};
+
+/** The registry the gateway polls: the inventory's built HTTP services, at `<ID>_URL` / `<ID>_PORT`. */
+export function defaultDownstreams(env: Env, entries: readonly ServiceEntry[] = downstreamServices()): DownstreamSpec[] {
+  return entries.map((entry) => ({
+    id: entry.id,
+    url: resolveUrl(entry, env),
+    tools: [...entry.tools],
+    ...(entry.primaryFor ? { primaryFor: [...entry.primaryFor] } : {}),
+  }));
+}
+
+export function readConfig(env?: Env): Config {
+  const source = env ?? process.env;
+  const config: Config = loadConfig(SERVICE_ID, configSchema, source);
+  config.downstreams = defaultDownstreams(source);
+  return config;
+}
+
+/** The whole inventory, for GET /services (planned and excluded services are listed too). */
+export const INVENTORY: readonly ServiceEntry[] = SERVICES;

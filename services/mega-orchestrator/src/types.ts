@@ -1,0 +1,35 @@
+import type { ToolAnnotations } from '@mcp-fleet/kit';
+
+/** One downstream the gateway routes to (the registry is injected; config.ts builds it from the inventory). */
+export interface DownstreamSpec {
+  id: string;
+  url: string;
+  /** Tools the inventory declares, so a call to one of them while the service is down is UPSTREAM_UNAVAILABLE, not UNKNOWN_TOOL. */
+  tools?: string[];
+  /** Colliding names this service owns plainly. */
+  primaryFor?: string[];
+}
+
+/** A tool as a downstream's GET /tools/list describes it. */
+export interface DownstreamTool {
+  name: string;
+  title?: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  annotations: ToolAnnotations;
+}
+
+export type ServiceHealth = 'unknown' | 'healthy' | 'unhealthy';
+
+export const ROUTING_MODES = ['auto', 'primary'] as const;
+export type RoutingMode = (typeof ROUTING_MODES)[number];
+
+export const MODE_DESCRIPTIONS: Record<RoutingMode, string> = {
+  auto:
+    'Default. A plain name goes to its primary owner; if that service is unhealthy (or its circuit breaker is open) and another ' +
+    'owner of the same name is healthy, the call fails over to it. Qualified names (<service-id>__<tool>) always go to that service.',
+  primary:
+    'A plain name goes to its primary owner only; no failover. When the primary owner is down the call fails with UPSTREAM_UNAVAILABLE.',
+};
+
+export type Transport = 'native' | 'jsonrpc' | 'service' | 'proxy';

@@ -1,0 +1,208 @@
+/**
+ * The real fleet, started by the launcher as separate processes: the gateway and the four
+ * services of the spine, reached through the gateway (native and JSON-RPC), directly, and with the
+ * official MCP SDK client; one service killed and restarted; hostile input everywhere.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { tempDir } from '@mcp-fleet/testing';
+import { REPO_ROOT, getJson, isAlive, postJson, startFleet, waitFor, type FleetHandle } from '../support/fleet-process';
+
+let fleet: FleetHandle;
+let tmp: { dir: string; cleanup: () => void };
+let workspace: string;
+let outside: string;
+let restarted: ChildProcess | undefined;
+const statuses: number[] = [];
+
+const PORTS = { 'filesystem-mcp': 7001, 'git-mcp': 7002, 'terminal-mcp': 7003, 'system-mcp': 7007 } as const;
+const direct = (id: keyof typeof PORTS) => fleet.serviceUrl(id, PORTS[id]);
+
+async function native(tool: string, args: unknown, extra: Record<string, unknown> = {}) {
+  const res = await postJson(`${fleet.gateway}/mcp`, { tool, arguments: args, ...extra });
+  statuses.push(res.status);
+  return res;
+}
+
+let rpcId = 0;
+async function rpc(name: string, args: unknown) {
+  const res = await postJson(`${fleet.gateway}/mcp`, { jsonrpc: '2.0', id: ++rpcId, method: 'tools/call', params: { name, arguments: args } });
+  statuses.push(res.status);
+  return res;
+}
+
+beforeAll(async () => {
+  tmp = tempDir('fleet-it-');
+  workspace = path.join(tmp.dir, 'workspace');
+  outside = path.join(tmp.dir, 'outside');
+  fs.mkdirSync(path.join(workspace, 'repo'), { recursive: true });
+  fs.mkdirSync(outside);
+  fs.writeFileSync(path.join(outside, 'secret.txt'), 'top secret');
+  fs.symlinkSync(path.join(outside, 'secret.txt'), path.join(workspace, 'escape.txt'));
+  const git = (...a: string[]) => execFileSync('git', a, { cwd: path.join(workspace, 'repo') });
+  git('init', '-q', '-b', 'main');
+  git('config', 'user.email', 'it@example.com');
+  git('config', 'user.name', 'IT');
+  fs.writeFileSync(path.join(workspace, 'repo', 'README.md'), '# repo\n');
+  git('add', '.');
+  git('commit', '-qm', 'first');
+  fleet = await startFleet({ dataDir: path.join(tmp.dir, 'data'), workspace });
+  await waitFor('gateway catalog with all four services', async () => {
+    const { body } = await getJson(`${fleet.gateway}/tools/list`);
+    const names: string[] = body.tools.map((t: { name: string }) => t.name);
+    return ['file_read', 'git_status', 'execute_command', 'resource_monitor'].every((n) => names.includes(n));
+  });
+}, 120_000);
+
+afterAll(async () => {
+  restarted?.kill('SIGTERM');
+  if (fleet) {
+    const pids = fleet.state().services.map((s) => s.pid);
+    const code = await fleet.stop();
+    expect(code).toBe(0);
+    await waitFor('every service process to exit', async () => pids.every((p) => !isAlive(p)), 15_000);
+  }
+  tmp?.cleanup();
+}, 60_000);
+
+describe('the fleet through the launcher', () => {
+  it('reports every service healthy in the launcher table and state file', () => {
+    const text = fleet.output.join('');
+    for (const id of [...Object.keys(PORTS), 'mega-orchestrator']) expect(text).toMatch(new RegExp(`${id}\\s+\\d+\\s+\\S+\\s+healthy`));
+    expect(fleet.state().services.every((s) => s.state === 'healthy')).toBe(true);
+  });
+
+  it('lists the tools of all four services through the gateway, with the collision qualified', async () => {
+    const { body } = await getJson(`${fleet.gateway}/tools/list`);
+    const names: string[] = body.tools.map((t: { name: string }) => t.name);
+    for (const n of ['file_read', 'file_write', 'file_list', 'file_search', 'file_analyze', 'git_status', 'git_log', 'git_diff', 'git_commit', 'git_push', 'execute_command', 'directory', 'processes', 'resource_monitor', 'process_list', 'disk_usage', 'system_info']) {
+      expect(names).toContain(n);
+    }
+    expect(names).toEqual(expect.arrayContaining(['system-mcp__system_info', 'terminal-mcp__system_info']));
+    const plain = body.tools.find((t: { name: string }) => t.name === 'system_info');
+    expect(plain.service).toBe('system-mcp');
+  });
+
+  it('calls a tool of each service natively, over JSON-RPC and directly', async () => {
+    const w = await native('file_write', { path: 'notes/hello.txt', content: 'hello fleet' }, { session_id: 'it-session', context_id: 'ctx-1' });
+    expect(w.status).toBe(200);
+    expect(w.body).toMatchObject({ success: true, tool: 'file_write', service: 'filesystem-mcp', session_id: 'it-session', context_id: 'ctx-1' });
+    expect(typeof w.body.durationMs).toBe('number');
+
+    const r = await rpc('file_read', { path: 'notes/hello.txt' });
+    expect(r.body.result.isError).toBe(false);
+    expect(r.body.result.structuredContent.content).toBe('hello fleet');
+    const d = await postJson(`${direct('filesystem-mcp')}/tools/file_read`, { path: 'notes/hello.txt' });
+    expect(d.body).toMatchObject({ success: true, service: 'filesystem-mcp', result: { content: 'hello fleet' } });
+
+    const gs = await native('git_status', { path: 'repo' });
+    expect(gs.body.success).toBe(true);
+    expect(gs.body.result.branch).toBe('main');
+    expect((await rpc('git_log', { path: 'repo', limit: 5 })).body.result.structuredContent.commits[0].message).toBe('first');
+    expect((await postJson(`${direct('git-mcp')}/tools/git_status`, { path: 'repo' })).body.result.branch).toBe('main');
+
+    const ex = await native('execute_command', { command: 'echo through the gateway' });
+    expect(ex.body.result).toMatchObject({ exitCode: 0 });
+    expect(ex.body.result.stdout).toContain('through the gateway');
+    expect((await rpc('execute_command', { command: 'echo rpc' })).body.result.structuredContent.stdout).toContain('rpc');
+    expect((await postJson(`${direct('terminal-mcp')}/command`, { command: 'echo direct' })).body.result.stdout).toContain('direct');
+
+    const si = await native('system_info', {});
+    expect(si.body).toMatchObject({ success: true, service: 'system-mcp' });
+    const tsi = await native('terminal-mcp__system_info', {});
+    expect(tsi.body).toMatchObject({ success: true, service: 'terminal-mcp' });
+    expect((await rpc('disk_usage', { path: '/' })).body.result.isError).toBe(false);
+    expect((await postJson(`${direct('system-mcp')}/tools/system_info`, {})).body.result.node).toBe(process.version);
+
+    const ctx = await getJson(`${fleet.gateway}/debug/contexts/it-session`);
+    expect(ctx.status).toBe(200);
+    expect(JSON.stringify(ctx.body)).toContain('file_write');
+  });
+
+  it('serves the official MCP SDK client over Streamable HTTP', async () => {
+    const client = new Client({ name: 'fleet-it', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${fleet.gateway}/mcp`)));
+    const tools = [];
+    let cursor: string | undefined;
+    do {
+      const page = await client.listTools(cursor ? { cursor } : {});
+      tools.push(...page.tools);
+      cursor = page.nextCursor;
+    } while (cursor);
+    expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['file_read', 'git_status', 'execute_command', 'system_info']));
+    const res = await client.callTool({ name: 'file_read', arguments: { path: 'notes/hello.txt' } });
+    expect(res.isError).toBe(false);
+    expect((res.structuredContent as { content: string }).content).toBe('hello fleet');
+    const bad = await client.callTool({ name: 'file_read', arguments: { path: '../outside/secret.txt' } });
+    expect(bad.isError).toBe(true);
+    const health = await client.readResource({ uri: 'mega://health' });
+    expect(health.contents[0].uri).toBe('mega://health');
+    await client.close();
+  });
+
+  it('answers hostile input with documented codes and never a 500', async () => {
+    const expectCode = (res: { status: number; body: any }, status: number, code: string) => {
+      expect({ status: res.status, code: res.body.code }).toEqual({ status, code });
+    };
+    expectCode(await native('file_read', { path: '../outside/secret.txt' }), 403, 'FORBIDDEN');
+    expectCode(await native('file_read', { path: path.join(outside, 'secret.txt') }), 403, 'FORBIDDEN');
+    expectCode(await native('file_read', { path: 'escape.txt' }), 403, 'FORBIDDEN');
+    expectCode(await native('file_read', { path: 'notes/hello.txt\u0000.png' }), 400, 'VALIDATION_ERROR');
+    expectCode(await native('file_read', { path: 42 }), 400, 'VALIDATION_ERROR');
+    expectCode(await native('execute_command', { command: 'echo hi; cat /etc/passwd' }), 403, 'FORBIDDEN');
+    expectCode(await native('execute_command', { command: 'echo $(id)' }), 403, 'FORBIDDEN');
+    expectCode(await native('execute_command', { command: 'rm -rf /' }), 403, 'FORBIDDEN');
+    expectCode(await native('git_log', { path: 'repo', ref: '--output=/tmp/pwned' }), 400, 'VALIDATION_ERROR');
+    expectCode(await native('git_diff', { path: 'repo', commit1: '-c', commit2: 'HEAD' }), 400, 'VALIDATION_ERROR');
+    expect(fs.existsSync('/tmp/pwned')).toBe(false);
+    expectCode(await native('no_such_tool', {}), 404, 'UNKNOWN_TOOL');
+    expectCode(await native('file_read', 'not-an-object'), 400, 'VALIDATION_ERROR');
+
+    const malformed = await postJson(`${fleet.gateway}/mcp`, '{"tool": "file_read", ');
+    statuses.push(malformed.status);
+    expect(malformed.status).toBe(400);
+    const big = await postJson(`${fleet.gateway}/mcp`, { tool: 'file_write', arguments: { path: 'big.txt', content: 'x'.repeat(2 * 1024 * 1024) } });
+    statuses.push(big.status);
+    expectCode(big, 413, 'PAYLOAD_TOO_LARGE');
+    const bigDirect = await postJson(`${direct('filesystem-mcp')}/tools/file_write`, { path: 'big.txt', content: 'x'.repeat(2 * 1024 * 1024) });
+    expectCode(bigDirect, 413, 'PAYLOAD_TOO_LARGE');
+
+    const unknownRpc = await rpc('no_such_tool', {});
+    expect(unknownRpc.body.error.code).toBe(-32602);
+    const badMethod = await postJson(`${fleet.gateway}/mcp`, { jsonrpc: '2.0', id: 99, method: 'tools/explode' });
+    expect(badMethod.body.error.code).toBe(-32601);
+
+    expect(statuses.filter((s) => s >= 500 && s !== 503 && s !== 504)).toEqual([]);
+    for (const s of fleet.state().services) expect(isAlive(s.pid)).toBe(true);
+  });
+
+  it('drops a killed service from the catalog, fails its calls fast, keeps the rest, and takes it back', async () => {
+    const fsState = fleet.state().services.find((s) => s.id === 'filesystem-mcp')!;
+    process.kill(fsState.pid, 'SIGKILL');
+    await waitFor('file_read to leave the catalog', async () => {
+      const { body } = await getJson(`${fleet.gateway}/tools/list`);
+      return !body.tools.some((t: { name: string }) => t.name === 'file_read');
+    });
+    const down = await native('file_read', { path: 'notes/hello.txt' });
+    expect(down.status).toBe(503);
+    expect(down.body.code).toBe('UPSTREAM_UNAVAILABLE');
+    const services = await getJson(`${fleet.gateway}/services`);
+    expect(JSON.stringify(services.body)).toContain('filesystem-mcp');
+    expect((await native('system_info', {})).body.success).toBe(true);
+    expect((await native('git_status', { path: 'repo' })).body.success).toBe(true);
+
+    restarted = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'services/filesystem-mcp/src/server.ts')], {
+      env: { ...fleet.env, PORT: String(PORTS['filesystem-mcp'] + fleet.offset), DATA_DIR: path.join(tmp.dir, 'data') },
+      stdio: 'ignore',
+    });
+    await waitFor('file_read to return to the catalog', async () => {
+      const { body } = await getJson(`${fleet.gateway}/tools/list`);
+      return body.tools.some((t: { name: string }) => t.name === 'file_read');
+    }, 30_000);
+    const back = await native('file_read', { path: 'notes/hello.txt' });
+    expect(back.body).toMatchObject({ success: true, result: { content: 'hello fleet' } });
+  }, 60_000);
+});

@@ -1,0 +1,73 @@
+/** Docs drift; checks don't: the inventory, launcher, compose file and Prometheus targets agree. */
+import fs from 'node:fs';
+import path from 'node:path';
+import YAML from 'yaml';
+import { SERVICES, collisions, downstreamServices, GATEWAY_ID } from '@mcp-fleet/inventory';
+import { COMPOSE_FILE, MONITORING_PORTS, PROMETHEUS_FILE, composedServices, render } from '../../scripts/gen/generate';
+import { planFleet } from '../../scripts/fleet/plan';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+describe('inventory agreement', () => {
+  it('has the contract ports for every service id', () => {
+    const ports = Object.fromEntries(SERVICES.map((s) => [s.id, s.port]));
+    expect(ports).toMatchObject({
+      'mega-orchestrator': 7000, 'filesystem-mcp': 7001, 'git-mcp': 7002, 'terminal-mcp': 7003, 'database-mcp': 7004,
+      'memory-mcp': 7005, 'network-mcp': 7006, 'system-mcp': 7007, 'security-mcp': 7008, 'config-mcp': 7009, 'log-mcp': 7010,
+      'research-mcp': 7011, 'advanced-memory-mcp': 7012, 'transcriber-mcp': 7013, 'vision-mcp': 7014, 'mail-mcp': 7015,
+      'media-mcp': 7016, 'toolkit-mcp-server': 7017, 'mqtt-mcp': 7019, 'code-graph-mcp': 7020, 'sql-mcp-wrapper': 7024,
+      'cache-mcp-wrapper': 7025, 'vector-mcp-wrapper': 7026, 'marketplace-mcp': 7034, 'secrets-ui': 10000,
+    });
+    expect(new Set(SERVICES.map((s) => s.port)).size).toBe(SERVICES.length);
+  });
+
+  it('keeps compose.yaml and prometheus.yml exactly as generated from the inventory (run `pnpm gen`)', () => {
+    for (const [file, text] of Object.entries(render())) expect(fs.readFileSync(file, 'utf8')).toBe(text);
+  });
+
+  it('composes every built service on its port with a health check, and the real engines', () => {
+    const compose = YAML.parse(fs.readFileSync(COMPOSE_FILE, 'utf8'));
+    for (const s of composedServices()) {
+      const svc = compose.services[s.id];
+      expect(svc.ports).toEqual([`127.0.0.1:${s.port}:${s.port}`]);
+      expect(svc.environment.PORT).toBe(String(s.port));
+      expect(svc.environment.HOST).toBe('0.0.0.0');
+      expect(svc.healthcheck.test.join(' ')).toContain(`:${s.port}/health`);
+      expect(fs.existsSync(path.join(ROOT, 'services', s.id, 'src/server.ts'))).toBe(true);
+    }
+    for (const engine of ['postgres', 'redis', 'qdrant', 'mosquitto', 'vault', 'prometheus', 'grafana', 'loki']) expect(compose.services[engine]).toBeDefined();
+    expect(compose.services.prometheus.ports).toEqual([`127.0.0.1:${MONITORING_PORTS.prometheus}:7028`]);
+    expect(compose.services.loki.ports).toEqual(['127.0.0.1:7032:7032']);
+    expect(compose.services.grafana.ports).toEqual(['127.0.0.1:7031:7031']);
+    for (const mount of compose.services.prometheus.volumes.concat(compose.services.promtail.volumes, compose.services.grafana.volumes)) {
+      const local = mount.split(':')[0];
+      if (local.startsWith('./')) expect(fs.existsSync(path.join(ROOT, local))).toBe(true);
+    }
+  });
+
+  it('scrapes exactly the composed services', () => {
+    const prom = YAML.parse(fs.readFileSync(PROMETHEUS_FILE, 'utf8'));
+    const targets = prom.scrape_configs[0].static_configs.map((c: { targets: string[] }) => c.targets[0]).sort();
+    expect(targets).toEqual(composedServices().map((s) => `${s.id}:${s.port}`).sort());
+  });
+
+  it('has the launcher start every built service plus the gateway on inventory ports', () => {
+    const plan = planFleet({ env: {} });
+    expect(plan.specs.map((s) => s.entry.id).sort()).toEqual([...downstreamServices().map((s) => s.id), GATEWAY_ID].sort());
+    for (const spec of plan.specs) {
+      expect(spec.port).toBe(spec.entry.port);
+      expect(fs.existsSync(spec.script)).toBe(true);
+    }
+    const moved = planFleet({ env: { FLEET_PORT_OFFSET: '100', GIT_MCP_PORT: '9999' } });
+    expect(moved.specs.find((s) => s.entry.id === 'system-mcp')!.port).toBe(7107);
+    expect(moved.specs.find((s) => s.entry.id === 'git-mcp')!.port).toBe(9999);
+    expect(moved.specs[0].env.GIT_MCP_PORT).toBe('9999');
+  });
+
+  it('names a primary owner for every colliding tool name', () => {
+    const c = collisions();
+    expect(c.get('system_info')).toEqual({ primary: 'system-mcp', owners: ['terminal-mcp', 'system-mcp'] });
+    expect(c.get('store_memory')?.primary).toBe('memory-mcp');
+    expect(c.get('search_memories')?.primary).toBe('memory-mcp');
+  });
+});

@@ -1,0 +1,118 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+
+export const REPO_ROOT = path.resolve(__dirname, '..', '..');
+
+export interface FleetHandle {
+  child: ChildProcess;
+  output: string[];
+  gateway: string;
+  offset: number;
+  env: NodeJS.ProcessEnv;
+  stateFile: string;
+  serviceUrl(id: string, port: number): string;
+  state(): { services: { id: string; pid: number; port: number; state: string }[] };
+  stop(): Promise<number | null>;
+}
+
+/** Start the real fleet through the launcher (separate processes), on ports moved by an offset. */
+export async function startFleet(options: { dataDir: string; workspace: string; env?: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<FleetHandle> {
+  const offset = 20_000 + Math.floor(Math.random() * 200) * 100;
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    FLEET_PORT_OFFSET: String(offset),
+    FLEET_DATA_DIR: options.dataDir,
+    WORKSPACE_ROOTS: options.workspace,
+    HEALTH_POLL_MS: '300',
+    NO_COLOR: '1',
+    LOG_LEVEL: 'info',
+    ...options.env,
+  };
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'scripts/fleet/cli.ts'), 'up'], {
+    cwd: REPO_ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output: string[] = [];
+  const ready = new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`fleet not ready in time:\n${output.slice(-40).join('')}`)), options.timeoutMs ?? 90_000);
+    const onData = (buf: Buffer) => {
+      output.push(buf.toString());
+      if (output.join('').includes('fleet ready:')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', (b: Buffer) => output.push(b.toString()));
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`launcher exited (${code}) before ready:\n${output.slice(-40).join('')}`));
+    });
+  });
+  await ready;
+  const stateFile = path.join(options.dataDir, 'fleet.json');
+  return {
+    child,
+    output,
+    offset,
+    env,
+    stateFile,
+    gateway: `http://127.0.0.1:${7000 + offset}`,
+    serviceUrl: (_id, port) => `http://127.0.0.1:${port + offset}`,
+    state: () => JSON.parse(fs.readFileSync(stateFile, 'utf8')),
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve(child.exitCode);
+        child.once('exit', (code) => resolve(code));
+        child.kill('SIGINT');
+      }),
+  };
+}
+
+export async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 15_000, everyMs = 150): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+  throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export async function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any; headers: Headers }> {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // keep text
+  }
+  return { status: res.status, body: parsed, headers: res.headers };
+}
+
+export async function getJson(url: string): Promise<{ status: number; body: any }> {
+  const res = await fetch(url);
+  const text = await res.text();
+  try {
+    return { status: res.status, body: JSON.parse(text) };
+  } catch {
+    return { status: res.status, body: text };
+  }
+}

@@ -86,7 +86,75 @@ export interface OutboundPolicyOptions {
 
 const systemResolve = (host: string, family: number) =>
   new Promise<dns.LookupAddress[]>((resolve, reject) =>
-    this.resolve(host, options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : Number(options.family ?? 0)).then(
+    dns.lookup(host, { all: true, family, verbatim: true }, (err, addresses) => (err ? reject(err) : resolve(addresses))),
+  );
+
+/**
+ * Which destinations outbound traffic may reach. Public addresses always; anything else only when
+ * the host name, the address or a CIDR holding it is allowlisted.
+ */
+export class OutboundPolicy {
+  private readonly list: ParsedAllowlist;
+  private readonly resolve: (host: string, family: number) => Promise<dns.LookupAddress[]>;
+
+  constructor(allowlist: readonly string[] = [], options: OutboundPolicyOptions = {}) {
+    this.list = parseAllowlist(allowlist);
+    this.resolve = options.resolve ?? systemResolve;
+  }
+
+  static fromConfig(config: { OUTBOUND_ALLOWLIST: readonly string[] }, options?: OutboundPolicyOptions): OutboundPolicy {
+    return new OutboundPolicy(config.OUTBOUND_ALLOWLIST, options);
+  }
+
+  hostAllowlisted(host: string): boolean {
+    const h = normalizeHost(host);
+    return this.list.hosts.has(h) || this.list.suffixes.some((s) => h.endsWith(s));
+  }
+
+  addressAllowlisted(address: string): boolean {
+    const ip = parseIp(address);
+    if (!ip) return false;
+    const candidates = [ip, unmapIp(ip)];
+    return this.list.cidrs.some((c) => candidates.some((candidate) => inCidr(candidate, c)));
+  }
+
+  evaluateAddress(address: string, host?: string): AddressVerdict {
+    const addressClass = classifyIp(address);
+    const allowed =
+      addressClass === 'public' || this.addressAllowlisted(address) || (host !== undefined && this.hostAllowlisted(host));
+    return { allowed, addressClass };
+  }
+
+  /** Throws OutboundRefusedError unless the address may be reached (as `host`, when a name led to it). */
+  assertAddress(address: string, host: string = address): void {
+    const verdict = this.evaluateAddress(address, host);
+    if (!verdict.allowed) throw new OutboundRefusedError(normalizeHost(host), normalizeHost(address), verdict.addressClass);
+  }
+
+  /** Checks a URL or connect host before any DNS: literal IPs by class, metadata names by name. */
+  assertHost(host: string): void {
+    const h = normalizeHost(host);
+    if (net.isIP(h)) this.assertAddress(h, h);
+    else if (isMetadataHostname(h) && !this.hostAllowlisted(h)) throw new OutboundRefusedError(h, undefined, 'cloud-metadata');
+  }
+
+  /**
+   * A drop-in for dns.lookup, given to net/tls connect: it resolves, drops addresses the policy
+   * refuses and fails when none is left, so the check and the connection use the same answer
+   * (no DNS-rebinding window).
+   */
+  readonly lookup: LookupFunction = (hostname, options, callback) => {
+    const host = normalizeHost(hostname);
+    const fail = (err: NodeJS.ErrnoException) =>
+      options.all ? (callback as LookupAll)(err, []) : (callback as LookupOne)(err, '', 0);
+    try {
+      this.assertHost(host);
+    } catch (err) {
+      fail(err as NodeJS.ErrnoException);
+      return;
+    }
+    const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : Number(options.family ?? 0);
+    this.resolve(host, family).then(
       (addresses) => {
         let refused: OutboundRefusedError | undefined;
         const allowed = addresses.filter((a) => {
@@ -95,10 +163,12 @@ const systemResolve = (host: string, family: number) =>
           return verdict.allowed;
         });
         if (allowed.length === 0) {
-          return fail(refused ?? Object.assign(new Error(`${host} resolved to no address`), { code: 'ENOTFOUND' }));
+          fail(refused ?? Object.assign(new Error(`${host} resolved to no address`), { code: 'ENOTFOUND' }));
+        } else if (options.all) {
+          (callback as LookupAll)(null, allowed);
+        } else {
+          (callback as LookupOne)(null, allowed[0].address, allowed[0].family);
         }
-        if (options.all) (callback as LookupAll)(null, allowed);
-        else (callback as LookupOne)(null, allowed[0].address, allowed[0].family);
       },
       (err: NodeJS.ErrnoException) => fail(err),
     );

@@ -52,7 +52,7 @@ export const notInteger = () =>
 export const outOfRange = () =>
   new AppError('CONFLICT', `The increment would leave the safe integer range (±${Number.MAX_SAFE_INTEGER}); reset the key.`);
 
-export const INTEGER_TEXT = /^-?(0|[1-9][0-9]*)$/;
+export const INTEGER_TEXT = /^(0|-?[1-9][0-9]*)$/;
 
 export function badCursor(): AppError {
   return new AppError('VALIDATION_ERROR', 'The cursor is not one this service issued; start again without a cursor.', {

@@ -116,13 +116,14 @@ export function createFileSearchTool(deps: FsDeps) {
             continue;
           }
           const lines = text.split(/\r?\n/);
-          for (let i = 0; i < lines.length && matches.length < args.maxResults; i++) {
+          for (let i = 0; i < lines.length && matches.length <= args.maxResults; i++) {
             const hay = args.caseSensitive ? lines[i] : lines[i].toLowerCase();
             const at = hay.indexOf(needle);
             if (at !== -1) matches.push({ path: shownPath, type: 'file', line: i + 1, preview: preview(lines[i], at) });
           }
         }
-        if (matches.length >= args.maxResults) {
+        // One match past the cap proves there is more than was returned.
+        if (matches.length > args.maxResults) {
           stoppedBy = 'maxResults';
           break;
         }

@@ -1,0 +1,142 @@
+import { Pool } from 'undici';
+
+/** Why a request to a downstream got no HTTP answer. */
+export type FailureKind = 'refused' | 'connection' | 'timeout' | 'aborted';
+
+export class UpstreamFailure extends Error {
+  constructor(
+    readonly kind: FailureKind,
+    message: string,
+    /** False when the request certainly never reached the downstream (safe to send elsewhere). */
+    readonly delivered: boolean,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'UpstreamFailure';
+  }
+}
+
+export interface UpstreamAnswer {
+  status: number;
+  /** Parsed JSON, or undefined when the answer was not JSON. */
+  json: unknown;
+  /** Set when the answer could not be read as JSON (short excerpt, for the error message). */
+  problem?: string;
+}
+
+export interface UpstreamRequest {
+  method: 'GET' | 'POST';
+  path: string;
+  body?: string;
+  requestId?: string;
+  timeoutMs: number;
+  /** Aborted when the caller goes away. */
+  signal?: AbortSignal;
+}
+
+const NOT_DELIVERED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+const TIMEOUT = Symbol('timeout');
+
+/** URL without credentials or query string, safe to show in /services and errors. */
+export function displayUrl(raw: string): string {
+  try {
+    const u = new URL(raw);
+    return `${u.protocol}//${u.host}${u.pathname === '/' ? '' : u.pathname.replace(/\/+$/, '')}`;
+  } catch {
+    return '(invalid url)';
+  }
+}
+
+/** One downstream: a keep-alive undici Pool plus the base path and credentials of its URL. */
+export class Upstream {
+  readonly url: string;
+  readonly port: number;
+  private readonly basePath: string;
+  private readonly authorization?: string;
+  private readonly pool: Pool;
+
+  constructor(
+    rawUrl: string,
+    private readonly options: { connections: number; maxResponseBytes: number; connectTimeoutMs: number },
+  ) {
+    const u = new URL(rawUrl);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`downstream URL must be http(s), got ${u.protocol}`);
+    this.url = displayUrl(rawUrl);
+    this.port = Number(u.port || (u.protocol === 'https:' ? 443 : 80));
+    this.basePath = u.pathname.replace(/\/+$/, '');
+    if (u.username || u.password) {
+      this.authorization = `Basic ${Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64')}`;
+    }
+    this.pool = new Pool(u.origin, {
+      connections: options.connections,
+      keepAliveTimeout: 30_000,
+      keepAliveMaxTimeout: 60_000,
+      connect: { timeout: options.connectTimeoutMs },
+      // The gateway's own timer bounds the whole call; these only stop sockets hanging forever.
+      headersTimeout: 0,
+      bodyTimeout: 0,
+    });
+  }
+
+  async request(req: UpstreamRequest): Promise<UpstreamAnswer> {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(TIMEOUT), req.timeoutMs);
+    const onAbort = () => controller.abort(req.signal?.reason);
+    req.signal?.addEventListener('abort', onAbort, { once: true });
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (req.body !== undefined) headers['content-type'] = 'application/json';
+    if (req.requestId) headers['x-request-id'] = req.requestId;
+    if (this.authorization) headers.authorization = this.authorization;
+    try {
+      const res = await this.pool.request({
+        method: req.method,
+        path: this.basePath + req.path,
+        headers,
+        body: req.body,
+        signal: controller.signal,
+      });
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const chunk of res.body) {
+        size += (chunk as Buffer).length;
+        if (size > this.options.maxResponseBytes) {
+          res.body.destroy();
+          return { status: res.statusCode, json: undefined, problem: `an answer larger than ${this.options.maxResponseBytes} bytes` };
+        }
+        chunks.push(chunk as Buffer);
+      }
+      const text = chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8');
+      try {
+        return { status: res.statusCode, json: JSON.parse(text) };
+      } catch {
+        return { status: res.statusCode, json: undefined, problem: `a non-JSON answer (${JSON.stringify(text.slice(0, 80))})` };
+      }
+    } catch (err) {
+      throw this.classify(err, controller.signal, req.timeoutMs);
+    } finally {
+      clearTimeout(timer);
+      req.signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  private classify(err: unknown, signal: AbortSignal, timeoutMs: number): UpstreamFailure {
+    if (signal.aborted) {
+      if (signal.reason === TIMEOUT) return new UpstreamFailure('timeout', `timed out after ${timeoutMs} ms`, true, { cause: err });
+      return new UpstreamFailure('aborted', 'the caller went away', true, { cause: err });
+    }
+    const code = (err as { code?: string }).code ?? '';
+    if (NOT_DELIVERED.has(code)) {
+      const what = code === 'ECONNREFUSED' ? 'connection refused' : code === 'UND_ERR_CONNECT_TIMEOUT' ? 'connect timed out' : code;
+      return new UpstreamFailure('refused', `${what} at ${this.url}`, false, { cause: err });
+    }
+    return new UpstreamFailure('connection', `connection failed at ${this.url} (${code || (err as Error).message})`, true, { cause: err });
+  }
+
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+
+  destroy(): Promise<void> {
+    return this.pool.destroy();
+  }
+}

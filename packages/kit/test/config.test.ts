@@ -1,0 +1,33 @@
+import { z } from 'zod';
+import { baseEnvShape, bool, ConfigError, csv, loadConfig, redact } from '../src';
+
+const schema = z.object({ ...baseEnvShape, ROOTS: csv(['.']), SHELL_OK: bool(false), LIMIT: z.coerce.number().int().min(1) });
+
+describe('loadConfig', () => {
+  it('applies defaults and parses lists and booleans', () => {
+    const c = loadConfig('t', schema, { ROOTS: 'a, b,,c', SHELL_OK: 'yes', LIMIT: '5' });
+    expect(c).toMatchObject({ HOST: '127.0.0.1', ROOTS: ['a', 'b', 'c'], SHELL_OK: true, LIMIT: 5, BODY_LIMIT: '1mb' });
+  });
+
+  it('fails naming every bad variable at once', () => {
+    let err: ConfigError | undefined;
+    try {
+      loadConfig('svc', schema, { PORT: 'abc', LOG_LEVEL: 'loud', SHELL_OK: 'maybe', LIMIT: '0' });
+    } catch (e) {
+      err = e as ConfigError;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    expect(err!.problems.map((p) => p.variable).sort()).toEqual(['LIMIT', 'LOG_LEVEL', 'PORT', 'SHELL_OK']);
+    expect(err!.message).toMatch(/^svc: invalid configuration/);
+  });
+});
+
+describe('redact', () => {
+  it('replaces secret-looking values at any depth', () => {
+    expect(redact({ user: 'a', password: 'p', nested: { apiKey: 'k', list: [{ token: 't', ok: 1 }] } })).toEqual({
+      user: 'a',
+      password: '[redacted]',
+      nested: { apiKey: '[redacted]', list: [{ token: '[redacted]', ok: 1 }] },
+    });
+  });
+});

@@ -108,8 +108,14 @@ export class Workspace {
   }
 }
 
+export interface AtomicWriteOptions {
+  mode?: number;
+  /** Fail with EEXIST instead of replacing an existing file (race-free create). */
+  exclusive?: boolean;
+}
+
 /** Write through a temporary file in the same directory and rename, so readers never see half a file. */
-export async function atomicWrite(file: string, data: string | Uint8Array, options: { mode?: number } = {}): Promise<void> {
+export async function atomicWrite(file: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): Promise<void> {
   const dir = path.dirname(file);
   const tmp = path.join(dir, `.${path.basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
   let mode = options.mode;
@@ -122,13 +128,19 @@ export async function atomicWrite(file: string, data: string | Uint8Array, optio
   }
   const handle = await fs.open(tmp, 'wx', mode);
   try {
-    await handle.writeFile(data);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  try {
-    await fs.rename(tmp, file);
+    try {
+      await handle.writeFile(data);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    if (options.exclusive) {
+      // link() refuses an existing target, unlike rename(): no window in which a new file is replaced.
+      await fs.link(tmp, file);
+      await fs.rm(tmp, { force: true });
+    } else {
+      await fs.rename(tmp, file);
+    }
   } catch (err) {
     await fs.rm(tmp, { force: true });
     throw err;

@@ -71,3 +71,13 @@ describe('atomicWrite', () => {
     expect(fs.readdirSync(path.join(root, 'sub')).filter((n) => n.endsWith('.tmp'))).toEqual([]);
   });
 });
+
+describe('atomicWrite exclusive', () => {
+  it('creates a new file but refuses to replace an existing one, leaving no temporary file', async () => {
+    const file = path.join(root, 'sub', 'exclusive.txt');
+    await atomicWrite(file, 'first', { exclusive: true });
+    await expect(atomicWrite(file, 'second', { exclusive: true })).rejects.toMatchObject({ code: 'EEXIST' });
+    expect(fs.readFileSync(file, 'utf8')).toBe('first');
+    expect(fs.readdirSync(path.join(root, 'sub')).filter((n) => n.endsWith('.tmp'))).toEqual([]);
+  });
+});

@@ -19,7 +19,8 @@ export function limitsFrom(config: Config): FsLimits {
     listMaxEntries: config.FILE_LIST_MAX_ENTRIES,
     searchMaxFiles: config.FILE_SEARCH_MAX_FILES,
     searchMaxFileBytes: config.FILE_SEARCH_MAX_FILE_BYTES,
-    searchTimeoutMs: config.FILE_SEARCH_TIMEOUT_MS,
+    // Walks stop themselves (truncated: true) before the kit's per-call TIMEOUT would cut them off.
+    searchTimeoutMs: Math.min(config.FILE_SEARCH_TIMEOUT_MS, Math.max(100, config.TOOL_TIMEOUT_MS - 1000)),
     analyzeMaxEntries: config.FILE_ANALYZE_MAX_ENTRIES,
     analyzeMaxBytes: config.FILE_ANALYZE_MAX_BYTES,
   };

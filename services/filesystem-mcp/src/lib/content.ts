@@ -1,11 +1,11 @@
 import fs from 'node:fs/promises';
-import { constants } from 'node:fs';
+import { constants, type Stats } from 'node:fs';
 import path from 'node:path';
 import { AppError } from '@mcp-fleet/kit';
 import { fsCall } from './fs-errors';
 
 /** Open a resolved path for reading without following a symlink swapped in after the check, or blocking on a FIFO. */
-export async function openRegularFile(absolute: string, shownPath: string): Promise<{ handle: fs.FileHandle; size: number; stat: import('node:fs').Stats }> {
+export async function openRegularFile(absolute: string, shownPath: string): Promise<{ handle: fs.FileHandle; size: number; stat: Stats }> {
   const handle = await fsCall(shownPath, () => fs.open(absolute, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK));
   try {
     const stat = await handle.stat();
@@ -15,9 +15,13 @@ export async function openRegularFile(absolute: string, shownPath: string): Prom
       });
     }
     if (!stat.isFile()) {
-      throw new AppError('VALIDATION_ERROR', `"${shownPath}" is not a regular file (device, socket or FIFO); only regular files can be read.`, {
-        details: [{ path: 'path', message: 'not a regular file' }],
-      });
+      throw new AppError(
+        'VALIDATION_ERROR',
+        `"${shownPath}" is not a regular file (device, socket or FIFO); only regular files can be read.`,
+        {
+          details: [{ path: 'path', message: 'not a regular file' }],
+        },
+      );
     }
     return { handle, size: stat.size, stat };
   } catch (err) {

@@ -22,10 +22,7 @@ export interface FsDeps {
 
 /** The caller's path argument: relative to the first root, or absolute inside any root. */
 export const pathArg = (what: string) =>
-  z
-    .string()
-    .max(4096)
-    .describe(`${what} Relative paths resolve against the first workspace root; absolute paths must lie inside a root.`);
+  z.string().max(4096).describe(`${what} Relative paths resolve against the first workspace root; absolute paths must lie inside a root.`);
 
 /** Confine a caller path (NUL, "..", outside roots, symlink escapes refused) with errno failures mapped. */
 export function resolveIn(deps: FsDeps, input: string, mustExist: boolean): Promise<ResolvedPath> {

@@ -17,7 +17,12 @@ export function createFileReadTool(deps: FsDeps) {
         path: pathArg('File to read.'),
         encoding: z.enum(['utf8', 'base64']).default('utf8').describe('utf8 for text (default), base64 for exact bytes.'),
         offset: z.number().int().min(0).default(0).describe('Byte offset to start at (default 0).'),
-        length: z.number().int().min(1).optional().describe(`Bytes to read from offset (default: to the end, at most ${humanBytes(cap)}).`),
+        length: z
+          .number()
+          .int()
+          .min(1)
+          .optional()
+          .describe(`Bytes to read from offset (default: to the end, at most ${humanBytes(cap)}).`),
         maxBytes: z
           .number()
           .int()

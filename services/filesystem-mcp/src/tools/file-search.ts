@@ -37,7 +37,12 @@ export function createFileSearchTool(deps: FsDeps) {
     input: z
       .object({
         path: pathArg('Directory to search (default: the first root).').default('.'),
-        name: z.string().min(1).max(256).optional().describe('Glob on the base name (*, ?, [a-z], {a,b}); with a "/" it matches the path below `path` (** spans directories).'),
+        name: z
+          .string()
+          .min(1)
+          .max(256)
+          .optional()
+          .describe('Glob on the base name (*, ?, [a-z], {a,b}); with a "/" it matches the path below `path` (** spans directories).'),
         content: z.string().min(1).max(1000).optional().describe('Plain text each reported line must contain (not a regex).'),
         caseSensitive: z.boolean().default(false).describe('Match name and content case-sensitively (default false).'),
         maxResults: z.number().int().min(1).max(1000).default(100).describe('Stop after this many matches (1-1000, default 100).'),

@@ -5,7 +5,7 @@ import { AppError, atomicWrite, defineTool } from '@mcp-fleet/kit';
 import { z } from 'zod';
 import { openRegularFile } from '../lib/content';
 import { humanBytes, pathArg, resolveIn, shown, type FsDeps } from '../lib/context';
-import { fsCall } from '../lib/fs-errors';
+import { fsCall, toFsError } from '../lib/fs-errors';
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
@@ -25,7 +25,7 @@ async function lstatOrNull(file: string, name: string): Promise<Stats | null> {
     return await fs.lstat(file);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    return fsCall(name, () => Promise.reject(err));
+    throw toFsError(err, name);
   }
 }
 
@@ -127,7 +127,15 @@ export function createFileWriteTool(deps: FsDeps) {
         }
       }
 
-      await fsCall(name, () => atomicWrite(resolved.absolute, bytes));
+      try {
+        // "create" links the new file into place, which fails if one appeared since the check above.
+        await atomicWrite(resolved.absolute, bytes, { exclusive: args.mode === 'create' });
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'EEXIST' && args.mode === 'create') {
+          throw new AppError('CONFLICT', `"${name}" already exists; use mode "overwrite" or "append", or pick another name.`);
+        }
+        throw toFsError(err, name);
+      }
       ctx.logger.info('file written', { path: name, root: resolved.root, bytes: data.length, mode: args.mode, requestId: ctx.requestId });
       const after = await fs.stat(resolved.absolute);
       return {

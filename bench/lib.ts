@@ -45,7 +45,13 @@ export interface HttpCall {
 }
 
 /** Closed-loop load: `concurrency` workers each send the next request when the last one answers. */
-export async function runLoad(origin: string, call: HttpCall, concurrency: number, durationMs: number, warmupMs = 500): Promise<LoadResult> {
+export async function runLoad(
+  origin: string,
+  call: HttpCall,
+  concurrency: number,
+  durationMs: number,
+  warmupMs = 500,
+): Promise<LoadResult> {
   const pool = new Pool(origin, { connections: concurrency, pipelining: 1 });
   const headers = { 'content-type': 'application/json', ...call.headers };
   const once = async () => {

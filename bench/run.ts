@@ -28,11 +28,24 @@ async function main() {
     results[name] = out.json;
     sections.push(out.markdown);
   }
-  const machine = { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, platform: `${os.platform()} ${os.release()}` };
+  const machine = {
+    cpus: os.cpus().length,
+    cpuModel: os.cpus()[0]?.model,
+    memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+    node: process.version,
+    platform: `${os.platform()} ${os.release()}`,
+  };
   const dir = path.join(__dirname, 'results');
   fs.mkdirSync(dir, { recursive: true });
   const json = JSON.stringify({ startedAt, machine, durationMs, results }, null, 2);
-  const md = [`# Benchmark results (${startedAt})`, '', `Machine: ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, Node ${machine.node}.`, '', ...sections, ''].join('\n');
+  const md = [
+    `# Benchmark results (${startedAt})`,
+    '',
+    `Machine: ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, Node ${machine.node}.`,
+    '',
+    ...sections,
+    '',
+  ].join('\n');
   const stamp = startedAt.replace(/[:.]/g, '-');
   const suffix = wanted.length ? `-${names.join('-')}` : '';
   fs.writeFileSync(path.join(dir, `latest${suffix}.json`), json);

@@ -13,7 +13,13 @@ export interface GatewayBench {
   tool: string;
   durationMs: number;
   rows: { path: string; result: LoadResult }[];
-  overhead: { concurrency: number; nativeP50AddedMs: number; rpcP50AddedMs: number; nativeThroughputShare: number; rpcThroughputShare: number }[];
+  overhead: {
+    concurrency: number;
+    nativeP50AddedMs: number;
+    rpcP50AddedMs: number;
+    nativeThroughputShare: number;
+    rpcThroughputShare: number;
+  }[];
 }
 
 export async function run(options: { durationMs: number }): Promise<{ json: GatewayBench; markdown: string }> {
@@ -36,17 +42,36 @@ export async function run(options: { durationMs: number }): Promise<{ json: Gate
     const init = await fetch(`${gw}/mcp`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '1' } },
+      }),
     });
     const sessionId = init.headers.get('mcp-session-id') ?? '';
     await init.text();
     const rpcHeaders: Record<string, string> = { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' };
     if (sessionId) rpcHeaders['mcp-session-id'] = sessionId;
-    await fetch(`${gw}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', ...rpcHeaders }, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+    await fetch(`${gw}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...rpcHeaders },
+      body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+    });
 
     const calls = {
-      direct: { origin: `http://127.0.0.1:${sysPort}`, call: { path: '/tools/system_info', body: '{}', check: (b: string, s: number) => s === 200 && b.includes('"success":true') } },
-      native: { origin: gw, call: { path: '/mcp', body: JSON.stringify({ tool: 'system_info', arguments: {} }), check: (b: string, s: number) => s === 200 && b.includes('"success":true') } },
+      direct: {
+        origin: `http://127.0.0.1:${sysPort}`,
+        call: { path: '/tools/system_info', body: '{}', check: (b: string, s: number) => s === 200 && b.includes('"success":true') },
+      },
+      native: {
+        origin: gw,
+        call: {
+          path: '/mcp',
+          body: JSON.stringify({ tool: 'system_info', arguments: {} }),
+          check: (b: string, s: number) => s === 200 && b.includes('"success":true'),
+        },
+      },
       jsonrpc: {
         origin: gw,
         call: {
@@ -62,7 +87,9 @@ export async function run(options: { durationMs: number }): Promise<{ json: Gate
       for (const [name, c] of Object.entries(calls)) {
         const result = await runLoad(c.origin, c.call, concurrency, options.durationMs);
         rows.push({ path: name, result });
-        process.stdout.write(`gateway ${name.padEnd(8)} c=${String(concurrency).padEnd(3)} ${result.throughput} req/s p50 ${result.p50Ms} ms p99 ${result.p99Ms} ms errors ${result.errors}\n`);
+        process.stdout.write(
+          `gateway ${name.padEnd(8)} c=${String(concurrency).padEnd(3)} ${result.throughput} req/s p50 ${result.p50Ms} ms p99 ${result.p99Ms} ms errors ${result.errors}\n`,
+        );
       }
     }
     const overhead = [1, 8, 32].map((concurrency) => {
@@ -84,11 +111,25 @@ export async function run(options: { durationMs: number }): Promise<{ json: Gate
       '',
       markdownTable(
         ['path', 'concurrency', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'errors'],
-        rows.map((r) => [r.path, r.result.concurrency, r.result.throughput, r.result.p50Ms, r.result.p90Ms, r.result.p99Ms, r.result.errors]),
+        rows.map((r) => [
+          r.path,
+          r.result.concurrency,
+          r.result.throughput,
+          r.result.p50Ms,
+          r.result.p90Ms,
+          r.result.p99Ms,
+          r.result.errors,
+        ]),
       ),
       '',
       markdownTable(
-        ['concurrency', 'native p50 added (ms)', 'JSON-RPC p50 added (ms)', 'native share of direct req/s', 'JSON-RPC share of direct req/s'],
+        [
+          'concurrency',
+          'native p50 added (ms)',
+          'JSON-RPC p50 added (ms)',
+          'native share of direct req/s',
+          'JSON-RPC share of direct req/s',
+        ],
         overhead.map((o) => [o.concurrency, o.nativeP50AddedMs, o.rpcP50AddedMs, o.nativeThroughputShare, o.rpcThroughputShare]),
       ),
     ].join('\n');

@@ -54,7 +54,9 @@ async function main() {
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
 
-  process.stdout.write(`fleet: starting ${plan.specs.length} processes; data in ${plan.dataDir}, logs in ${path.join(plan.dataDir, 'logs')}\n`);
+  process.stdout.write(
+    `fleet: starting ${plan.specs.length} processes; data in ${plan.dataDir}, logs in ${path.join(plan.dataDir, 'logs')}\n`,
+  );
   launcher.start(plan.specs);
   await launcher.waitHealthy();
   const writeState = () => fs.writeFileSync(plan.stateFile, JSON.stringify({ pid: process.pid, services: launcher.state() }, null, 2));

@@ -125,15 +125,35 @@ export class Launcher {
   }
 
   table(): string {
-    const rows = this.services.map((s) => [s.spec.entry.id, String(s.spec.port), s.spec.entry.pattern, s.state, String(s.child.pid ?? '-'), s.spec.url, s.error ?? '']);
+    const rows = this.services.map((s) => [
+      s.spec.entry.id,
+      String(s.spec.port),
+      s.spec.entry.pattern,
+      s.state,
+      String(s.child.pid ?? '-'),
+      s.spec.url,
+      s.error ?? '',
+    ]);
     const head = ['SERVICE', 'PORT', 'PATTERN', 'STATE', 'PID', 'URL', 'NOTE'];
     const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-    const fmt = (r: string[]) => r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
+    const fmt = (r: string[]) =>
+      r
+        .map((c, i) => c.padEnd(widths[i]))
+        .join('  ')
+        .trimEnd();
     return [fmt(head), fmt(widths.map((w) => '-'.repeat(w))), ...rows.map(fmt)].join('\n');
   }
 
   state() {
-    return this.services.map((s) => ({ id: s.spec.entry.id, port: s.spec.port, url: s.spec.url, pid: s.child.pid, state: s.state, error: s.error, logFile: s.spec.logFile }));
+    return this.services.map((s) => ({
+      id: s.spec.entry.id,
+      port: s.spec.port,
+      url: s.spec.url,
+      pid: s.child.pid,
+      state: s.state,
+      error: s.error,
+      logFile: s.spec.logFile,
+    }));
   }
 
   async stop(): Promise<void> {

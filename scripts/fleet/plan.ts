@@ -21,7 +21,8 @@ export interface FleetOptions {
 /** What the launcher starts, on which ports, with which environment: derived from the inventory. */
 export function planFleet({ env, only }: FleetOptions): { specs: LaunchSpec[]; dataDir: string; stateFile: string } {
   const offset = Number(env.FLEET_PORT_OFFSET ?? 0);
-  if (!Number.isInteger(offset) || offset < 0 || offset > 50_000) throw new Error(`FLEET_PORT_OFFSET must be a whole number 0-50000, got "${env.FLEET_PORT_OFFSET}"`);
+  if (!Number.isInteger(offset) || offset < 0 || offset > 50_000)
+    throw new Error(`FLEET_PORT_OFFSET must be a whole number 0-50000, got "${env.FLEET_PORT_OFFSET}"`);
   const dataDir = path.resolve(env.FLEET_DATA_DIR ?? env.DATA_DIR ?? path.join(REPO_ROOT, '.data'));
   const logDir = path.join(dataDir, 'logs');
   const portOf = (e: ServiceEntry) => (env[`${envPrefix(e.id)}_PORT`] ? resolvePort(e, env) : e.port + offset);

@@ -40,7 +40,12 @@ function dependsOn(s: ServiceEntry): string[] {
   if (s.backends.includes('qdrant')) deps.push('qdrant');
   if (s.backends.includes('mqtt')) deps.push('mosquitto');
   if (s.backends.includes('vault')) deps.push('vault');
-  if (s.pattern === 'gateway') deps.push(...composedServices().filter((x) => x.pattern !== 'gateway').map((x) => x.id));
+  if (s.pattern === 'gateway')
+    deps.push(
+      ...composedServices()
+        .filter((x) => x.pattern !== 'gateway')
+        .map((x) => x.id),
+    );
   return deps;
 }
 
@@ -48,11 +53,20 @@ export function buildCompose(): Record<string, unknown> {
   const services: Record<string, unknown> = {};
   for (const s of composedServices()) {
     const urls: Record<string, string> = {};
-    if (s.pattern === 'gateway') for (const d of composedServices()) if (d.id !== s.id) urls[`${envPrefix(d.id)}_URL`] = `http://${d.id}:${d.port}`;
+    if (s.pattern === 'gateway')
+      for (const d of composedServices()) if (d.id !== s.id) urls[`${envPrefix(d.id)}_URL`] = `http://${d.id}:${d.port}`;
     services[s.id] = {
       build: { context: '.', dockerfile: 'docker/Dockerfile', args: { SERVICE: s.id } },
       image: `mcp-fleet/${s.id}:latest`,
-      environment: { HOST: '0.0.0.0', PORT: String(s.port), DATA_DIR: '/data', WORKSPACE_ROOTS: '/workspace', LOG_FILE: `/data/logs/${s.id}.log`, ...backendEnv(s), ...urls },
+      environment: {
+        HOST: '0.0.0.0',
+        PORT: String(s.port),
+        DATA_DIR: '/data',
+        WORKSPACE_ROOTS: '/workspace',
+        LOG_FILE: `/data/logs/${s.id}.log`,
+        ...backendEnv(s),
+        ...urls,
+      },
       ports: [`127.0.0.1:${s.port}:${s.port}`],
       volumes: ['fleet-data:/data', './:/workspace:ro'],
       healthcheck: {
@@ -75,7 +89,11 @@ export function buildCompose(): Record<string, unknown> {
     redis: { image: 'redis:7', command: ['redis-server', '--appendonly', 'yes'], volumes: ['redis-data:/data'] },
     qdrant: { image: 'qdrant/qdrant:v1.13.0', volumes: ['qdrant-data:/qdrant/storage'] },
     mosquitto: { image: 'eclipse-mosquitto:2', volumes: ['./monitoring/mosquitto/mosquitto.conf:/mosquitto/config/mosquitto.conf:ro'] },
-    vault: { image: 'hashicorp/vault:1.18', cap_add: ['IPC_LOCK'], environment: { VAULT_DEV_ROOT_TOKEN_ID: '${VAULT_TOKEN:-dev-only-token}' } },
+    vault: {
+      image: 'hashicorp/vault:1.18',
+      cap_add: ['IPC_LOCK'],
+      environment: { VAULT_DEV_ROOT_TOKEN_ID: '${VAULT_TOKEN:-dev-only-token}' },
+    },
     prometheus: {
       image: 'prom/prometheus:v3.1.0',
       command: ['--config.file=/etc/prometheus/prometheus.yml', `--web.listen-address=:${MONITORING_PORTS.prometheus}`],

@@ -29,7 +29,12 @@ async function native(tool: string, args: unknown, extra: Record<string, unknown
 
 let rpcId = 0;
 async function rpc(name: string, args: unknown) {
-  const res = await postJson(`${fleet.gateway}/mcp`, { jsonrpc: '2.0', id: ++rpcId, method: 'tools/call', params: { name, arguments: args } });
+  const res = await postJson(`${fleet.gateway}/mcp`, {
+    jsonrpc: '2.0',
+    id: ++rpcId,
+    method: 'tools/call',
+    params: { name, arguments: args },
+  });
   statuses.push(res.status);
   return res;
 }
@@ -78,7 +83,25 @@ describe('the fleet through the launcher', () => {
   it('lists the tools of all four services through the gateway, with the collision qualified', async () => {
     const { body } = await getJson(`${fleet.gateway}/tools/list`);
     const names: string[] = body.tools.map((t: { name: string }) => t.name);
-    for (const n of ['file_read', 'file_write', 'file_list', 'file_search', 'file_analyze', 'git_status', 'git_log', 'git_diff', 'git_commit', 'git_push', 'execute_command', 'directory', 'processes', 'resource_monitor', 'process_list', 'disk_usage', 'system_info']) {
+    for (const n of [
+      'file_read',
+      'file_write',
+      'file_list',
+      'file_search',
+      'file_analyze',
+      'git_status',
+      'git_log',
+      'git_diff',
+      'git_commit',
+      'git_push',
+      'execute_command',
+      'directory',
+      'processes',
+      'resource_monitor',
+      'process_list',
+      'disk_usage',
+      'system_info',
+    ]) {
       expect(names).toContain(n);
     }
     expect(names).toEqual(expect.arrayContaining(['system-mcp__system_info', 'terminal-mcp__system_info']));
@@ -87,9 +110,19 @@ describe('the fleet through the launcher', () => {
   });
 
   it('calls a tool of each service natively, over JSON-RPC and directly', async () => {
-    const w = await native('file_write', { path: 'notes/hello.txt', content: 'hello fleet' }, { session_id: 'it-session', context_id: 'ctx-1' });
+    const w = await native(
+      'file_write',
+      { path: 'notes/hello.txt', content: 'hello fleet', createDirs: true },
+      { session_id: 'it-session', context_id: 'ctx-1' },
+    );
     expect(w.status).toBe(200);
-    expect(w.body).toMatchObject({ success: true, tool: 'file_write', service: 'filesystem-mcp', session_id: 'it-session', context_id: 'ctx-1' });
+    expect(w.body).toMatchObject({
+      success: true,
+      tool: 'file_write',
+      service: 'filesystem-mcp',
+      session_id: 'it-session',
+      context_id: 'ctx-1',
+    });
     expect(typeof w.body.durationMs).toBe('number');
 
     const r = await rpc('file_read', { path: 'notes/hello.txt' });
@@ -164,10 +197,13 @@ describe('the fleet through the launcher', () => {
     const malformed = await postJson(`${fleet.gateway}/mcp`, '{"tool": "file_read", ');
     statuses.push(malformed.status);
     expect(malformed.status).toBe(400);
-    const big = await postJson(`${fleet.gateway}/mcp`, { tool: 'file_write', arguments: { path: 'big.txt', content: 'x'.repeat(2 * 1024 * 1024) } });
+    const big = await postJson(`${fleet.gateway}/mcp`, {
+      tool: 'file_write',
+      arguments: { path: 'big.txt', content: 'x'.repeat(2 * 1024 * 1024) },
+    });
     statuses.push(big.status);
     expectCode(big, 413, 'PAYLOAD_TOO_LARGE');
-    const bigDirect = await postJson(`${direct('filesystem-mcp')}/tools/file_write`, { path: 'big.txt', content: 'x'.repeat(2 * 1024 * 1024) });
+    const bigDirect = await postJson(`${direct('system-mcp')}/tools/system_info`, { padding: 'x'.repeat(2 * 1024 * 1024) });
     expectCode(bigDirect, 413, 'PAYLOAD_TOO_LARGE');
 
     const unknownRpc = await rpc('no_such_tool', {});
@@ -198,10 +234,14 @@ describe('the fleet through the launcher', () => {
       env: { ...fleet.env, PORT: String(PORTS['filesystem-mcp'] + fleet.offset), DATA_DIR: path.join(tmp.dir, 'data') },
       stdio: 'ignore',
     });
-    await waitFor('file_read to return to the catalog', async () => {
-      const { body } = await getJson(`${fleet.gateway}/tools/list`);
-      return body.tools.some((t: { name: string }) => t.name === 'file_read');
-    }, 30_000);
+    await waitFor(
+      'file_read to return to the catalog',
+      async () => {
+        const { body } = await getJson(`${fleet.gateway}/tools/list`);
+        return body.tools.some((t: { name: string }) => t.name === 'file_read');
+      },
+      30_000,
+    );
     const back = await native('file_read', { path: 'notes/hello.txt' });
     expect(back.body).toMatchObject({ success: true, result: { content: 'hello fleet' } });
   }, 60_000);

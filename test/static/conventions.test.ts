@@ -7,7 +7,8 @@ const ROOT = path.resolve(__dirname, '../..');
 
 function sourceFiles(dir: string): string[] {
   if (!fs.existsSync(dir)) return [];
-  return fs.readdirSync(dir, { withFileTypes: true, recursive: true })
+  return fs
+    .readdirSync(dir, { withFileTypes: true, recursive: true })
     .filter((e) => e.isFile() && e.name.endsWith('.ts'))
     .map((e) => path.join(e.parentPath, e.name))
     .filter((f) => !f.includes('node_modules'));
@@ -24,7 +25,8 @@ describe('conventions', () => {
         const text = fs.readFileSync(file, 'utf8');
         for (const id of serviceIds) {
           if (id === dir) continue;
-          if (new RegExp(`from ['"](@mcp-fleet/${id}|[./]*services/${id})['"/]`).test(text)) offenders.push(`${path.relative(ROOT, file)} -> ${id}`);
+          if (new RegExp(`from ['"](@mcp-fleet/${id}|[./]*services/${id})['"/]`).test(text))
+            offenders.push(`${path.relative(ROOT, file)} -> ${id}`);
         }
       }
     }
@@ -41,7 +43,25 @@ describe('conventions', () => {
   });
 
   it('uses node: specifiers for built-in modules', () => {
-    const builtins = ['fs', 'path', 'os', 'http', 'https', 'crypto', 'child_process', 'net', 'tls', 'dns', 'url', 'util', 'stream', 'events', 'zlib', 'worker_threads', 'readline'];
+    const builtins = [
+      'fs',
+      'path',
+      'os',
+      'http',
+      'https',
+      'crypto',
+      'child_process',
+      'net',
+      'tls',
+      'dns',
+      'url',
+      'util',
+      'stream',
+      'events',
+      'zlib',
+      'worker_threads',
+      'readline',
+    ];
     const pattern = new RegExp(`from ['"](${builtins.join('|')})(/[a-z]+)?['"]`);
     const offenders = [path.join(ROOT, 'packages'), path.join(ROOT, 'services'), path.join(ROOT, 'scripts'), path.join(ROOT, 'test')]
       .flatMap(sourceFiles)

@@ -12,11 +12,31 @@ describe('inventory agreement', () => {
   it('has the contract ports for every service id', () => {
     const ports = Object.fromEntries(SERVICES.map((s) => [s.id, s.port]));
     expect(ports).toMatchObject({
-      'mega-orchestrator': 7000, 'filesystem-mcp': 7001, 'git-mcp': 7002, 'terminal-mcp': 7003, 'database-mcp': 7004,
-      'memory-mcp': 7005, 'network-mcp': 7006, 'system-mcp': 7007, 'security-mcp': 7008, 'config-mcp': 7009, 'log-mcp': 7010,
-      'research-mcp': 7011, 'advanced-memory-mcp': 7012, 'transcriber-mcp': 7013, 'vision-mcp': 7014, 'mail-mcp': 7015,
-      'media-mcp': 7016, 'toolkit-mcp-server': 7017, 'mqtt-mcp': 7019, 'code-graph-mcp': 7020, 'sql-mcp-wrapper': 7024,
-      'cache-mcp-wrapper': 7025, 'vector-mcp-wrapper': 7026, 'marketplace-mcp': 7034, 'secrets-ui': 10000,
+      'mega-orchestrator': 7000,
+      'filesystem-mcp': 7001,
+      'git-mcp': 7002,
+      'terminal-mcp': 7003,
+      'database-mcp': 7004,
+      'memory-mcp': 7005,
+      'network-mcp': 7006,
+      'system-mcp': 7007,
+      'security-mcp': 7008,
+      'config-mcp': 7009,
+      'log-mcp': 7010,
+      'research-mcp': 7011,
+      'advanced-memory-mcp': 7012,
+      'transcriber-mcp': 7013,
+      'vision-mcp': 7014,
+      'mail-mcp': 7015,
+      'media-mcp': 7016,
+      'toolkit-mcp-server': 7017,
+      'mqtt-mcp': 7019,
+      'code-graph-mcp': 7020,
+      'sql-mcp-wrapper': 7024,
+      'cache-mcp-wrapper': 7025,
+      'vector-mcp-wrapper': 7026,
+      'marketplace-mcp': 7034,
+      'secrets-ui': 10000,
     });
     expect(new Set(SERVICES.map((s) => s.port)).size).toBe(SERVICES.length);
   });
@@ -35,7 +55,8 @@ describe('inventory agreement', () => {
       expect(svc.healthcheck.test.join(' ')).toContain(`:${s.port}/health`);
       expect(fs.existsSync(path.join(ROOT, 'services', s.id, 'src/server.ts'))).toBe(true);
     }
-    for (const engine of ['postgres', 'redis', 'qdrant', 'mosquitto', 'vault', 'prometheus', 'grafana', 'loki']) expect(compose.services[engine]).toBeDefined();
+    for (const engine of ['postgres', 'redis', 'qdrant', 'mosquitto', 'vault', 'prometheus', 'grafana', 'loki'])
+      expect(compose.services[engine]).toBeDefined();
     expect(compose.services.prometheus.ports).toEqual([`127.0.0.1:${MONITORING_PORTS.prometheus}:7028`]);
     expect(compose.services.loki.ports).toEqual(['127.0.0.1:7032:7032']);
     expect(compose.services.grafana.ports).toEqual(['127.0.0.1:7031:7031']);
@@ -48,7 +69,11 @@ describe('inventory agreement', () => {
   it('scrapes exactly the composed services', () => {
     const prom = YAML.parse(fs.readFileSync(PROMETHEUS_FILE, 'utf8'));
     const targets = prom.scrape_configs[0].static_configs.map((c: { targets: string[] }) => c.targets[0]).sort();
-    expect(targets).toEqual(composedServices().map((s) => `${s.id}:${s.port}`).sort());
+    expect(targets).toEqual(
+      composedServices()
+        .map((s) => `${s.id}:${s.port}`)
+        .sort(),
+    );
   });
 
   it('has the launcher start every built service plus the gateway on inventory ports', () => {

@@ -17,7 +17,12 @@ export interface FleetHandle {
 }
 
 /** Start the real fleet through the launcher (separate processes), on ports moved by an offset. */
-export async function startFleet(options: { dataDir: string; workspace: string; env?: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<FleetHandle> {
+export async function startFleet(options: {
+  dataDir: string;
+  workspace: string;
+  env?: NodeJS.ProcessEnv;
+  timeoutMs?: number;
+}): Promise<FleetHandle> {
   const offset = 20_000 + Math.floor(Math.random() * 200) * 100;
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -36,7 +41,10 @@ export async function startFleet(options: { dataDir: string; workspace: string; 
   });
   const output: string[] = [];
   const ready = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`fleet not ready in time:\n${output.slice(-40).join('')}`)), options.timeoutMs ?? 90_000);
+    const timer = setTimeout(
+      () => reject(new Error(`fleet not ready in time:\n${output.slice(-40).join('')}`)),
+      options.timeoutMs ?? 90_000,
+    );
     const onData = (buf: Buffer) => {
       output.push(buf.toString());
       if (output.join('').includes('fleet ready:')) {
@@ -95,8 +103,16 @@ export function isAlive(pid: number): boolean {
   }
 }
 
-export async function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any; headers: Headers }> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+export async function postJson(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: any; headers: Headers }> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
   const text = await res.text();
   let parsed: unknown = text;
   try {

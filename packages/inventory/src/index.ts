@@ -84,7 +84,7 @@ export const SERVICES: readonly ServiceEntry[] = [
     description: 'SQL over named connections: an embedded SQLite sandbox and configured PostgreSQL databases.',
     tools: ['db_query', 'db_tables', 'db_schema', 'db_sample'],
     backends: ['sqlite', 'postgres'],
-    status: 'planned',
+    status: 'available',
     http: true,
   },
   {
@@ -94,7 +94,7 @@ export const SERVICES: readonly ServiceEntry[] = [
     description: 'Store, list, search and delete memories with ranked full-text search.',
     tools: ['store_memory', 'list_memories', 'search_memories', 'delete_memory', 'memory_stats'],
     backends: ['sqlite', 'postgres'],
-    status: 'planned',
+    status: 'available',
     primaryFor: ['store_memory', 'search_memories'],
     http: true,
   },
@@ -137,7 +137,7 @@ export const SERVICES: readonly ServiceEntry[] = [
       'Inspect environment variables with redaction, read and convert config files, validate against JSON Schema, back up configs.',
     tools: ['env_vars', 'config_file', 'validate', 'backup'],
     backends: ['filesystem'],
-    status: 'planned',
+    status: 'available',
     http: true,
   },
   {
@@ -147,7 +147,7 @@ export const SERVICES: readonly ServiceEntry[] = [
     description: 'Search and analyse log files, including the fleet’s own logs.',
     tools: ['log_search', 'log_analysis'],
     backends: ['filesystem'],
-    status: 'planned',
+    status: 'available',
     http: true,
   },
   {
@@ -167,7 +167,7 @@ export const SERVICES: readonly ServiceEntry[] = [
     description: 'Vectorised memories: semantic similarity, vector search and context bundles.',
     tools: ['store_memory', 'search_memories', 'semantic_similarity', 'vector_search', 'get_context'],
     backends: ['sqlite', 'qdrant', 'embeddings'],
-    status: 'planned',
+    status: 'available',
     http: true,
   },
   {
@@ -257,7 +257,7 @@ export const SERVICES: readonly ServiceEntry[] = [
     description: 'Structured read-only queries, schema and connection statistics.',
     tools: ['query', 'schema', 'connection'],
     backends: ['postgres', 'sqlite'],
-    status: 'planned',
+    status: 'available',
     http: true,
   },
   {
@@ -267,7 +267,7 @@ export const SERVICES: readonly ServiceEntry[] = [
     description: 'Key-value cache and sessions with TTLs.',
     tools: ['cache', 'session'],
     backends: ['redis'],
-    status: 'planned',
+    status: 'available',
     http: true,
   },
   {
@@ -276,8 +276,8 @@ export const SERVICES: readonly ServiceEntry[] = [
     pattern: 'tool-oriented',
     description: 'Vector collections, points and similarity search.',
     tools: ['collection', 'vector', 'search'],
-    backends: ['qdrant'],
-    status: 'planned',
+    backends: ['sqlite', 'qdrant'],
+    status: 'available',
     http: true,
   },
   {

@@ -47,7 +47,10 @@ export const DEFAULT_DATA_DIR = path.join(os.homedir(), '.mcp-fleet');
 export const baseEnvShape = {
   HOST: z.string().min(1).default('127.0.0.1').describe('Interface to listen on; loopback unless you mean to expose the service.'),
   PORT: port().optional().describe('Port to listen on; defaults to the documented port of the service.'),
-  LOG_LEVEL: z.enum(['error', 'warn', 'info', 'http', 'verbose', 'debug', 'silly']).default('info').describe('Least severe level written to the JSON log.'),
+  LOG_LEVEL: z
+    .enum(['error', 'warn', 'info', 'http', 'verbose', 'debug', 'silly'])
+    .default('info')
+    .describe('Least severe level written to the JSON log.'),
   LOG_FILE: z.string().optional().describe('Also append JSON log lines to this file (the launcher uses DATA_DIR/logs/<service>.log).'),
   DATA_DIR: z.string().min(1).default(DEFAULT_DATA_DIR).describe('Where embedded stores keep their files (the launcher uses ./.data).'),
   BODY_LIMIT: z
@@ -55,7 +58,13 @@ export const baseEnvShape = {
     .regex(/^\d+(b|kb|mb)?$/i, 'a size such as 1mb or 524288')
     .default('1mb')
     .describe('Largest accepted request body (PAYLOAD_TOO_LARGE above it).'),
-  TOOL_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000).describe('Default time limit of one tool call (TIMEOUT above it).'),
+  TOOL_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(600_000)
+    .default(30_000)
+    .describe('Default time limit of one tool call (TIMEOUT above it).'),
   SHUTDOWN_TIMEOUT_MS: z.coerce
     .number()
     .int()

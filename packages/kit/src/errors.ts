@@ -76,8 +76,13 @@ export function toAppError(err: unknown): AppError {
   if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') {
     return new AppError('VALIDATION_ERROR', 'The request body encoding is not supported; send UTF-8 JSON.', { cause: err });
   }
+  if (err instanceof RangeError && /call stack/i.test(err.message)) {
+    return new AppError('VALIDATION_ERROR', 'The input is nested too deeply to process; flatten it.', { cause: err });
+  }
   if (err instanceof URIError) {
-    return new AppError('VALIDATION_ERROR', 'The URL path has an invalid percent-escape; encode it with encodeURIComponent.', { cause: err });
+    return new AppError('VALIDATION_ERROR', 'The URL path has an invalid percent-escape; encode it with encodeURIComponent.', {
+      cause: err,
+    });
   }
   if (e?.name === 'AbortError' || e?.name === 'TimeoutError') {
     return new AppError('TIMEOUT', 'The operation took longer than its time limit.', { cause: err });

@@ -11,7 +11,9 @@ export function isSecretName(name: string): boolean {
 
 /** Deep-copies a value, replacing the values of secret-looking keys. */
 export function redact(value: unknown, depth = 0): unknown {
-  if (depth > 8 || value === null || typeof value !== 'object') return value;
+  if (value === null || typeof value !== 'object') return value;
+  // Past this depth nothing is inspected, so nothing is passed on either.
+  if (depth > 8) return '[redacted: nested too deeply]';
   if (value instanceof Error) return value;
   if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1));
   const out: Record<string, unknown> = {};

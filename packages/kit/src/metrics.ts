@@ -43,3 +43,6 @@ export function createMetrics(service: string, withDefaults = true): ServiceMetr
   });
   return { registry, httpRequests, httpDuration, toolCalls, toolDuration };
 }
+
+/** For services that add metrics of their own, without depending on prom-client directly. */
+export { Counter, Gauge, Histogram } from 'prom-client';

@@ -1,11 +1,18 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import fs from 'node:fs';
 import path from 'node:path';
 import sqlite3 from 'sqlite3';
 
 export type SqlParams = unknown[] | Record<string, unknown>;
 
-/** A small promise wrapper over sqlite3, opened in WAL mode with a busy timeout. */
+/**
+ * A small promise wrapper over sqlite3, opened in WAL mode with a busy timeout. One connection:
+ * while a transaction() runs, statements from other callers wait for it instead of joining it.
+ */
 export class SqliteDb {
+  private readonly inTransaction = new AsyncLocalStorage<true>();
+  private idle: Promise<void> = Promise.resolve();
+
   private constructor(
     readonly db: sqlite3.Database,
     readonly file: string,
@@ -23,7 +30,18 @@ export class SqliteDb {
     return wrapped;
   }
 
-  run(sql: string, params: SqlParams = []): Promise<{ lastID: number; changes: number }> {
+  /** Waits for another caller's open transaction; statements inside a transaction go straight through. */
+  private async gate(): Promise<void> {
+    if (this.inTransaction.getStore()) return;
+    let current: Promise<void>;
+    do {
+      current = this.idle;
+      await current;
+    } while (current !== this.idle);
+  }
+
+  async run(sql: string, params: SqlParams = []): Promise<{ lastID: number; changes: number }> {
+    await this.gate();
     return new Promise((resolve, reject) => {
       this.db.run(sql, params, function (this: sqlite3.RunResult, err: Error | null) {
         if (err) reject(err);
@@ -32,31 +50,50 @@ export class SqliteDb {
     });
   }
 
-  get<T = Record<string, unknown>>(sql: string, params: SqlParams = []): Promise<T | undefined> {
+  async get<T = Record<string, unknown>>(sql: string, params: SqlParams = []): Promise<T | undefined> {
+    await this.gate();
     return new Promise((resolve, reject) => {
       this.db.get(sql, params, (err, row) => (err ? reject(err) : resolve(row as T | undefined)));
     });
   }
 
-  all<T = Record<string, unknown>>(sql: string, params: SqlParams = []): Promise<T[]> {
+  async all<T = Record<string, unknown>>(sql: string, params: SqlParams = []): Promise<T[]> {
+    await this.gate();
     return new Promise((resolve, reject) => {
       this.db.all(sql, params, (err, rows) => (err ? reject(err) : resolve(rows as T[])));
     });
   }
 
-  exec(sql: string): Promise<void> {
+  async exec(sql: string): Promise<void> {
+    await this.gate();
+    return this.rawExec(sql);
+  }
+
+  private rawExec(sql: string): Promise<void> {
     return new Promise((resolve, reject) => this.db.exec(sql, (err) => (err ? reject(err) : resolve())));
   }
 
+  /** Runs fn inside BEGIN IMMEDIATE ... COMMIT (ROLLBACK on error); transactions never overlap. */
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
-    await this.exec('BEGIN IMMEDIATE');
+    if (this.inTransaction.getStore()) return fn(); // nested: part of the outer transaction
+    const previous = this.idle;
+    let release!: () => void;
+    this.idle = new Promise<void>((r) => (release = r));
+    await previous;
     try {
-      const out = await fn();
-      await this.exec('COMMIT');
-      return out;
-    } catch (err) {
-      await this.exec('ROLLBACK').catch(() => undefined);
-      throw err;
+      return await this.inTransaction.run(true, async () => {
+        await this.rawExec('BEGIN IMMEDIATE');
+        try {
+          const out = await fn();
+          await this.rawExec('COMMIT');
+          return out;
+        } catch (err) {
+          await this.rawExec('ROLLBACK').catch(() => undefined);
+          throw err;
+        }
+      });
+    } finally {
+      release();
     }
   }
 

@@ -19,10 +19,13 @@ export interface ToolContext {
   logger: Logger;
   /** Aborted when the call's time limit passes or the client goes away. */
   signal: AbortSignal;
+  /** This call's time limit, so handlers can size engine-side timeouts below it. */
+  timeoutMs: number;
 }
 
+/** Tool inputs are objects: a z.object, or a discriminated union of objects (one schema per action). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type AnyObjectSchema = z.ZodObject<any>;
+export type AnyObjectSchema = z.ZodObject<any> | z.ZodDiscriminatedUnion<any> | z.ZodUnion<any>;
 
 export interface ToolDefinition<S extends AnyObjectSchema = AnyObjectSchema, R = unknown> {
   name: string;
@@ -57,6 +60,8 @@ export function toolToJson(tool: ToolDefinition): ToolJson {
   if (cached) return cached;
   const schema = z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
   delete schema.$schema;
+  // MCP requires an object schema at the top; unions of objects get it stated explicitly.
+  if (schema.type === undefined) schema.type = 'object';
   const json: ToolJson = {
     name: tool.name,
     ...(tool.title ? { title: tool.title } : {}),
@@ -100,6 +105,7 @@ export async function invokeTool(tool: ToolDefinition, rawArgs: unknown, options
           requestId: options.requestId,
           logger: options.logger,
           signal: controller.signal,
+          timeoutMs,
         }),
       ),
       timeout,

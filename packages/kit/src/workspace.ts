@@ -13,7 +13,8 @@ export interface ResolvedPath {
   exists: boolean;
 }
 
-function within(root: string, candidate: string): boolean {
+/** True when candidate is root itself or lies below it (both absolute, normalised). */
+export function within(root: string, candidate: string): boolean {
   return candidate === root || candidate.startsWith(root.endsWith(path.sep) ? root : root + path.sep);
 }
 

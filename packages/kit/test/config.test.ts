@@ -31,3 +31,14 @@ describe('redact', () => {
     });
   });
 });
+
+describe('boundedJson', () => {
+  it('accepts ordinary JSON and refuses hostile nesting without overflowing the stack', async () => {
+    const { boundedJson, parseOrThrow } = await import('../src');
+    const schema = z.object({ payload: boundedJson() });
+    expect(parseOrThrow(schema, { payload: { a: [1, { b: null }] } })).toEqual({ payload: { a: [1, { b: null }] } });
+    let deep: unknown = 1;
+    for (let i = 0; i < 20_000; i++) deep = [deep];
+    expect(() => parseOrThrow(schema, { payload: deep })).toThrow(/Invalid/);
+  });
+});

@@ -16,8 +16,18 @@ describe('createLogger', () => {
       logger.end();
     });
     await new Promise((r) => setTimeout(r, 50));
-    const lines = fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-    expect(lines[0]).toMatchObject({ level: 'info', message: 'connected', service: 'svc', password: '[redacted]', headers: { authorization: '[redacted]' } });
+    const lines = fs
+      .readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(lines[0]).toMatchObject({
+      level: 'info',
+      message: 'connected',
+      service: 'svc',
+      password: '[redacted]',
+      headers: { authorization: '[redacted]' },
+    });
     expect(new Date(lines[0].timestamp).getTime()).toBeGreaterThan(0);
     expect(lines[1].err).toMatchObject({ name: 'Error', message: 'boom' });
     expect(fs.readFileSync(file, 'utf8')).not.toMatch(/hunter2|Bearer abc/);

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { tempDir } from '@mcp-fleet/testing';
-import { AppError, atomicWrite, Workspace } from '../src';
+import { type AppError, atomicWrite, Workspace } from '../src';
 
 let tmp: ReturnType<typeof tempDir>;
 let root: string;

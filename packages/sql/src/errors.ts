@@ -61,10 +61,14 @@ export function mapPgError(err: unknown, sql: string | undefined, secrets: (stri
   const e = (err ?? {}) as PgLikeError & { errno?: number; syscall?: string };
   const message = scrub(String(e.message ?? err), secrets);
   if (typeof e.code === 'string' && CONNECT_ERRORS.has(e.code)) {
-    return new AppError('UPSTREAM_UNAVAILABLE', `The PostgreSQL server cannot be reached (${e.code}); check that it runs and the URL is right.`, {
-      cause: err,
-      details: { engine: 'postgres', sqlState: e.code },
-    });
+    return new AppError(
+      'UPSTREAM_UNAVAILABLE',
+      `The PostgreSQL server cannot be reached (${e.code}); check that it runs and the URL is right.`,
+      {
+        cause: err,
+        details: { engine: 'postgres', sqlState: e.code },
+      },
+    );
   }
   if (/timeout exceeded when trying to connect|Connection terminated/i.test(message)) {
     return new AppError('UPSTREAM_UNAVAILABLE', `The PostgreSQL connection failed (${message}); try again later.`, {

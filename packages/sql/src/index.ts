@@ -1,1 +1,12 @@
-export {};
+export * from './types';
+export * from './limits';
+export * from './errors';
+export * from './redact';
+export * from './identifiers';
+export * from './sqlite-text';
+export * from './values';
+export * from './postgres';
+export * from './sqlite';
+export * from './connections';
+export * from './select';
+export * from './schema-cache';

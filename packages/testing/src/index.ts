@@ -78,3 +78,8 @@ export const testConfig = {
   TOOL_TIMEOUT_MS: 10_000,
   SHUTDOWN_TIMEOUT_MS: 1000,
 };
+
+/** testConfig as environment strings, for services whose readConfig(env) parses process-style input. */
+export function testEnv(extra: Record<string, string> = {}): Record<string, string> {
+  return { ...Object.fromEntries(Object.entries(testConfig).map(([k, v]) => [k, String(v)])), ...extra };
+}

@@ -3,7 +3,8 @@ import path from 'node:path';
 import { AppError, SqliteDb } from '@mcp-fleet/kit';
 import { matchesFilter } from './filter';
 import { compareIds, idToKey, keyToId, parsePointId, type PointId } from './ids';
-import { dotAt, squaredDistanceAt, TopK } from './top-k';
+import { VectorMatrix } from './kernel';
+import { TopK } from './top-k';
 import {
   DEFAULT_LIMITS,
   type CollectionInfo,
@@ -47,12 +48,12 @@ export interface EmbeddedVectorStoreOptions {
   maxPointsPerCollection?: number;
 }
 
-/** In memory: one contiguous Float32Array per collection (row-major), ids and payloads by row. */
+/** In memory: one contiguous float32 matrix per collection (row-major), ids and payloads by row. */
 interface Collection {
   name: string;
   size: number;
   distance: Distance;
-  data: Float32Array;
+  matrix: VectorMatrix;
   count: number;
   ids: PointId[];
   payloads: Payload[];
@@ -128,13 +129,14 @@ export class EmbeddedVectorStore implements VectorStore {
         [spec.name],
       );
       const col = this.emptyCollection(spec, rows.length);
-      const bytes = new Uint8Array(col.data.buffer);
       for (const row of rows) {
         if (row.vector.byteLength !== spec.size * 4) {
-          throw new Error(`vectors.sqlite: point ${row.id} of "${spec.name}" has ${row.vector.byteLength} bytes, expected ${spec.size * 4}`);
+          throw new Error(
+            `vectors.sqlite: point ${row.id} of "${spec.name}" has ${row.vector.byteLength} bytes, expected ${spec.size * 4}`,
+          );
         }
         const r = col.count++;
-        bytes.set(row.vector, r * spec.size * 4);
+        col.matrix.setRowBytes(r, row.vector);
         const id = keyToId(row.id);
         col.ids.push(id);
         col.payloads.push(JSON.parse(row.payload) as Payload);
@@ -149,7 +151,7 @@ export class EmbeddedVectorStore implements VectorStore {
       name: spec.name,
       size: spec.size,
       distance: spec.distance,
-      data: new Float32Array(Math.max(capacity, 16) * spec.size),
+      matrix: new VectorMatrix(spec.size, capacity),
       count: 0,
       ids: [],
       payloads: [],
@@ -179,16 +181,12 @@ export class EmbeddedVectorStore implements VectorStore {
   private put(col: Collection, id: PointId, vector: Float32Array, payload: Payload): void {
     let row = col.rowOf.get(id);
     if (row === undefined) {
-      if ((col.count + 1) * col.size > col.data.length) {
-        const grown = new Float32Array(Math.max(col.count * 2, 16) * col.size);
-        grown.set(col.data.subarray(0, col.count * col.size));
-        col.data = grown;
-      }
+      col.matrix.reserve(col.count + 1);
       row = col.count++;
       col.ids[row] = id;
       col.rowOf.set(id, row);
     }
-    col.data.set(vector, row * col.size);
+    col.matrix.setRow(row, vector);
     col.payloads[row] = payload;
   }
 
@@ -198,7 +196,7 @@ export class EmbeddedVectorStore implements VectorStore {
     if (row === undefined) return;
     const last = col.count - 1;
     if (row !== last) {
-      col.data.copyWithin(row * col.size, last * col.size, (last + 1) * col.size);
+      col.matrix.copyRow(last, row);
       col.ids[row] = col.ids[last];
       col.payloads[row] = col.payloads[last];
       col.rowOf.set(col.ids[row], row);
@@ -210,10 +208,7 @@ export class EmbeddedVectorStore implements VectorStore {
   }
 
   private vectorOf(col: Collection, row: number): number[] {
-    const out = new Array<number>(col.size);
-    const off = row * col.size;
-    for (let i = 0; i < col.size; i++) out[i] = float32ToNumber(col.data[off + i]);
-    return out;
+    return Array.from(col.matrix.getRow(row), float32ToNumber);
   }
 
   private point(col: Collection, row: number, options: FetchOptions): StoredPoint {
@@ -267,7 +262,9 @@ export class EmbeddedVectorStore implements VectorStore {
 
   async upsert(collection: string, points: PointInput[]): Promise<{ upserted: number }> {
     if (!Array.isArray(points) || points.length === 0) {
-      throw new AppError('VALIDATION_ERROR', 'points must be a non-empty array.', { details: [{ path: 'points', message: 'non-empty array' }] });
+      throw new AppError('VALIDATION_ERROR', 'points must be a non-empty array.', {
+        details: [{ path: 'points', message: 'non-empty array' }],
+      });
     }
     checkCount(points.length, this.limits, 'points');
     return this.exclusive(async () => {
@@ -300,9 +297,15 @@ export class EmbeddedVectorStore implements VectorStore {
     });
   }
 
-  async update(collection: string, points: PointUpdate[], options: { payloadMode?: 'merge' | 'replace' } = {}): Promise<{ updated: number }> {
+  async update(
+    collection: string,
+    points: PointUpdate[],
+    options: { payloadMode?: 'merge' | 'replace' } = {},
+  ): Promise<{ updated: number }> {
     if (!Array.isArray(points) || points.length === 0) {
-      throw new AppError('VALIDATION_ERROR', 'points must be a non-empty array.', { details: [{ path: 'points', message: 'non-empty array' }] });
+      throw new AppError('VALIDATION_ERROR', 'points must be a non-empty array.', {
+        details: [{ path: 'points', message: 'non-empty array' }],
+      });
     }
     checkCount(points.length, this.limits, 'points');
     const mode = options.payloadMode ?? 'merge';
@@ -323,7 +326,7 @@ export class EmbeddedVectorStore implements VectorStore {
           continue;
         }
         const current = pending.get(id) ?? {
-          vector: col.data.slice(row * col.size, (row + 1) * col.size),
+          vector: col.matrix.getRow(row),
           payload: col.payloads[row],
           json: '',
         };
@@ -336,7 +339,11 @@ export class EmbeddedVectorStore implements VectorStore {
         let json = current.json || JSON.stringify(payload);
         if (p.payload !== undefined) {
           const incoming = checkPayload(p.payload, this.limits, `points.${i}.payload`);
-          const next = checkPayload(mode === 'merge' ? { ...current.payload, ...incoming.value } : incoming.value, this.limits, `points.${i}.payload`);
+          const next = checkPayload(
+            mode === 'merge' ? { ...current.payload, ...incoming.value } : incoming.value,
+            this.limits,
+            `points.${i}.payload`,
+          );
           payload = next.value;
           json = next.json;
         }
@@ -368,9 +375,13 @@ export class EmbeddedVectorStore implements VectorStore {
     const byIds = selector && 'ids' in selector ? checkIds(selector.ids, this.limits) : undefined;
     const filter = byIds ? undefined : checkFilter((selector as { filter?: unknown })?.filter);
     if (!byIds && (!filter || Object.keys(filter).length === 0)) {
-      throw new AppError('VALIDATION_ERROR', 'Delete needs ids or a filter with at least one condition; to remove every point, delete the collection.', {
-        details: [{ path: 'filter', message: 'ids or a non-empty filter required' }],
-      });
+      throw new AppError(
+        'VALIDATION_ERROR',
+        'Delete needs ids or a filter with at least one condition; to remove every point, delete the collection.',
+        {
+          details: [{ path: 'filter', message: 'ids or a non-empty filter required' }],
+        },
+      );
     }
     return this.exclusive(async () => {
       const col = this.get(collection);
@@ -414,12 +425,13 @@ export class EmbeddedVectorStore implements VectorStore {
     let minKey = -Infinity;
     if (threshold !== undefined) minKey = euclid ? (threshold < 0 ? Infinity : -(threshold * threshold)) : threshold;
     const top = new TopK(limit);
-    const { data, size, count, ids, payloads } = col;
+    const { count, ids, payloads } = col;
+    const scores = col.matrix.score(query, count, euclid ? 'l2' : 'dot');
     for (let row = 0; row < count; row++) {
+      const key = euclid ? -scores[row] : scores[row];
+      if (key < minKey || key < top.floor()) continue;
       if (filter && !matchesFilter(filter, ids[row], payloads[row])) continue;
-      const key = euclid ? -squaredDistanceAt(data, row * size, query, size) : dotAt(data, row * size, query, size);
-      if (key < minKey) continue;
-      if (key >= top.floor()) top.offer(key, row);
+      top.offer(key, row);
     }
     return top.sorted().map(({ key, row }) => {
       const p = this.point(col, row, { withPayload: request.withPayload ?? true, withVectors: request.withVectors });
@@ -440,7 +452,9 @@ export class EmbeddedVectorStore implements VectorStore {
       rows.push(row);
     }
     rows.sort((a, b) => compareIds(col.ids[a], col.ids[b]));
-    const page = rows.slice(0, limit).map((row) => this.point(col, row, { withPayload: request.withPayload ?? true, withVectors: request.withVectors }));
+    const page = rows
+      .slice(0, limit)
+      .map((row) => this.point(col, row, { withPayload: request.withPayload ?? true, withVectors: request.withVectors }));
     return rows.length > limit ? { points: page, nextOffset: col.ids[rows[limit]] } : { points: page };
   }
 

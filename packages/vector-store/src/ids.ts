@@ -11,11 +11,7 @@ const ID_HINT = 'a point id is an unsigned integer (0 to 9007199254740991) or a 
 export const pointIdSchema = z
   .union(
     [
-      z
-        .number({ error: ID_HINT })
-        .int({ error: ID_HINT })
-        .min(0, { error: ID_HINT })
-        .max(Number.MAX_SAFE_INTEGER, { error: ID_HINT }),
+      z.number({ error: ID_HINT }).int({ error: ID_HINT }).min(0, { error: ID_HINT }).max(Number.MAX_SAFE_INTEGER, { error: ID_HINT }),
       z
         .string({ error: ID_HINT })
         .regex(UUID_PATTERN, { error: ID_HINT })

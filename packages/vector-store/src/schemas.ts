@@ -59,7 +59,9 @@ const keySchema = z
 const matchSchema = z.union(
   [
     z
-      .object({ value: z.union([z.string().max(4096), z.number().int(), z.boolean()]).describe('Exact value: string, integer or boolean.') })
+      .object({
+        value: z.union([z.string().max(4096), z.number().int(), z.boolean()]).describe('Exact value: string, integer or boolean.'),
+      })
       .strict(),
     z
       .object({

@@ -87,7 +87,9 @@ export function checkPayload(payload: unknown, limits: VectorStoreLimits, path: 
 
 export function checkIds(ids: unknown, limits: VectorStoreLimits, path = 'ids'): PointId[] {
   if (!Array.isArray(ids) || ids.length === 0) {
-    throw new AppError('VALIDATION_ERROR', `${path} must be a non-empty array of point ids.`, { details: [{ path, message: 'non-empty array' }] });
+    throw new AppError('VALIDATION_ERROR', `${path} must be a non-empty array of point ids.`, {
+      details: [{ path, message: 'non-empty array' }],
+    });
   }
   checkCount(ids.length, limits, path);
   return ids.map((id, i) => parsePointId(id, `${path}.${i}`));
@@ -119,7 +121,9 @@ export function checkLimit(limit: unknown, max: number, fallback: number, path =
 export function checkThreshold(t: unknown): number | undefined {
   if (t === undefined || t === null) return undefined;
   if (typeof t !== 'number' || !Number.isFinite(t)) {
-    throw new AppError('VALIDATION_ERROR', 'scoreThreshold must be a finite number.', { details: [{ path: 'scoreThreshold', message: 'finite number' }] });
+    throw new AppError('VALIDATION_ERROR', 'scoreThreshold must be a finite number.', {
+      details: [{ path: 'scoreThreshold', message: 'finite number' }],
+    });
   }
   return t;
 }

@@ -10,7 +10,7 @@ export const keySchema = z
   .min(1)
   .max(512)
   .refine((k) => !CONTROL.test(k), 'must not contain control characters')
-  .describe('Cache key (1-512 characters, no control characters). It lives in this service\'s namespace; other data is unreachable.');
+  .describe("Cache key (1-512 characters, no control characters). It lives in this service's namespace; other data is unreachable.");
 
 export const patternSchema = z
   .string()
@@ -24,6 +24,8 @@ export const ttlSecondsSchema = z
   .positive()
   .max(315_360_000)
   .describe('Time to live in seconds (fractions allowed, millisecond precision; at most 10 years).');
+
+export { boundedJson, MAX_JSON_DEPTH } from '@mcp-fleet/kit';
 
 export function ttlMs(seconds: number): number {
   return Math.max(1, Math.round(seconds * 1000));
@@ -74,9 +76,13 @@ export function serialize(value: unknown, maxBytes: number, what = 'value'): str
   const text = JSON.stringify(value);
   const bytes = Buffer.byteLength(text, 'utf8');
   if (bytes > maxBytes) {
-    throw new AppError('PAYLOAD_TOO_LARGE', `The ${what} is ${bytes} bytes as JSON, over the ${maxBytes}-byte cap (CACHE_MAX_VALUE_BYTES); store less.`, {
-      details: [{ path: what, message: `at most ${maxBytes} bytes` }],
-    });
+    throw new AppError(
+      'PAYLOAD_TOO_LARGE',
+      `The ${what} is ${bytes} bytes as JSON, over the ${maxBytes}-byte cap (CACHE_MAX_VALUE_BYTES); store less.`,
+      {
+        details: [{ path: what, message: `at most ${maxBytes} bytes` }],
+      },
+    );
   }
   return text;
 }

@@ -22,24 +22,47 @@ const regexList = (fallback: string[]) =>
     }
   });
 
-export const configSchema = z
-  .object({
-    ...baseEnvShape,
-    /** Config files, validate/backup paths and convert outputs stay inside these directories. */
-    WORKSPACE_ROOTS: csv(['.']),
-    ENV_ALLOWED_PREFIXES: csv(DEFAULT_ALLOWED_PREFIXES),
-    ENV_SECRET_PATTERNS: regexList(DEFAULT_SECRET_PATTERNS),
-    /** Largest config file (or inline content) read, parsed or converted. */
-    CONFIG_MAX_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
-    /** Where backups go; default `${DATA_DIR}/config-mcp/backups`. */
-    BACKUP_DIR: z.string().min(1).optional(),
-    /** Backups kept per file; older ones are pruned after every new backup. */
-    BACKUP_KEEP: z.coerce.number().int().min(1).max(1000).default(10),
-    /** Largest file backup copies. */
-    BACKUP_MAX_BYTES: z.coerce.number().int().min(1024).max(1024 * 1024 * 1024).default(10 * 1024 * 1024),
-    /** Hard limit for one JSON Schema compile + validation (runs in a worker thread that is killed on overrun). */
-    VALIDATE_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(2000),
-  });
+export const configSchema = z.object({
+  ...baseEnvShape,
+  WORKSPACE_ROOTS: csv(['.']).describe(
+    'Comma-separated directories that config files, validate/backup paths and convert outputs must stay inside (default: the current directory).',
+  ),
+  ENV_ALLOWED_PREFIXES: csv(DEFAULT_ALLOWED_PREFIXES).describe(
+    `env_vars shows only variables whose names start with one of these (default ${DEFAULT_ALLOWED_PREFIXES.join(',')}).`,
+  ),
+  ENV_SECRET_PATTERNS: regexList(DEFAULT_SECRET_PATTERNS).describe(
+    `Comma-separated case-insensitive regexes of secret names, on top of the kit's password/secret/token/api key/authorization/cookie/credential rule (default ${DEFAULT_SECRET_PATTERNS.join(',')}).`,
+  ),
+  CONFIG_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(64 * 1024 * 1024)
+    .default(1024 * 1024)
+    .describe('Largest config file or inline content read, parsed, converted or validated (PAYLOAD_TOO_LARGE above it).'),
+  BACKUP_DIR: z.string().min(1).optional().describe('Where backups are kept (default DATA_DIR/config-mcp/backups).'),
+  BACKUP_KEEP: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1000)
+    .default(10)
+    .describe('Backups kept per file; older ones are pruned after each new backup.'),
+  BACKUP_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(1024 * 1024 * 1024)
+    .default(10 * 1024 * 1024)
+    .describe('Largest file the backup tool copies.'),
+  VALIDATE_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(60_000)
+    .default(2000)
+    .describe('Hard limit for one JSON Schema compile + validation, run in a worker thread that is terminated on overrun (TIMEOUT).'),
+});
 
 export type Config = z.output<typeof configSchema>;
 

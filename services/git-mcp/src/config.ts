@@ -13,7 +13,12 @@ export const configSchema = z.object({
   /** Time limit of one git process (push included). */
   GIT_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
   /** git_diff returns at most this many bytes of patch text. */
-  GIT_MAX_DIFF_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+  GIT_MAX_DIFF_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(64 * 1024 * 1024)
+    .default(1024 * 1024),
   /** git_push is refused with FORBIDDEN when false. */
   GIT_ALLOW_PUSH: bool(true),
   /** When set, git_push only pushes to these configured remote names. Empty: any configured remote. */

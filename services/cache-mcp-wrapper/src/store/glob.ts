@@ -37,7 +37,7 @@ export function compileGlob(pattern: string): Glob {
       let closed = false;
       while (j < chars.length) {
         let a = chars[j];
-        if (a === ']' ) {
+        if (a === ']') {
           closed = true;
           break;
         }

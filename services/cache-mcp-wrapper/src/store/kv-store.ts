@@ -47,7 +47,10 @@ export interface KvStore {
 
 /** The same words for the same refusals in both backends. */
 export const notInteger = () =>
-  new AppError('CONFLICT', 'The key holds a value that is not an integer; incr works only on integer values. Set a number first or use another key.');
+  new AppError(
+    'CONFLICT',
+    'The key holds a value that is not an integer; incr works only on integer values. Set a number first or use another key.',
+  );
 
 export const outOfRange = () =>
   new AppError('CONFLICT', `The increment would leave the safe integer range (±${Number.MAX_SAFE_INTEGER}); reset the key.`);

@@ -188,13 +188,17 @@ export class RedisKvStore implements KvStore {
 export function mapRedisError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   if (err instanceof ReplyError) {
-    const msg = err.message;
+    const msg = String((err as Error).message);
     if (msg.includes('NOT_INTEGER')) return notInteger();
     if (msg.includes('OUT_OF_RANGE')) return outOfRange();
     if (msg.startsWith('WRONGTYPE')) {
-      return new AppError('CONFLICT', 'The key holds a Redis type other than a string, so it was not written by this service; use another key.', {
-        cause: err,
-      });
+      return new AppError(
+        'CONFLICT',
+        'The key holds a Redis type other than a string, so it was not written by this service; use another key.',
+        {
+          cause: err,
+        },
+      );
     }
     if (msg.startsWith('OOM')) {
       return new AppError('UPSTREAM_ERROR', 'Redis is out of memory (maxmemory reached); delete keys or give them TTLs.', { cause: err });

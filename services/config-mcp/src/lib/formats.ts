@@ -38,9 +38,13 @@ export function formatFromPath(file: string): ConfigFormat | undefined {
 function parseError(format: ConfigFormat, field: string, issues: ParseIssue[]): AppError {
   const first = issues[0];
   const where = first?.line !== undefined ? ` at line ${first.line}, column ${first.column}` : '';
-  return new AppError('VALIDATION_ERROR', `The ${format.toUpperCase()} in ${field} does not parse${where}: ${first?.message ?? 'invalid'}. Fix it and retry.`, {
-    details: issues.slice(0, MAX_ISSUES),
-  });
+  return new AppError(
+    'VALIDATION_ERROR',
+    `The ${format.toUpperCase()} in ${field} does not parse${where}: ${first?.message ?? 'invalid'}. Fix it and retry.`,
+    {
+      details: issues.slice(0, MAX_ISSUES),
+    },
+  );
 }
 
 /** TOML dates and other non-JSON values become JSON values (dates as ISO strings). */
@@ -69,9 +73,7 @@ export function parseConfig(text: string, format: ConfigFormat, options: { field
       } catch {
         const loc = locateJsonError(source);
         throw parseError('json', field, [
-          loc
-            ? { path: field, message: loc.message, line: loc.line, column: loc.column }
-            : { path: field, message: 'not valid JSON' },
+          loc ? { path: field, message: loc.message, line: loc.line, column: loc.column } : { path: field, message: 'not valid JSON' },
         ]);
       }
     }
@@ -158,7 +160,10 @@ export function flattenForEnv(data: unknown): { entries: [string, string][]; iss
       return;
     }
     if (!ENV_KEY.test(key)) {
-      issues.push({ path: pointer, message: `"${key.slice(0, 100)}" is not a valid .env variable name (letters, digits, _ . -; not starting with a digit)` });
+      issues.push({
+        path: pointer,
+        message: `"${key.slice(0, 100)}" is not a valid .env variable name (letters, digits, _ . -; not starting with a digit)`,
+      });
       return;
     }
     entries.push([key, value === null || value === undefined ? '' : String(value)]);
@@ -209,7 +214,8 @@ export function serializeConfig(data: unknown, to: ConfigFormat, indent = 2): st
     case 'yaml':
       return YAML.stringify(data, { indent: Math.max(indent, 1) });
     case 'toml': {
-      if (!isPlainObject(data)) throw cannotConvert('toml', [{ path: '', message: 'TOML documents are tables; the top level must be an object' }]);
+      if (!isPlainObject(data))
+        throw cannotConvert('toml', [{ path: '', message: 'TOML documents are tables; the top level must be an object' }]);
       const nulls: string[] = [];
       findNulls(data, '', nulls);
       if (nulls.length > 0) {

@@ -30,7 +30,7 @@ export function locateJsonError(text: string): JsonErrorLocation | undefined {
   const stack: ('{' | '[')[] = [];
   // what the scanner expects next
   type Want = 'value' | 'value-or-close' | 'key' | 'key-or-close' | 'colon' | 'comma-or-close' | 'end';
-  let want: Want = 'value';
+  let want = 'value' as Want;
   const fail = (offset: number, message: string): JsonErrorLocation => ({ offset, ...lineColumn(text, offset), message });
   const skipWs = () => {
     while (i < text.length && (text[i] === ' ' || text[i] === '\t' || text[i] === '\n' || text[i] === '\r')) i++;

@@ -77,7 +77,13 @@ export function redactData(value: unknown, policy: SecretPolicy): RedactionResul
     const out: Record<string, unknown> = {};
     for (const [k, child] of Object.entries(v as Record<string, unknown>)) {
       const childPointer = `${pointer}/${pointerSegment(k)}`;
-      if (policy.isSecret(k) && child !== null && child !== undefined && child !== '' && (typeof child !== 'object' || Object.keys(child).length > 0)) {
+      if (
+        policy.isSecret(k) &&
+        child !== null &&
+        child !== undefined &&
+        child !== '' &&
+        (typeof child !== 'object' || Object.keys(child).length > 0)
+      ) {
         note(childPointer);
         out[k] = REDACTED;
       } else {

@@ -1,0 +1,33 @@
+import { baseEnvShape, loadConfig, type Env } from '@mcp-fleet/kit';
+import { collectionNameSchema } from '@mcp-fleet/vector-store';
+import { z } from 'zod';
+
+export const SERVICE_ID = 'advanced-memory-mcp';
+
+/** Compose files often pass `VAR=` for "unset". */
+const unsetIfEmpty = <S extends z.ZodType>(schema: S) => z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
+
+export const configSchema = z.object({
+  ...baseEnvShape,
+  /** Qdrant base URL; unset: the embedded vector store under DATA_DIR/advanced-memory-mcp. */
+  QDRANT_URL: unsetIfEmpty(z.url({ protocol: /^https?$/ })),
+  QDRANT_API_KEY: unsetIfEmpty(z.string().min(1)),
+  QDRANT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  MEMORY_COLLECTION: collectionNameSchema.default('memories'),
+  /** Memories read by one search_memories call (text search scans payloads). */
+  MEMORY_SCAN_LIMIT: z.coerce.number().int().min(100).max(1_000_000).default(50_000),
+  /** OpenAI-compatible server base URL (POST {url}/v1/embeddings); unset: the local deterministic embedder. */
+  EMBEDDINGS_URL: unsetIfEmpty(z.url({ protocol: /^https?$/ })),
+  EMBEDDINGS_MODEL: z.string().min(1).max(200).default('text-embedding-3-small'),
+  EMBEDDINGS_API_KEY: unsetIfEmpty(z.string().min(1)),
+  /** Expected size of remote embeddings; checked on every answer when set. */
+  EMBEDDINGS_DIMENSIONS: unsetIfEmpty(z.coerce.number().int().min(1).max(4096)),
+  EMBEDDINGS_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
+  LOCAL_EMBEDDING_DIMENSIONS: z.coerce.number().int().min(16).max(4096).default(384),
+});
+
+export type Config = z.output<typeof configSchema>;
+
+export function readConfig(env?: Env): Config {
+  return loadConfig(SERVICE_ID, configSchema, env);
+}

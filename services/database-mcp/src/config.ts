@@ -1,0 +1,68 @@
+import path from 'node:path';
+import { baseEnvShape, bool, ConfigError, loadConfig, type Env } from '@mcp-fleet/kit';
+import { parseDatabases, toConnectionSpec, type ConnectionSpec } from '@mcp-fleet/sql';
+import { z } from 'zod';
+
+export const SERVICE_ID = 'database-mcp';
+export const SANDBOX = 'sandbox';
+
+export const configSchema = z.object({
+  ...baseEnvShape,
+  /** Named connections: JSON {"name": {"url"|"file", "writable"}} or `name=url;name2=url2` (read-only). */
+  DATABASES: z.string().optional(),
+  /** Shortcut: one PostgreSQL connection named `main`. */
+  DATABASE_URL: z.string().optional(),
+  /** Make `main` writable (read-only by default). */
+  DATABASE_WRITABLE: bool(false),
+  /** The embedded sandbox file; default ${DATA_DIR}/database-mcp/sandbox.sqlite. */
+  DB_SANDBOX_FILE: z.string().min(1).optional(),
+  /** Rows returned at most per statement (callers may ask for fewer). */
+  DB_MAX_ROWS: z.coerce.number().int().min(1).max(10_000).default(1000),
+  DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(10_000),
+  /** Approximate JSON size of the rows of one answer. */
+  DB_MAX_RESULT_BYTES: z.coerce.number().int().min(1024).max(67_108_864).default(8_388_608),
+  /** PostgreSQL pool size per connection. */
+  DB_POOL_MAX: z.coerce.number().int().min(1).max(100).default(5),
+});
+
+export type EnvConfig = z.output<typeof configSchema>;
+
+export interface Config extends Omit<EnvConfig, 'DATABASES' | 'DATABASE_URL'> {
+  sandboxFile: string;
+  /** The sandbox first, then DATABASES, then DATABASE_URL as `main`. */
+  connections: ConnectionSpec[];
+}
+
+/** Turn the variables into named connection specs; problems name the variable, never a URL. */
+export function resolveConnections(c: EnvConfig): Config {
+  const problems: { variable: string; message: string }[] = [];
+  const sandboxFile = path.resolve(c.DB_SANDBOX_FILE ?? path.join(c.DATA_DIR, 'database-mcp', 'sandbox.sqlite'));
+  const connections: ConnectionSpec[] = [{ name: SANDBOX, engine: 'sqlite', file: sandboxFile, writable: true }];
+  try {
+    connections.push(...parseDatabases(c.DATABASES));
+  } catch (err) {
+    problems.push({ variable: 'DATABASES', message: (err as Error).message });
+  }
+  if (c.DATABASE_URL && c.DATABASE_URL.trim() !== '') {
+    try {
+      connections.push(toConnectionSpec('main', { url: c.DATABASE_URL.trim(), writable: c.DATABASE_WRITABLE }));
+    } catch (err) {
+      problems.push({ variable: 'DATABASE_URL', message: (err as Error).message });
+    }
+  }
+  const names = connections.map((s) => s.name);
+  const dup = names.find((n, i) => names.indexOf(n) !== i);
+  if (dup) {
+    problems.push({
+      variable: 'DATABASES',
+      message: `the name "${dup}" is taken (${dup === SANDBOX ? 'by the embedded sandbox' : 'DATABASE_URL is named main'}); pick another`,
+    });
+  }
+  if (problems.length > 0) throw new ConfigError(SERVICE_ID, problems);
+  const { DATABASES: _d, DATABASE_URL: _u, ...rest } = c;
+  return { ...rest, sandboxFile, connections };
+}
+
+export function readConfig(env?: Env): Config {
+  return resolveConnections(loadConfig(SERVICE_ID, configSchema, env));
+}

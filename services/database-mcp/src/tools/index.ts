@@ -1,0 +1,9 @@
+import { createDbQueryTool } from './db-query';
+import { createDbSampleTool } from './db-sample';
+import { createDbSchemaTool } from './db-schema';
+import { createDbTablesTool } from './db-tables';
+import type { DbToolDeps } from './shared';
+
+export function createTools(deps: DbToolDeps) {
+  return [createDbQueryTool(deps), createDbTablesTool(deps), createDbSchemaTool(deps), createDbSampleTool(deps)];
+}

@@ -1,0 +1,188 @@
+import path from 'node:path';
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import { AppError, ERROR_CODES, toAppError, type Logger } from '@mcp-fleet/kit';
+import type { ServiceEntry } from '@mcp-fleet/inventory';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
+import { defaultDownstreams, INVENTORY, SERVICE_ID, VERSION, type Config } from './config';
+import type { GatewayContext } from './context';
+import { Dispatcher } from './dispatch';
+import { makeSendError, originGuard, requestContext } from './http';
+import { McpHttp } from './mcp/http';
+import { looksLikeJsonRpc, PARSE_ERROR, sendRpcError } from './mcp/jsonrpc';
+import { createMcpServer } from './mcp/server';
+import { Providers } from './providers';
+import { Registry } from './registry';
+import { Router } from './router';
+import { registerInfoRoutes } from './routes/info';
+import { registerNativeRoutes } from './routes/native';
+import { registerProxyRoute } from './routes/proxy';
+import { SessionStore } from './sessions';
+import { GatewayStats } from './stats';
+import type { DownstreamSpec } from './types';
+
+export interface GatewayDeps {
+  config: Config;
+  logger: Logger;
+  /** The downstream registry; defaults to config.downstreams (built from the inventory by readConfig). */
+  services?: DownstreamSpec[];
+  /** The inventory shown by GET /services; defaults to the fleet's. */
+  inventory?: readonly ServiceEntry[];
+  /** Start polling at once (default true). */
+  autoStart?: boolean;
+  /** Process-level default metrics (off in tests that build many apps). */
+  defaultMetrics?: boolean;
+}
+
+export interface Gateway {
+  app: Express;
+  ctx: GatewayContext;
+  registry: Registry;
+  sessions: SessionStore;
+  mcp: McpHttp;
+  /** Poll every downstream now and rebuild the catalog. */
+  refresh(): Promise<void>;
+  /** Close sessions, flush the session store, stop polling, release pools. */
+  close(): Promise<void>;
+}
+
+/** True when a request that failed before its body was read was a JSON-RPC one. */
+function wantsJsonRpc(req: Request): boolean {
+  return (
+    req.path === '/mcp/rpc' ||
+    req.headers['mcp-session-id'] !== undefined ||
+    req.headers['mcp-protocol-version'] !== undefined ||
+    (req.headers.accept ?? '').includes('text/event-stream')
+  );
+}
+
+export function createApp(deps: GatewayDeps): Gateway {
+  const { config, logger } = deps;
+  const specs = deps.services ?? config.downstreams ?? defaultDownstreams({});
+  const dataDir = config.DATA_DIR;
+
+  const stats = new GatewayStats(SERVICE_ID, deps.defaultMetrics ?? false);
+  const registry = new Registry(specs, {
+    pollMs: config.HEALTH_POLL_MS,
+    healthTimeoutMs: config.HEALTH_TIMEOUT_MS,
+    connections: config.DOWNSTREAM_CONNECTIONS,
+    maxResponseBytes: config.DOWNSTREAM_MAX_RESPONSE_BYTES,
+    breakerFailures: config.BREAKER_FAILURES,
+    breakerCooldownMs: config.BREAKER_COOLDOWN_MS,
+    logger,
+  });
+  const inventory = deps.inventory ?? INVENTORY;
+  const router = new Router(registry, inventory, Math.max(1, Math.ceil(config.HEALTH_POLL_MS / 1000)));
+  const sessions = new SessionStore({
+    file: config.SESSION_DB ?? path.join(dataDir, 'gateway', 'contexts.sqlite'),
+    maxCallsPerSession: config.SESSION_MAX_CALLS,
+    flushMs: config.SESSION_FLUSH_MS,
+    retentionHours: config.SESSION_RETENTION_HOURS,
+    logger,
+  });
+  const dispatcher = new Dispatcher(registry, router, stats, sessions, {
+    service: SERVICE_ID,
+    timeoutMs: config.DOWNSTREAM_TIMEOUT_MS,
+    logger,
+  });
+
+  const ctx: GatewayContext = {
+    service: SERVICE_ID,
+    version: VERSION,
+    config,
+    logger,
+    dataDir,
+    inventory,
+    registry,
+    router,
+    dispatcher,
+    stats,
+    sessions,
+    providers: new Providers(config),
+    mcpSessionCount: () => mcp.count,
+  };
+  // One JSON Schema validator for every MCP server (building an Ajv per request would dominate its cost).
+  const validator = new AjvJsonSchemaValidator();
+  const mcp = new McpHttp({
+    buildServer: (sessionId) => createMcpServer({ ctx, validator, pageSize: config.MCP_PAGE_SIZE, sessionId }),
+    idleMs: config.MCP_SESSION_IDLE_MS,
+    maxSessions: config.MCP_MAX_SESSIONS,
+    logger,
+  });
+  registry.on('catalog', () => mcp.notifyToolsChanged());
+
+  const sendError = makeSendError(SERVICE_ID, logger, stats);
+  const guard = originGuard(config.ALLOWED_ORIGINS, sendError);
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', 'simple');
+  app.use(requestContext(stats));
+
+  // Passthrough first: its bodies stream to the downstream unparsed.
+  const proxy = registerProxyRoute(app, ctx, guard, sendError);
+
+  app.use('/mcp', (req, res, next) => (req.method === 'GET' ? next() : guard(req, res, next)));
+  // Any Content-Type is read as JSON on POST, so `curl -d '{...}'` works without -H.
+  app.use(express.json({ limit: config.BODY_LIMIT, strict: true, type: () => true }));
+
+  registerNativeRoutes(app, ctx, mcp);
+  registerInfoRoutes(app, ctx);
+
+  app.use((req: Request, res: Response) => {
+    sendError(
+      res,
+      new AppError(
+        'NOT_FOUND',
+        `No route ${req.method} ${req.path.slice(0, 200)} on ${SERVICE_ID}; GET /tools/list shows the tools, POST /mcp calls one, GET /services lists the services.`,
+      ),
+    );
+  });
+
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const type = (err as { type?: string }).type;
+    const onMcp = req.path === '/mcp' || req.path === '/mcp/rpc';
+    if (onMcp && type === 'entity.parse.failed' && (req.path === '/mcp/rpc' || looksLikeJsonRpc((err as { body?: unknown }).body))) {
+      stats.request('jsonrpc', false);
+      stats.error('PARSE_ERROR');
+      return sendRpcError(res, 400, null, PARSE_ERROR, 'Parse error: the body is not valid JSON.');
+    }
+    if (onMcp && type === 'entity.too.large' && wantsJsonRpc(req)) {
+      stats.request('jsonrpc', false);
+      stats.error('PAYLOAD_TOO_LARGE');
+      return sendRpcError(
+        res,
+        413,
+        null,
+        ERROR_CODES.PAYLOAD_TOO_LARGE.rpc,
+        `Payload too large: the body is over ${config.BODY_LIMIT}; send less data or raise BODY_LIMIT.`,
+      );
+    }
+    const appErr = toAppError(err);
+    if (appErr.code === 'VALIDATION_ERROR' && type === 'entity.parse.failed') {
+      return sendError(
+        res,
+        new AppError(
+          'VALIDATION_ERROR',
+          'The request body is not valid JSON; send {"tool": "<name>", "arguments": {...}} or a JSON-RPC 2.0 request.',
+          {
+            cause: err,
+          },
+        ),
+      );
+    }
+    sendError(res, appErr);
+  });
+
+  if (deps.autoStart !== false) registry.start();
+
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
+      await mcp.close();
+      await registry.close();
+      proxy.close();
+      await sessions.close();
+    })());
+
+  return { app, ctx, registry, sessions, mcp, refresh: () => registry.refresh(), close };
+}

@@ -1,0 +1,27 @@
+import type { Logger } from '@mcp-fleet/kit';
+import type { ServiceEntry } from '@mcp-fleet/inventory';
+import type { Config } from './config';
+import type { Dispatcher } from './dispatch';
+import type { Providers } from './providers';
+import type { Registry } from './registry';
+import type { Router } from './router';
+import type { SessionStore } from './sessions';
+import type { GatewayStats } from './stats';
+
+/** Everything the routes and the MCP server share. */
+export interface GatewayContext {
+  service: string;
+  version: string;
+  config: Config;
+  logger: Logger;
+  dataDir: string;
+  inventory: readonly ServiceEntry[];
+  registry: Registry;
+  router: Router;
+  dispatcher: Dispatcher;
+  stats: GatewayStats;
+  sessions: SessionStore;
+  providers: Providers;
+  /** Live MCP sessions (set once the MCP endpoint exists). */
+  mcpSessionCount: () => number;
+}

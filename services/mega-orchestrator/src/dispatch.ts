@@ -1,0 +1,242 @@
+import { AppError, errorEnvelope, isErrorCode, toAppError, type Logger } from '@mcp-fleet/kit';
+import type { Registry } from './registry';
+import type { Route, Router, Target } from './router';
+import type { SessionStore } from './sessions';
+import type { GatewayStats } from './stats';
+import type { RoutingMode, Transport } from './types';
+import { UpstreamFailure } from './upstream';
+
+export interface CallRequest {
+  tool: string;
+  args: Record<string, unknown>;
+  mode: RoutingMode;
+  transport: Transport;
+  requestId: string;
+  /** Call this service only (POST /mcp/{service}). */
+  service?: string;
+  sessionId?: string;
+  contextId?: string;
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
+export interface CallResult {
+  ok: boolean;
+  status: number;
+  /** The downstream's envelope (success or error), or the gateway's own error envelope. */
+  body: Record<string, unknown>;
+  code?: string;
+  service?: string;
+  durationMs: number;
+  retryAfter?: number;
+}
+
+export interface DispatcherOptions {
+  service: string;
+  timeoutMs: number;
+  logger: Logger;
+}
+
+/** Downstream error codes that say the downstream itself is broken (they count against its breaker). */
+const BREAKER_CODES = new Set(['INTERNAL']);
+
+function isEnvelope(v: unknown): v is Record<string, unknown> & { success: boolean } {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && typeof (v as { success?: unknown }).success === 'boolean';
+}
+
+const round = (ms: number) => Math.round(ms * 100) / 100;
+
+/** The one call path shared by native POST /mcp, POST /mcp/{service} and MCP tools/call. */
+export class Dispatcher {
+  private readonly debug: boolean;
+
+  constructor(
+    private readonly registry: Registry,
+    private readonly router: Router,
+    private readonly stats: GatewayStats,
+    private readonly sessions: SessionStore,
+    private readonly options: DispatcherOptions,
+  ) {
+    this.debug = options.logger.isDebugEnabled();
+  }
+
+  async call(req: CallRequest): Promise<CallResult> {
+    const started = performance.now();
+    let result: Omit<CallResult, 'durationMs'>;
+    try {
+      let route: Route;
+      if (req.service !== undefined) {
+        const service = this.registry.get(req.service);
+        if (!service) throw new AppError('NOT_FOUND', `No downstream service "${req.service.slice(0, 100)}"; GET /services lists them.`);
+        route = this.router.resolveOn(service, req.tool);
+      } else {
+        route = this.router.resolve(req.tool, req.mode);
+      }
+      result = await this.forward(route, req);
+    } catch (err) {
+      result = this.failure(toAppError(err));
+    }
+    const durationMs = round(performance.now() - started);
+    this.stats.call({
+      transport: req.transport,
+      tool: req.tool,
+      service: result.service,
+      ok: result.ok,
+      code: result.code,
+      durationMs,
+      mode: req.mode,
+      sessionId: req.sessionId,
+    });
+    if (req.sessionId !== undefined) {
+      this.sessions.enqueue({
+        sessionId: req.sessionId,
+        contextId: req.contextId,
+        tool: req.tool,
+        service: result.service,
+        transport: req.transport,
+        mode: req.mode,
+        success: result.ok,
+        code: result.code,
+        durationMs,
+        at: Date.now(),
+        args: req.args,
+      });
+    }
+    if (this.debug) {
+      this.options.logger.debug('tool call', {
+        tool: req.tool,
+        service: result.service,
+        status: result.status,
+        ms: durationMs,
+        requestId: req.requestId,
+      });
+    }
+    return { ...result, durationMs };
+  }
+
+  private failure(err: AppError, service?: string): Omit<CallResult, 'durationMs'> {
+    if (err.status >= 500 && err.code === 'INTERNAL') this.options.logger.error(err.message, { err: err.cause ?? err });
+    return {
+      ok: false,
+      status: err.status,
+      body: errorEnvelope(this.options.service, err) as unknown as Record<string, unknown>,
+      code: err.code,
+      ...(service ? { service } : {}),
+      ...(err.retryAfter !== undefined ? { retryAfter: err.retryAfter } : {}),
+    };
+  }
+
+  private async forward(route: Route, req: CallRequest): Promise<Omit<CallResult, 'durationMs'>> {
+    const argsJson = JSON.stringify(req.args);
+    let last: Omit<CallResult, 'durationMs'> | undefined;
+    for (let i = 0; i < route.candidates.length; i++) {
+      const target = route.candidates[i];
+      if (i > 0) this.stats.failovers += 1;
+      const outcome = await this.callTarget(target, req, argsJson, i < route.candidates.length - 1);
+      if (outcome.kind === 'answer') return outcome.result;
+      last = outcome.result;
+      if (outcome.kind === 'final') return last;
+      // 'next': the request never reached this service (refused or breaker open): try the next owner.
+    }
+    return last!;
+  }
+
+  private async callTarget(
+    target: Target,
+    req: CallRequest,
+    argsJson: string,
+    hasNext: boolean,
+  ): Promise<{ kind: 'answer' | 'final' | 'next'; result: Omit<CallResult, 'durationMs'> }> {
+    const { service } = target;
+    const body = `{"name":${JSON.stringify(target.toolName)},"arguments":${argsJson}}`;
+    const idempotent = target.tool?.annotations?.idempotentHint === true;
+    for (let attempt = 0; ; attempt++) {
+      if (!service.breaker.tryAcquire()) {
+        const retryAfter = service.breaker.retryAfterSeconds();
+        return {
+          kind: 'next',
+          result: this.failure(
+            new AppError('UPSTREAM_UNAVAILABLE', `${service.id} is failing and its circuit breaker is open; retry in ${retryAfter} s.`, {
+              retryAfter,
+            }),
+            service.id,
+          ),
+        };
+      }
+      try {
+        const answer = await service.upstream.request({
+          method: 'POST',
+          path: '/tools/call',
+          body,
+          requestId: req.requestId,
+          timeoutMs: req.timeoutMs ?? this.options.timeoutMs,
+          signal: req.signal,
+        });
+        if (isEnvelope(answer.json)) {
+          const code = typeof answer.json.code === 'string' ? answer.json.code : undefined;
+          if (answer.status >= 500 && (code === undefined || BREAKER_CODES.has(code))) service.breaker.onFailure();
+          else service.breaker.onSuccess();
+          const ok = answer.json.success === true && answer.status < 400;
+          return {
+            kind: 'answer',
+            result: {
+              ok,
+              status: answer.status,
+              body: answer.json,
+              service: service.id,
+              ...(ok ? {} : { code: code && isErrorCode(code) ? code : 'UPSTREAM_ERROR' }),
+            },
+          };
+        }
+        if (answer.status >= 500) service.breaker.onFailure();
+        else service.breaker.onSuccess();
+        return {
+          kind: 'answer',
+          result: this.failure(
+            new AppError(
+              'UPSTREAM_ERROR',
+              `${service.id} answered ${answer.status} with ${answer.problem ?? 'JSON that is not an envelope'}.`,
+            ),
+            service.id,
+          ),
+        };
+      } catch (err) {
+        if (!(err instanceof UpstreamFailure)) throw err;
+        if (err.kind === 'aborted') {
+          service.breaker.release();
+          return {
+            kind: 'final',
+            result: this.failure(new AppError('TIMEOUT', 'The client went away before the call finished.'), service.id),
+          };
+        }
+        service.breaker.onFailure();
+        if (err.kind === 'timeout') {
+          return {
+            kind: 'final',
+            result: this.failure(
+              new AppError(
+                'TIMEOUT',
+                `${target.toolName} on ${service.id} did not answer within ${req.timeoutMs ?? this.options.timeoutMs} ms; narrow the request or retry later.`,
+              ),
+              service.id,
+            ),
+          };
+        }
+        this.registry.suspect(service.id);
+        const failed = this.failure(
+          new AppError('UPSTREAM_UNAVAILABLE', `${service.id} is unavailable: ${err.message}. GET /services shows its state.`, {
+            retryAfter: 1,
+          }),
+          service.id,
+        );
+        // Never delivered: another owner may take it (auto mode lists the other healthy owners after this one).
+        if (!err.delivered && hasNext) return { kind: 'next', result: failed };
+        if (attempt === 0 && idempotent) {
+          this.stats.retries += 1;
+          continue;
+        }
+        return { kind: 'final', result: failed };
+      }
+    }
+  }
+}

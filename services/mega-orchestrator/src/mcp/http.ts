@@ -1,0 +1,219 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { Request, Response } from 'express';
+import type { Logger } from '@mcp-fleet/kit';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import {
+  isInitializeRequest,
+  JSONRPCMessageSchema,
+  LATEST_PROTOCOL_VERSION,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from '@modelcontextprotocol/sdk/types.js';
+import { INVALID_PARAMS, INVALID_REQUEST, invalidMessage, rpcError, sendRpcError, type RpcId } from './jsonrpc';
+
+interface LiveSession {
+  id: string;
+  server: Server;
+  transport: StreamableHTTPServerTransport;
+  createdAt: number;
+  lastSeen: number;
+}
+
+export interface McpHttpOptions {
+  /** Builds the SDK Server for a session (or for one sessionless request). */
+  buildServer: (sessionId: () => string | undefined) => Server;
+  idleMs: number;
+  maxSessions: number;
+  logger: Logger;
+}
+
+const idOf = (m: Record<string, unknown>): RpcId => (typeof m.id === 'string' || typeof m.id === 'number' ? m.id : null);
+
+/** Replaces a request header in both views the SDK's Node adapter reads (headers and rawHeaders). */
+function setHeader(req: IncomingMessage, name: string, value: string): void {
+  req.headers[name] = value;
+  const raw = req.rawHeaders;
+  for (let i = raw.length - 2; i >= 0; i -= 2) if (raw[i].toLowerCase() === name) raw.splice(i, 2);
+  raw.push(name, value);
+}
+
+/**
+ * The Streamable HTTP transport contract is strict about headers; curl users are not. Requests are
+ * normalised so that a bare `curl -d '{"jsonrpc":...}'` works: the Accept header is completed, the
+ * body (already parsed, whatever its Content-Type) is declared JSON, and a protocol version the SDK
+ * does not know (e.g. 2026-07-28) is read as the newest one it does.
+ */
+export function normaliseRequest(req: IncomingMessage): void {
+  const accept = req.headers.accept ?? '';
+  if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
+    setHeader(req, 'accept', 'application/json, text/event-stream');
+  }
+  if (req.method === 'POST' && !/^application\/json\b/i.test(req.headers['content-type'] ?? ''))
+    setHeader(req, 'content-type', 'application/json');
+  const version = req.headers['mcp-protocol-version'];
+  if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version))
+    setHeader(req, 'mcp-protocol-version', LATEST_PROTOCOL_VERSION);
+}
+
+/** MCP over Streamable HTTP: stateful sessions for clients that initialize, one-shot transports for the rest. */
+export class McpHttp {
+  private readonly sessions = new Map<string, LiveSession>();
+  private readonly sweeper: NodeJS.Timeout;
+  private closed = false;
+
+  constructor(private readonly options: McpHttpOptions) {
+    this.sweeper = setInterval(() => this.sweep(), Math.min(60_000, Math.max(1000, Math.floor(options.idleMs / 2))));
+    this.sweeper.unref();
+  }
+
+  get count(): number {
+    return this.sessions.size;
+  }
+
+  async handlePost(req: Request, res: Response, body: unknown): Promise<void> {
+    const invalid = invalidMessage(body);
+    if (invalid) return sendRpcError(res, 400, invalid.id, INVALID_REQUEST, invalid.message);
+    const messages = (Array.isArray(body) ? body : [body]) as Record<string, unknown>[];
+    // What the SDK transport would reject as a "parse error" is a JSON-RPC invalid request.
+    const malformed = messages.find((m) => !JSONRPCMessageSchema.safeParse(m).success);
+    if (malformed) {
+      return sendRpcError(
+        res,
+        400,
+        idOf(malformed),
+        INVALID_REQUEST,
+        'Invalid Request: the message does not match JSON-RPC 2.0 as MCP uses it (check params._meta).',
+      );
+    }
+    // The SDK would answer a malformed initialize with an internal error; it is invalid params.
+    const badInit = messages.find((m) => m.method === 'initialize' && !isInitializeRequest(m));
+    if (badInit) {
+      res
+        .status(200)
+        .json(
+          rpcError(
+            idOf(badInit),
+            INVALID_PARAMS,
+            'initialize needs params.protocolVersion (e.g. "2025-11-25"), params.capabilities ({}) and params.clientInfo ({name, version}).',
+          ),
+        );
+      return;
+    }
+    normaliseRequest(req);
+    const sid = req.headers['mcp-session-id'];
+    if (typeof sid === 'string' && sid !== '') {
+      const live = this.sessions.get(sid);
+      if (!live) {
+        return sendRpcError(
+          res,
+          404,
+          null,
+          -32001,
+          'Session not found: it expired or was closed. Initialize again, or send requests without Mcp-Session-Id.',
+        );
+      }
+      live.lastSeen = Date.now();
+      this.sessions.delete(sid);
+      this.sessions.set(sid, live); // most recently used last
+      await live.transport.handleRequest(req, res, body);
+      return;
+    }
+    if (messages.some((m) => isInitializeRequest(m))) {
+      await this.initialize(req, res, body);
+      return;
+    }
+    await this.sessionless(req, res, body);
+  }
+
+  private async initialize(req: Request, res: Response, body: unknown): Promise<void> {
+    if (this.closed) return sendRpcError(res, 503, null, -32000, 'The gateway is shutting down.');
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      enableJsonResponse: true,
+      onsessioninitialized: (id) => {
+        live.id = id;
+        this.sessions.set(id, live);
+        this.evictBeyondLimit();
+      },
+      onsessionclosed: (id) => {
+        if (id) this.sessions.delete(id);
+      },
+    });
+    const server = this.options.buildServer(() => transport.sessionId);
+    const live: LiveSession = { id: '', server, transport, createdAt: Date.now(), lastSeen: Date.now() };
+    transport.onclose = () => {
+      if (live.id) this.sessions.delete(live.id);
+    };
+    await server.connect(transport);
+    await transport.handleRequest(req, res, body);
+    // An initialize that failed (e.g. batched with other requests) leaves nothing behind.
+    if (!transport.sessionId) await server.close().catch(() => undefined);
+  }
+
+  private async sessionless(req: Request, res: Response, body: unknown): Promise<void> {
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    const server = this.options.buildServer(() => undefined);
+    res.on('close', () => {
+      void server.close().catch(() => undefined);
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res, body);
+  }
+
+  /** GET (the SSE stream for server notifications) and DELETE (end the session). */
+  async handleSession(req: Request, res: Response): Promise<void> {
+    const sid = req.headers['mcp-session-id'];
+    if (typeof sid !== 'string' || sid === '') {
+      return sendRpcError(
+        res,
+        400,
+        null,
+        -32000,
+        `${req.method} /mcp needs an Mcp-Session-Id header; initialize first (POST /mcp). Sessionless clients only POST.`,
+      );
+    }
+    const live = this.sessions.get(sid);
+    if (!live) return sendRpcError(res, 404, null, -32001, 'Session not found: it expired or was closed. Initialize again.');
+    live.lastSeen = Date.now();
+    const version = req.headers['mcp-protocol-version'];
+    if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version))
+      setHeader(req, 'mcp-protocol-version', LATEST_PROTOCOL_VERSION);
+    await live.transport.handleRequest(req, res);
+  }
+
+  /** Tell every connected session that the tool list changed (delivered on its GET stream, if open). */
+  notifyToolsChanged(): void {
+    for (const live of this.sessions.values()) {
+      live.server
+        .sendToolListChanged()
+        .catch((err: Error) => this.options.logger.debug('list_changed not delivered', { err: err.message }));
+    }
+  }
+
+  private evictBeyondLimit(): void {
+    while (this.sessions.size > this.options.maxSessions) {
+      const oldest = this.sessions.values().next().value;
+      if (!oldest) break;
+      this.options.logger.info('closing the least recently used MCP session (MCP_MAX_SESSIONS reached)', { session: oldest.id });
+      void this.end(oldest);
+    }
+  }
+
+  private sweep(): void {
+    const cutoff = Date.now() - this.options.idleMs;
+    for (const live of [...this.sessions.values()]) if (live.lastSeen < cutoff) void this.end(live);
+  }
+
+  private async end(live: LiveSession): Promise<void> {
+    this.sessions.delete(live.id);
+    await live.transport.close().catch(() => undefined);
+    await live.server.close().catch(() => undefined);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.sweeper);
+    await Promise.all([...this.sessions.values()].map((s) => this.end(s)));
+  }
+}

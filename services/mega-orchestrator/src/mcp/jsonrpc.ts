@@ -1,0 +1,58 @@
+import type { Response } from 'express';
+
+export const PARSE_ERROR = -32700;
+export const INVALID_REQUEST = -32600;
+export const METHOD_NOT_FOUND = -32601;
+export const INVALID_PARAMS = -32602;
+
+export type RpcId = string | number | null;
+
+export function rpcError(id: RpcId, code: number, message: string, data?: unknown): Record<string, unknown> {
+  return { jsonrpc: '2.0', id, error: { code, message, ...(data !== undefined ? { data } : {}) } };
+}
+
+export function sendRpcError(res: Response, status: number, id: RpcId, code: number, message: string, data?: unknown): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  res.status(status).json(rpcError(id, code, message, data));
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function idOf(m: Record<string, unknown>): RpcId {
+  const id = m.id;
+  return typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id)) ? id : null;
+}
+
+/**
+ * Checks the JSON-RPC 2.0 envelope of every message (the SDK transport would call a malformed
+ * message a parse error; JSON-RPC calls it an invalid request, -32600). Returns the first problem.
+ */
+export function invalidMessage(body: unknown): { id: RpcId; message: string } | undefined {
+  const messages = Array.isArray(body) ? body : [body];
+  if (messages.length === 0) return { id: null, message: 'Invalid Request: an empty batch.' };
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i];
+    const where = Array.isArray(body) ? ` (batch item ${i})` : '';
+    if (!isObject(m)) return { id: null, message: `Invalid Request${where}: a JSON-RPC message is an object.` };
+    const id = idOf(m);
+    if (m.jsonrpc !== '2.0') return { id, message: `Invalid Request${where}: "jsonrpc" must be "2.0".` };
+    if ('id' in m && id === null) return { id: null, message: `Invalid Request${where}: "id" must be a string or an integer.` };
+    if ('method' in m) {
+      if (typeof m.method !== 'string' || m.method === '')
+        return { id, message: `Invalid Request${where}: "method" must be a non-empty string.` };
+      if ('params' in m && !isObject(m.params)) return { id, message: `Invalid Request${where}: "params" must be an object.` };
+      continue;
+    }
+    if (('result' in m || 'error' in m) && 'id' in m) continue; // a response to a server request
+    return { id, message: `Invalid Request${where}: a request needs "method" (and "id" unless it is a notification).` };
+  }
+  return undefined;
+}
+
+/** True when raw text that failed to parse was meant as JSON-RPC. */
+export function looksLikeJsonRpc(raw: unknown): boolean {
+  return typeof raw === 'string' && /"jsonrpc"\s*:/.test(raw.slice(0, 4096));
+}

@@ -1,0 +1,145 @@
+import { paginate, AppError } from '@mcp-fleet/kit';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
+import { z } from 'zod';
+import type { Catalog } from '../catalog';
+import type { GatewayContext } from '../context';
+import { ROUTING_MODES, type RoutingMode } from '../types';
+import { healthView, RESOURCES, schemaView, servicesView, toolListing } from '../views';
+import { INVALID_PARAMS } from './jsonrpc';
+
+const RESOURCE_NOT_FOUND = -32002;
+
+// Loose request schemas: the handlers check params themselves so bad params are -32602, not -32603.
+const params = z.record(z.string(), z.unknown()).optional();
+const ListTools = z.object({ method: z.literal('tools/list'), params });
+const CallTool = z.object({ method: z.literal('tools/call'), params });
+const ListResources = z.object({ method: z.literal('resources/list'), params });
+const ReadResource = z.object({ method: z.literal('resources/read'), params });
+const ListTemplates = z.object({ method: z.literal('resources/templates/list'), params });
+
+interface McpTool {
+  name: string;
+  title?: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  annotations?: Record<string, unknown>;
+}
+
+const mcpToolCache = new WeakMap<Catalog, McpTool[]>();
+
+function mcpTools(catalog: Catalog): McpTool[] {
+  let list = mcpToolCache.get(catalog);
+  if (!list) {
+    list = toolListing(catalog).map((t) => ({
+      name: t.name,
+      ...(t.title ? { title: t.title } : {}),
+      description: t.description,
+      inputSchema: t.inputSchema,
+      annotations: t.annotations,
+    }));
+    mcpToolCache.set(catalog, list);
+  }
+  return list;
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+const ID = /^[\w.:-]{1,128}$/;
+
+export interface McpServerOptions {
+  ctx: GatewayContext;
+  validator: jsonSchemaValidator;
+  pageSize: number;
+  /** The Mcp-Session-Id, once the session exists (undefined for sessionless requests). */
+  sessionId: () => string | undefined;
+}
+
+/** The low-level SDK Server behind one MCP session (or one sessionless request). */
+export function createMcpServer({ ctx, validator, pageSize, sessionId }: McpServerOptions): Server {
+  const server = new Server(
+    { name: ctx.service, title: 'mcp-fleet gateway', version: ctx.version },
+    {
+      capabilities: { tools: { listChanged: true }, resources: {} },
+      jsonSchemaValidator: validator,
+      instructions:
+        'One catalog for the whole fleet. Names offered by several services are listed plain for their primary owner and as ' +
+        '<service-id>__<tool> for every owner. Optional params._meta: mode ("auto" or "primary"), context_id, and session_id (sessionless requests).',
+    },
+  );
+
+  server.setRequestHandler(ListTools, (req) => {
+    const cursor = req.params?.cursor;
+    if (cursor !== undefined && typeof cursor !== 'string') throw new McpError(INVALID_PARAMS, 'cursor must be a string');
+    try {
+      const page = paginate(mcpTools(ctx.registry.catalog), pageSize, cursor);
+      return { tools: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
+    } catch (err) {
+      throw new McpError(INVALID_PARAMS, err instanceof AppError ? err.message : 'invalid cursor');
+    }
+  });
+
+  server.setRequestHandler(CallTool, async (req, extra): Promise<CallToolResult> => {
+    const p = req.params ?? {};
+    const name = p.name as string;
+    const args = (p.arguments ?? {}) as Record<string, unknown>;
+    const meta = isPlainObject(p._meta) ? p._meta : {};
+    let mode: RoutingMode = 'auto';
+    if (meta.mode !== undefined) {
+      if (!ROUTING_MODES.includes(meta.mode as RoutingMode)) {
+        throw new McpError(INVALID_PARAMS, `_meta.mode must be one of: ${ROUTING_MODES.join(', ')} (GET /modes describes them).`);
+      }
+      mode = meta.mode as RoutingMode;
+    }
+    const contextId = typeof meta.context_id === 'string' && ID.test(meta.context_id) ? meta.context_id : undefined;
+    const headerId = extra.requestInfo?.headers['x-request-id'];
+    const out = await ctx.dispatcher.call({
+      tool: name,
+      args,
+      mode,
+      transport: 'jsonrpc',
+      requestId: typeof headerId === 'string' ? headerId : String(extra.requestId),
+      // Sessionless clients may name a session in _meta to have their calls recorded.
+      sessionId: sessionId() ?? (typeof meta.session_id === 'string' && ID.test(meta.session_id) ? meta.session_id : undefined),
+      contextId,
+      signal: extra.signal,
+    });
+    if (!out.ok && out.code === 'UNKNOWN_TOOL') throw new McpError(INVALID_PARAMS, String(out.body.error));
+    if (out.ok) {
+      const result = out.body.result;
+      return {
+        content: [{ type: 'text', text: JSON.stringify(result) ?? 'null' }],
+        structuredContent: isPlainObject(result) ? result : { result },
+        isError: false,
+      };
+    }
+    return {
+      content: [{ type: 'text', text: JSON.stringify(out.body) }],
+      structuredContent: out.body,
+      isError: true,
+    };
+  });
+
+  server.setRequestHandler(ListResources, () => ({ resources: RESOURCES.map((r) => ({ ...r })) }));
+  server.setRequestHandler(ListTemplates, () => ({ resourceTemplates: [] }));
+
+  server.setRequestHandler(ReadResource, (req) => {
+    const uri = req.params?.uri;
+    if (typeof uri !== 'string') throw new McpError(INVALID_PARAMS, 'resources/read needs params.uri (a string).');
+    const views: Record<string, () => unknown> = {
+      'mega://health': () => healthView(ctx),
+      'mega://services': () => servicesView(ctx),
+      'mega://schema': () => schemaView(ctx),
+    };
+    const view = Object.prototype.hasOwnProperty.call(views, uri) ? views[uri] : undefined;
+    if (!view)
+      throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri.slice(0, 200)}. resources/list shows the three resources.`, {
+        uri: uri.slice(0, 200),
+      });
+    return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(view()) }] };
+  });
+
+  server.onerror = (err) => ctx.logger.debug('mcp server error', { err: err.message });
+  return server;
+}

@@ -1,0 +1,276 @@
+import { EventEmitter } from 'node:events';
+import { createHash } from 'node:crypto';
+import { TOOL_NAME, type Logger } from '@mcp-fleet/kit';
+import { CircuitBreaker } from './breaker';
+import { buildCatalog, type Catalog } from './catalog';
+import type { DownstreamSpec, DownstreamTool, ServiceHealth } from './types';
+import { Upstream, UpstreamFailure, type UpstreamAnswer } from './upstream';
+
+export interface RegistryOptions {
+  pollMs: number;
+  healthTimeoutMs: number;
+  connections: number;
+  maxResponseBytes: number;
+  breakerFailures: number;
+  breakerCooldownMs: number;
+  logger: Logger;
+}
+
+export interface PollResult {
+  at: string;
+  ok: boolean;
+  latencyMs: number;
+  reason?: string;
+  /** The status the downstream's /health reported (healthy, degraded). */
+  reported?: string;
+}
+
+/** Everything the gateway knows about one downstream. */
+export class ServiceState {
+  health: ServiceHealth = 'unknown';
+  reason?: string = 'not checked yet';
+  lastChecked?: number;
+  lastPoll?: PollResult;
+  /** Tools offered now (kept from the last good poll while unhealthy, for the debug view). */
+  tools: DownstreamTool[] = [];
+  toolsByName = new Map<string, DownstreamTool>();
+  /** Names declared by the inventory or ever seen: a call to one while down is UPSTREAM_UNAVAILABLE. */
+  readonly known = new Set<string>();
+  toolsSignature = '';
+  polls = { ok: 0, failed: 0 };
+  readonly breaker: CircuitBreaker;
+  readonly upstream: Upstream;
+  readonly primaryFor: string[];
+
+  constructor(
+    readonly spec: DownstreamSpec,
+    readonly order: number,
+    options: RegistryOptions,
+  ) {
+    this.upstream = new Upstream(spec.url, {
+      connections: options.connections,
+      maxResponseBytes: options.maxResponseBytes,
+      connectTimeoutMs: Math.min(options.healthTimeoutMs, 10_000),
+    });
+    this.breaker = new CircuitBreaker({ failureThreshold: options.breakerFailures, cooldownMs: options.breakerCooldownMs });
+    this.primaryFor = [...(spec.primaryFor ?? [])];
+    for (const t of spec.tools ?? []) this.known.add(t);
+  }
+
+  get id(): string {
+    return this.spec.id;
+  }
+
+  get healthy(): boolean {
+    return this.health === 'healthy';
+  }
+
+  /** Why calls to it fail fast, for errors. */
+  unavailableReason(): string {
+    if (this.health === 'unknown') return 'it has not been checked yet';
+    return this.reason ?? 'it is unhealthy';
+  }
+}
+
+function isToolList(v: unknown): v is { tools: unknown[] } {
+  return typeof v === 'object' && v !== null && Array.isArray((v as { tools?: unknown }).tools);
+}
+
+function toTool(raw: unknown): DownstreamTool | undefined {
+  if (typeof raw !== 'object' || raw === null) return undefined;
+  const t = raw as Record<string, unknown>;
+  if (typeof t.name !== 'string' || t.name === '') return undefined;
+  const schema =
+    typeof t.inputSchema === 'object' && t.inputSchema !== null && !Array.isArray(t.inputSchema)
+      ? (t.inputSchema as Record<string, unknown>)
+      : { type: 'object' };
+  return {
+    name: t.name,
+    ...(typeof t.title === 'string' ? { title: t.title } : {}),
+    description: typeof t.description === 'string' ? t.description : '',
+    inputSchema: schema.type === 'object' ? schema : { ...schema, type: 'object' },
+    annotations: typeof t.annotations === 'object' && t.annotations !== null ? (t.annotations as DownstreamTool['annotations']) : {},
+  };
+}
+
+/**
+ * The downstream registry: polls every service's /health and, when healthy, its /tools/list, and
+ * rebuilds the catalog. Emits 'catalog' when the listed tools change and 'health' when a service
+ * comes or goes.
+ */
+export class Registry extends EventEmitter {
+  readonly services: ServiceState[];
+  private readonly byId = new Map<string, ServiceState>();
+  catalog: Catalog;
+  private timer?: NodeJS.Timeout;
+  private round?: Promise<void>;
+  private readonly suspects = new Set<string>();
+  private suspectTimer?: NodeJS.Timeout;
+  private closed = false;
+  private readonly warned = new Set<string>();
+
+  constructor(
+    specs: readonly DownstreamSpec[],
+    private readonly options: RegistryOptions,
+  ) {
+    super();
+    this.services = specs.map((spec, i) => new ServiceState(spec, i, options));
+    for (const s of this.services) {
+      if (this.byId.has(s.id)) throw new Error(`downstream ${s.id} is registered twice`);
+      this.byId.set(s.id, s);
+    }
+    this.catalog = this.build();
+  }
+
+  get(id: string): ServiceState | undefined {
+    return this.byId.get(id);
+  }
+
+  /** Poll now and every pollMs. */
+  start(): void {
+    void this.refresh();
+    this.timer = setInterval(() => void this.refresh(), this.options.pollMs);
+    this.timer.unref();
+  }
+
+  /** Poll every service now (after any poll already running) and rebuild the catalog. */
+  refresh(): Promise<void> {
+    const next = (this.round ?? Promise.resolve()).then(() => this.pollServices(this.services));
+    this.round = next.catch(() => undefined);
+    return next;
+  }
+
+  /** A call just failed to connect: re-check that service soon instead of waiting for the next round. */
+  suspect(id: string): void {
+    if (this.closed) return;
+    this.suspects.add(id);
+    if (this.suspectTimer) return;
+    this.suspectTimer = setTimeout(() => {
+      this.suspectTimer = undefined;
+      const list = this.services.filter((s) => this.suspects.has(s.id));
+      this.suspects.clear();
+      const next = (this.round ?? Promise.resolve()).then(() => this.pollServices(list));
+      this.round = next.catch(() => undefined);
+    }, 50);
+    this.suspectTimer.unref();
+  }
+
+  private async pollServices(list: readonly ServiceState[]): Promise<void> {
+    if (this.closed) return;
+    const before = this.services.map((s) => s.health).join(',');
+    await Promise.all(list.map((s) => this.pollOne(s)));
+    if (this.closed) return;
+    const previous = this.catalog;
+    this.catalog = this.build();
+    if (this.services.map((s) => s.health).join(',') !== before) this.emit('health');
+    if (previous.signature !== this.catalog.signature) this.emit('catalog', this.catalog);
+  }
+
+  private build(): Catalog {
+    const catalog = buildCatalog(
+      this.services.map((s) => ({
+        id: s.id,
+        healthy: s.healthy,
+        tools: s.healthy ? s.tools : [],
+        known: s.known,
+        primaryFor: s.primaryFor,
+        signature: s.toolsSignature,
+      })),
+    );
+    for (const skip of catalog.skipped) {
+      const key = `${skip.service}/${skip.name}`;
+      if (this.warned.has(key)) continue;
+      this.warned.add(key);
+      this.options.logger.warn(`catalog skips ${skip.name} of ${skip.service}: ${skip.reason}`);
+    }
+    return catalog;
+  }
+
+  private async probe(s: ServiceState, path: string): Promise<UpstreamAnswer> {
+    const req = { method: 'GET' as const, path, timeoutMs: this.options.healthTimeoutMs };
+    try {
+      return await s.upstream.request(req);
+    } catch (err) {
+      // A keep-alive socket the downstream closed (e.g. it restarted): one fresh attempt.
+      if (err instanceof UpstreamFailure && err.kind === 'connection') return s.upstream.request(req);
+      throw err;
+    }
+  }
+
+  private async pollOne(s: ServiceState): Promise<void> {
+    const started = performance.now();
+    const wasHealthy = s.healthy;
+    let reason: string | undefined;
+    let reported: string | undefined;
+    try {
+      const health = await this.probe(s, '/health');
+      reported = typeof (health.json as { status?: unknown })?.status === 'string' ? (health.json as { status: string }).status : undefined;
+      if (health.status !== 200) {
+        reason = `health answered ${health.status}`;
+      } else {
+        const list = await this.probe(s, '/tools/list');
+        if (list.status !== 200) reason = `tools/list answered ${list.status}`;
+        else if (!isToolList(list.json)) reason = `tools/list answered ${list.problem ?? 'JSON without a tools array'}`;
+        else this.acceptTools(s, list.json.tools);
+      }
+    } catch (err) {
+      reason = err instanceof UpstreamFailure ? err.message : `probe failed: ${(err as Error).message}`;
+    }
+    const latencyMs = Math.round((performance.now() - started) * 100) / 100;
+    s.lastChecked = Date.now();
+    s.lastPoll = {
+      at: new Date(s.lastChecked).toISOString(),
+      ok: reason === undefined,
+      latencyMs,
+      ...(reason ? { reason } : {}),
+      ...(reported ? { reported } : {}),
+    };
+    if (reason === undefined) {
+      s.polls.ok += 1;
+      s.health = 'healthy';
+      s.reason = undefined;
+      // It came back: calls may go out again at once.
+      if (!wasHealthy) {
+        s.breaker.reset();
+        this.options.logger.info(`${s.id} is healthy`, { url: s.upstream.url, tools: s.tools.length });
+      }
+    } else {
+      s.polls.failed += 1;
+      s.health = 'unhealthy';
+      s.reason = reason;
+      if (wasHealthy) this.options.logger.warn(`${s.id} is unhealthy: ${reason}`, { url: s.upstream.url });
+    }
+  }
+
+  private acceptTools(s: ServiceState, raw: unknown[]): void {
+    const tools: DownstreamTool[] = [];
+    for (const item of raw) {
+      const tool = toTool(item);
+      if (!tool) continue;
+      if (!TOOL_NAME.test(tool.name)) {
+        const key = `${s.id}/${tool.name}`;
+        if (!this.warned.has(key)) {
+          this.warned.add(key);
+          this.options.logger.warn(`${s.id} offers a tool whose name does not match ^[a-zA-Z0-9_-]{1,64}$; it is not routed`, {
+            tool: tool.name.slice(0, 100),
+          });
+        }
+        continue;
+      }
+      tools.push(tool);
+    }
+    const signature = createHash('sha1').update(JSON.stringify(tools)).digest('base64url');
+    if (signature === s.toolsSignature) return;
+    s.toolsSignature = signature;
+    s.tools = tools;
+    s.toolsByName = new Map(tools.map((t) => [t.name, t]));
+    for (const t of tools) s.known.add(t.name);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    if (this.suspectTimer) clearTimeout(this.suspectTimer);
+    await Promise.all(this.services.map((s) => s.upstream.destroy().catch(() => undefined)));
+  }
+}

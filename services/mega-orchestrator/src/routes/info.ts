@@ -1,0 +1,209 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import v8 from 'node:v8';
+import type { Express } from 'express';
+import { AppError, MAX_LIMIT, paginate, parseOrThrow } from '@mcp-fleet/kit';
+import { z } from 'zod';
+import type { GatewayContext } from '../context';
+import { healthView, modesView, schemaView, servicesView, toolListing } from '../views';
+
+const listQuery = z
+  .object({
+    limit: z.coerce.number().int().min(1).max(MAX_LIMIT).optional().describe('Items per page (1-500); all tools when omitted.'),
+    cursor: z.string().max(512).optional().describe('nextCursor from the previous page.'),
+  })
+  .strict();
+
+const MAX_FILES_WALKED = 10_000;
+
+async function walk(dir: string): Promise<{ files: number; bytes: number; truncated: boolean }> {
+  let files = 0;
+  let bytes = 0;
+  const stack = [dir];
+  while (stack.length > 0) {
+    const current = stack.pop()!;
+    const entries = await fs.readdir(current, { withFileTypes: true }).catch(() => []);
+    for (const e of entries) {
+      const full = path.join(current, e.name);
+      if (e.isDirectory()) stack.push(full);
+      else if (e.isFile()) {
+        files += 1;
+        bytes += (await fs.stat(full).catch(() => undefined))?.size ?? 0;
+        if (files >= MAX_FILES_WALKED) return { files, bytes, truncated: true };
+      }
+    }
+  }
+  return { files, bytes, truncated: false };
+}
+
+export function registerInfoRoutes(app: Express, ctx: GatewayContext): void {
+  const { registry, stats } = ctx;
+
+  app.get('/health', (_req, res) => {
+    res.json(healthView(ctx));
+  });
+
+  app.get('/status', (_req, res) => {
+    const healthy = registry.services.filter((s) => s.healthy).length;
+    res.json({
+      status: healthy === registry.services.length ? 'healthy' : 'degraded',
+      service: ctx.service,
+      version: ctx.version,
+      uptimeSeconds: Math.round((Date.now() - stats.startedAt) / 1000),
+      services: { healthy, total: registry.services.length },
+      tools: registry.catalog.entries.length,
+      mcpSessions: ctx.mcpSessionCount(),
+      timestamp: new Date().toISOString(),
+    });
+  });
+
+  app.get('/services', (_req, res) => {
+    res.json(servicesView(ctx));
+  });
+
+  app.get('/tools/list', (req, res) => {
+    const q = parseOrThrow(listQuery, req.query, 'query; use ?limit=1-500&cursor=<nextCursor>');
+    const all = toolListing(registry.catalog);
+    if (q.limit === undefined && q.cursor === undefined) {
+      res.json({ tools: all, count: all.length });
+      return;
+    }
+    const page = paginate(all, q.limit ?? 50, q.cursor);
+    res.json({ tools: page.items, count: all.length, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) });
+  });
+
+  app.get('/mcp/schema', (_req, res) => {
+    res.json(schemaView(ctx));
+  });
+
+  app.get('/modes', (_req, res) => {
+    res.json(modesView(ctx));
+  });
+
+  app.get('/stats', (_req, res) => {
+    res.json({
+      service: ctx.service,
+      ...stats.snapshot(),
+      mcpSessions: ctx.mcpSessionCount(),
+      sessionStore: { queued: ctx.sessions.queued, written: ctx.sessions.written, dropped: ctx.sessions.dropped },
+      catalog: { tools: registry.catalog.entries.length, builtAt: new Date(registry.catalog.builtAt).toISOString() },
+    });
+  });
+
+  app.get('/providers', async (_req, res) => {
+    const report = await ctx.providers.report();
+    const configured = report.providers.filter((p) => p.configured).length;
+    res.json({ ...report, count: report.providers.length, configured });
+  });
+
+  app.get('/memory/stats', async (_req, res) => {
+    const m = process.memoryUsage();
+    const heap = v8.getHeapStatistics();
+    const body: Record<string, unknown> = {
+      service: ctx.service,
+      process: { rss: m.rss, heapTotal: m.heapTotal, heapUsed: m.heapUsed, external: m.external, arrayBuffers: m.arrayBuffers },
+      v8: {
+        totalHeapSize: heap.total_heap_size,
+        usedHeapSize: heap.used_heap_size,
+        heapSizeLimit: heap.heap_size_limit,
+        mallocedMemory: heap.malloced_memory,
+        externalMemory: heap.external_memory,
+        numberOfNativeContexts: heap.number_of_native_contexts,
+        numberOfDetachedContexts: heap.number_of_detached_contexts,
+      },
+      timestamp: new Date().toISOString(),
+    };
+    // The memory store's own statistics, when a healthy service offers memory_stats.
+    const owner = registry.catalog.byName.get('memory_stats');
+    if (owner) {
+      const out = await ctx.dispatcher.call({
+        tool: 'memory_stats',
+        args: {},
+        mode: 'auto',
+        transport: 'native',
+        requestId: String(res.locals.requestId),
+        timeoutMs: Math.min(ctx.config.DOWNSTREAM_TIMEOUT_MS, 5000),
+      });
+      body.store = out.ok
+        ? { service: out.service, result: out.body.result }
+        : { service: out.service ?? owner.service, error: out.body.error, code: out.code };
+    } else {
+      body.store = null;
+    }
+    res.json(body);
+  });
+
+  app.get('/files/stats', async (_req, res) => {
+    const gatewayDir = path.join(ctx.dataDir, 'gateway');
+    const [db, tree, fsStats] = await Promise.all([ctx.sessions.sizes(), walk(gatewayDir), fs.statfs(ctx.dataDir).catch(() => undefined)]);
+    res.json({
+      service: ctx.service,
+      dataDir: ctx.dataDir,
+      gatewayDir,
+      sessionsDatabase: db,
+      files: tree,
+      disk: fsStats ? { totalBytes: fsStats.blocks * fsStats.bsize, freeBytes: fsStats.bavail * fsStats.bsize } : null,
+      timestamp: new Date().toISOString(),
+    });
+  });
+
+  app.get('/metrics', async (_req, res) => {
+    res.setHeader('Content-Type', stats.metrics.registry.contentType);
+    res.send(await stats.metrics.registry.metrics());
+  });
+
+  app.get('/debug/cache', (_req, res) => {
+    const { catalog } = registry;
+    res.json({
+      catalog: {
+        builtAt: new Date(catalog.builtAt).toISOString(),
+        signature: catalog.signature.length > 200 ? `${catalog.signature.slice(0, 200)}…` : catalog.signature,
+        tools: catalog.entries.length,
+        plain: catalog.entries.filter((e) => e.plain).length,
+        qualified: catalog.entries.filter((e) => !e.plain).length,
+        knownNames: catalog.owners.size,
+        collisions: Object.fromEntries(catalog.collisions),
+        skipped: catalog.skipped,
+      },
+      services: Object.fromEntries(
+        registry.services.map((s) => [
+          s.id,
+          {
+            status: s.health,
+            tools: s.healthy ? s.tools.length : 0,
+            lastKnownTools: s.tools.length,
+            knownNames: s.known.size,
+            lastPoll: s.lastPoll ?? null,
+            polls: s.polls,
+            breaker: s.breaker.snapshot(),
+          },
+        ]),
+      ),
+      pollIntervalMs: ctx.config.HEALTH_POLL_MS,
+      timestamp: new Date().toISOString(),
+    });
+  });
+
+  const contextQuery = z
+    .object({
+      limit: z.coerce.number().int().min(1).max(MAX_LIMIT).default(50).describe('Calls per page (1-500, default 50).'),
+      cursor: z.string().max(512).optional().describe('nextCursor from the previous page.'),
+    })
+    .strict();
+
+  app.get('/debug/contexts/:session_id', async (req, res) => {
+    const sessionId = String(req.params.session_id);
+    const q = parseOrThrow(contextQuery, req.query, 'query; use ?limit=1-500&cursor=<nextCursor>');
+    if (!(await ctx.sessions.whenReady())) {
+      throw new AppError('NOT_CONFIGURED', ctx.sessions.failure ?? 'The session store is not available.');
+    }
+    const view = await ctx.sessions.read(sessionId, q.limit, q.cursor);
+    if (!view) {
+      throw new AppError(
+        'NOT_FOUND',
+        `No stored session "${sessionId.slice(0, 128)}"; calls record one when they carry session_id (native) or run in an MCP session.`,
+      );
+    }
+    res.json(view);
+  });
+}

@@ -1,0 +1,116 @@
+import type { Express, Request, Response } from 'express';
+import { AppError, parseOrThrow } from '@mcp-fleet/kit';
+import { z } from 'zod';
+import type { GatewayContext } from '../context';
+import type { CallResult } from '../dispatch';
+import { abortOnClose, isPlainObject } from '../http';
+import type { McpHttp } from '../mcp/http';
+import { INVALID_REQUEST, sendRpcError } from '../mcp/jsonrpc';
+import { ROUTING_MODES, type Transport } from '../types';
+
+const id = (what: string) =>
+  z
+    .string()
+    .regex(/^[\w.:-]{1,128}$/, `${what} is 1-128 letters, digits, _ . : or -`)
+    .describe(`${what}: groups calls in GET /debug/contexts/{session_id}.`);
+
+/** The native tool-call body. `arguments` is only checked to be an object: the downstream validates it. */
+export const nativeCallBody = z
+  .object({
+    tool: z.string().min(1).max(200).describe('Tool name, plain or <service-id>__<tool>.'),
+    arguments: z
+      .custom<Record<string, unknown>>(isPlainObject, { message: 'arguments must be a JSON object ({} for tools without arguments)' })
+      .optional()
+      .describe('Tool arguments; {} when the tool takes none.'),
+    mode: z
+      .enum(ROUTING_MODES, { error: () => `mode must be one of: ${ROUTING_MODES.join(', ')} (GET /modes describes them)` })
+      .optional()
+      .describe('Routing mode; auto by default.'),
+    session_id: id('session_id').optional(),
+    context_id: id('context_id').optional(),
+  })
+  .strict();
+
+export function registerNativeRoutes(app: Express, ctx: GatewayContext, mcp: McpHttp): void {
+  const { stats } = ctx;
+
+  const send = (res: Response, body: z.output<typeof nativeCallBody>, out: CallResult) => {
+    if (out.retryAfter !== undefined) res.setHeader('Retry-After', String(out.retryAfter));
+    const reply: Record<string, unknown> = { ...out.body, tool: body.tool, durationMs: out.durationMs };
+    if (body.session_id !== undefined) reply.session_id = body.session_id;
+    if (body.context_id !== undefined) reply.context_id = body.context_id;
+    res.status(out.status).json(reply);
+  };
+
+  const parse = (raw: unknown, hint: string) => {
+    if (!isPlainObject(raw)) {
+      throw new AppError('VALIDATION_ERROR', `Send a JSON object body: {"tool": "<name>", "arguments": {...}}${hint}.`);
+    }
+    return parseOrThrow(nativeCallBody, raw, `tool call; send {"tool": "<name>", "arguments": {...}}${hint}`);
+  };
+
+  const native = async (req: Request, res: Response, transport: Transport, service?: string) => {
+    let ok = false;
+    try {
+      const body = parse(req.body, service ? '' : ' (or a JSON-RPC 2.0 request)');
+      const out = await ctx.dispatcher.call({
+        tool: body.tool,
+        args: body.arguments ?? {},
+        mode: body.mode ?? 'auto',
+        transport,
+        requestId: res.locals.requestId as string,
+        service,
+        sessionId: body.session_id,
+        contextId: body.context_id,
+        signal: abortOnClose(res),
+      });
+      ok = out.ok;
+      send(res, body, out);
+    } finally {
+      stats.request(transport, ok);
+    }
+  };
+
+  const rpc = async (req: Request, res: Response, body: unknown) => {
+    res.on('finish', () => stats.request('jsonrpc', res.statusCode < 400));
+    await mcp.handlePost(req, res, body);
+  };
+
+  app.post('/mcp', async (req, res) => {
+    const body: unknown = req.body;
+    if (Array.isArray(body) || (isPlainObject(body) && 'jsonrpc' in body)) return rpc(req, res, body);
+    return native(req, res, 'native');
+  });
+
+  app.post('/mcp/rpc', async (req, res) => {
+    const body: unknown = req.body;
+    if (!Array.isArray(body) && !(isPlainObject(body) && 'jsonrpc' in body)) {
+      stats.request('jsonrpc', false);
+      stats.error('INVALID_REQUEST');
+      return sendRpcError(
+        res,
+        400,
+        null,
+        INVALID_REQUEST,
+        'Invalid Request: POST /mcp/rpc takes JSON-RPC 2.0 ({"jsonrpc": "2.0", "id": 1, "method": ...}).',
+      );
+    }
+    return rpc(req, res, body);
+  });
+
+  app.get('/mcp', (req, res) => mcp.handleSession(req, res));
+  app.delete('/mcp', (req, res) => mcp.handleSession(req, res));
+
+  app.post('/mcp/:service', async (req, res) => {
+    const service = String(req.params.service);
+    if (!ctx.registry.get(service)) {
+      stats.request('service', false);
+      throw new AppError('NOT_FOUND', `No downstream service "${service.slice(0, 100)}"; GET /services lists them.`);
+    }
+    if (isPlainObject(req.body) && 'jsonrpc' in req.body) {
+      stats.request('service', false);
+      throw new AppError('VALIDATION_ERROR', 'POST /mcp/{service} takes a native body {"tool", "arguments"}; send JSON-RPC to POST /mcp.');
+    }
+    return native(req, res, 'service', service);
+  });
+}

@@ -1,0 +1,71 @@
+import http from 'node:http';
+import type { Socket } from 'node:net';
+import type { Express, Request, Response, RequestHandler } from 'express';
+import { AppError } from '@mcp-fleet/kit';
+import { createProxyMiddleware } from 'http-proxy-middleware';
+import type { GatewayContext } from '../context';
+
+const TARGET = Symbol('gateway.proxyTarget');
+type ProxiedRequest = http.IncomingMessage & { [TARGET]?: string };
+
+/**
+ * ALL /mcp/{service}/*rest: proxied unchanged to that service (e.g. GET /mcp/system-mcp/health ->
+ * GET {system-mcp}/health). Registered before the JSON parser so bodies stream through untouched.
+ */
+export function registerProxyRoute(
+  app: Express,
+  ctx: GatewayContext,
+  guard: RequestHandler,
+  sendError: (res: Response, err: unknown) => void,
+): { close(): void } {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: ctx.config.DOWNSTREAM_CONNECTIONS });
+  const proxy = createProxyMiddleware<Request, Response>({
+    router: (req) => (req as ProxiedRequest)[TARGET],
+    changeOrigin: true,
+    agent,
+    proxyTimeout: ctx.config.DOWNSTREAM_TIMEOUT_MS,
+    pathRewrite: (path) => path.replace(/^\/mcp\/[^/?]+/, '') || '/',
+    logger: undefined,
+    on: {
+      proxyReq: (proxyReq, req) => {
+        const res = (req as Request).res;
+        if (res?.locals.requestId) proxyReq.setHeader('x-request-id', String(res.locals.requestId));
+      },
+      proxyRes: (proxyRes) => {
+        ctx.stats.request('proxy', (proxyRes.statusCode ?? 500) < 500);
+      },
+      error: (err, req, res) => {
+        ctx.stats.request('proxy', false);
+        const target = (req as ProxiedRequest)[TARGET] ?? 'the service';
+        const code = (err as NodeJS.ErrnoException).code;
+        const appErr =
+          code === 'ECONNRESET' && (req as Request).res?.headersSent
+            ? undefined
+            : code === 'ETIMEDOUT' || code === 'ESOCKETTIMEDOUT'
+              ? new AppError('TIMEOUT', `${target} did not answer within ${ctx.config.DOWNSTREAM_TIMEOUT_MS} ms.`)
+              : new AppError(
+                  'UPSTREAM_UNAVAILABLE',
+                  `${target} could not be reached (${code ?? err.message}); GET /services shows its state.`,
+                  {
+                    retryAfter: 1,
+                  },
+                );
+        if ('writeHead' in res && appErr) sendError(res as Response, appErr);
+        else if ('destroy' in res) (res as Socket | http.ServerResponse).destroy();
+      },
+    },
+  });
+
+  app.all('/mcp/:service/*rest', guard, (req, res, next) => {
+    const id = String(req.params.service);
+    const service = ctx.registry.get(id);
+    if (!service) {
+      ctx.stats.request('proxy', false);
+      return sendError(res, new AppError('NOT_FOUND', `No downstream service "${id.slice(0, 100)}"; GET /services lists them.`));
+    }
+    (req as ProxiedRequest)[TARGET] = service.spec.url;
+    return proxy(req, res, next);
+  });
+
+  return { close: () => agent.destroy() };
+}

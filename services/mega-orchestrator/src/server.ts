@@ -1,0 +1,24 @@
+import { createLogger, runService } from '@mcp-fleet/kit';
+import { getService } from '@mcp-fleet/inventory';
+import { createApp } from './app';
+import { readConfig, SERVICE_ID } from './config';
+
+let config: ReturnType<typeof readConfig>;
+try {
+  config = readConfig();
+} catch (err) {
+  process.stderr.write(`${(err as Error).message}\n`);
+  process.exit(1);
+}
+const logger = createLogger({ service: SERVICE_ID, level: config.LOG_LEVEL, file: config.LOG_FILE });
+const gateway = createApp({ config, logger, defaultMetrics: true });
+// End MCP sessions (and their SSE streams) first so the server can stop without waiting on them.
+for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => void gateway.mcp.close());
+void runService(gateway.app, {
+  service: SERVICE_ID,
+  logger,
+  host: config.HOST,
+  port: config.PORT ?? getService(SERVICE_ID)!.port,
+  shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+  onClose: () => gateway.close(),
+});

@@ -1,0 +1,307 @@
+import fs from 'node:fs/promises';
+import { decodeCursor, encodeCursor, redact, SqliteDb, type Logger } from '@mcp-fleet/kit';
+import type { RoutingMode, Transport } from './types';
+
+export interface CallRecord {
+  sessionId: string;
+  contextId?: string;
+  tool: string;
+  service?: string;
+  transport: Transport;
+  mode: RoutingMode;
+  success: boolean;
+  code?: string;
+  durationMs: number;
+  at: number;
+  /** Redacted and cut to ARGS_MAX characters when written, not on the call's path. */
+  args: unknown;
+}
+
+export interface SessionStoreOptions {
+  file: string;
+  maxCallsPerSession: number;
+  flushMs: number;
+  retentionHours: number;
+  logger: Logger;
+}
+
+export const ARGS_MAX = 1024;
+const BATCH = 200;
+const QUEUE_MAX = 10_000;
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS sessions (
+  session_id TEXT PRIMARY KEY,
+  transport TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  last_seen INTEGER NOT NULL,
+  calls INTEGER NOT NULL DEFAULT 0,
+  errors INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS calls (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  session_id TEXT NOT NULL,
+  context_id TEXT,
+  tool TEXT NOT NULL,
+  service TEXT,
+  transport TEXT NOT NULL,
+  mode TEXT NOT NULL,
+  success INTEGER NOT NULL,
+  code TEXT,
+  duration_ms REAL NOT NULL,
+  at INTEGER NOT NULL,
+  args TEXT
+);
+CREATE INDEX IF NOT EXISTS calls_by_session ON calls (session_id, id);
+CREATE INDEX IF NOT EXISTS calls_by_time ON calls (at);
+`;
+
+/** Arguments as stored: secret-looking keys redacted, cut to ARGS_MAX characters. */
+export function summarizeArgs(args: unknown): { text: string; truncated: boolean } {
+  let text: string;
+  try {
+    text = JSON.stringify(redact(args)) ?? 'null';
+  } catch {
+    text = '"(unserializable)"';
+  }
+  if (text.length <= ARGS_MAX) return { text, truncated: false };
+  return { text: text.slice(0, ARGS_MAX), truncated: true };
+}
+
+interface CallRow {
+  id: number;
+  context_id: string | null;
+  tool: string;
+  service: string | null;
+  transport: string;
+  mode: string;
+  success: number;
+  code: string | null;
+  duration_ms: number;
+  at: number;
+  args: string | null;
+}
+
+/**
+ * Session and context records in SQLite. Calls are queued in memory and written in batches off the
+ * request path; each session keeps its newest maxCallsPerSession calls.
+ */
+export class SessionStore {
+  private db?: SqliteDb;
+  private readonly ready: Promise<void>;
+  private queue: CallRecord[] = [];
+  private timer?: NodeJS.Timeout;
+  private pruneTimer?: NodeJS.Timeout;
+  private flushing: Promise<void> = Promise.resolve();
+  private closed = false;
+  failure?: string;
+  written = 0;
+  dropped = 0;
+
+  constructor(private readonly options: SessionStoreOptions) {
+    this.ready = this.open();
+  }
+
+  get file(): string {
+    return this.options.file;
+  }
+
+  private async open(): Promise<void> {
+    try {
+      this.db = await SqliteDb.open(this.options.file);
+      await this.db.exec(SCHEMA);
+      await this.prune();
+      this.pruneTimer = setInterval(() => void this.prune(), 3_600_000);
+      this.pruneTimer.unref();
+    } catch (err) {
+      this.failure = `the session store at ${this.options.file} could not be opened: ${(err as Error).message}`;
+      this.options.logger.error(this.failure, { err });
+    }
+  }
+
+  /** Waits until the database is open (or failed to open). */
+  async whenReady(): Promise<boolean> {
+    await this.ready;
+    return this.db !== undefined;
+  }
+
+  enqueue(record: CallRecord): void {
+    if (this.closed || this.failure) return;
+    if (this.queue.length >= QUEUE_MAX) {
+      this.queue.shift();
+      this.dropped += 1;
+    }
+    this.queue.push(record);
+    if (this.queue.length >= BATCH) this.schedule(0);
+    else this.schedule(this.options.flushMs);
+  }
+
+  get queued(): number {
+    return this.queue.length;
+  }
+
+  private schedule(delay: number): void {
+    if (this.timer && delay > 0) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.flush();
+    }, delay);
+    this.timer.unref();
+  }
+
+  /** Writes everything queued so far. */
+  flush(): Promise<void> {
+    const run = this.flushing.then(() => this.writeQueued());
+    this.flushing = run.catch(() => undefined);
+    return run;
+  }
+
+  private async writeQueued(): Promise<void> {
+    if (!(await this.whenReady())) return;
+    const db = this.db!;
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, BATCH);
+      try {
+        await db.transaction(async () => {
+          const sessions = new Set<string>();
+          for (const r of batch) {
+            const { text, truncated } = summarizeArgs(r.args);
+            await db.run(
+              `INSERT INTO calls (session_id, context_id, tool, service, transport, mode, success, code, duration_ms, at, args)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+              [
+                r.sessionId,
+                r.contextId ?? null,
+                r.tool,
+                r.service ?? null,
+                r.transport,
+                r.mode,
+                r.success ? 1 : 0,
+                r.code ?? null,
+                r.durationMs,
+                r.at,
+                truncated ? JSON.stringify({ truncated: true, excerpt: text }) : text,
+              ],
+            );
+            await db.run(
+              `INSERT INTO sessions (session_id, transport, created_at, last_seen, calls, errors) VALUES (?, ?, ?, ?, 1, ?)
+               ON CONFLICT(session_id) DO UPDATE SET last_seen = excluded.last_seen, calls = calls + 1, errors = errors + excluded.errors`,
+              [r.sessionId, r.transport, r.at, r.at, r.success ? 0 : 1],
+            );
+            sessions.add(r.sessionId);
+          }
+          for (const id of sessions) {
+            await db.run(
+              `DELETE FROM calls WHERE session_id = ? AND id < (SELECT id FROM calls WHERE session_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?)`,
+              [id, id, this.options.maxCallsPerSession - 1],
+            );
+          }
+        });
+        this.written += batch.length;
+      } catch (err) {
+        this.dropped += batch.length;
+        this.options.logger.error('could not write session records; they are dropped', { err, count: batch.length });
+      }
+    }
+  }
+
+  private async prune(): Promise<void> {
+    if (!this.db) return;
+    const cutoff = Date.now() - this.options.retentionHours * 3_600_000;
+    try {
+      await this.db.run('DELETE FROM calls WHERE at < ?', [cutoff]);
+      await this.db.run('DELETE FROM sessions WHERE last_seen < ?', [cutoff]);
+    } catch (err) {
+      this.options.logger.warn('could not prune old sessions', { err });
+    }
+  }
+
+  /** One session: its contexts and its recent calls (newest first, paginated). */
+  async read(sessionId: string, limit: number, cursor?: string): Promise<Record<string, unknown> | undefined> {
+    const offset = decodeCursor(cursor);
+    await this.flush();
+    if (!this.db) return undefined;
+    const session = await this.db.get<{
+      session_id: string;
+      transport: string;
+      created_at: number;
+      last_seen: number;
+      calls: number;
+      errors: number;
+    }>('SELECT * FROM sessions WHERE session_id = ?', [sessionId]);
+    if (!session) return undefined;
+    const contexts = await this.db.all<{ context_id: string | null; calls: number; errors: number; first_at: number; last_at: number }>(
+      `SELECT context_id, COUNT(*) AS calls, SUM(1 - success) AS errors, MIN(at) AS first_at, MAX(at) AS last_at
+       FROM calls WHERE session_id = ? GROUP BY context_id ORDER BY last_at DESC LIMIT 500`,
+      [sessionId],
+    );
+    const rows = await this.db.all<CallRow>('SELECT * FROM calls WHERE session_id = ? ORDER BY id DESC LIMIT ? OFFSET ?', [
+      sessionId,
+      limit + 1,
+      offset,
+    ]);
+    const more = rows.length > limit;
+    const kept = await this.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM calls WHERE session_id = ?', [sessionId]);
+    return {
+      session_id: session.session_id,
+      transport: session.transport,
+      createdAt: new Date(session.created_at).toISOString(),
+      lastSeen: new Date(session.last_seen).toISOString(),
+      totalCalls: session.calls,
+      totalErrors: session.errors,
+      keptCalls: kept?.n ?? 0,
+      contexts: contexts.map((c) => ({
+        context_id: c.context_id,
+        calls: c.calls,
+        errors: c.errors,
+        firstAt: new Date(c.first_at).toISOString(),
+        lastAt: new Date(c.last_at).toISOString(),
+      })),
+      calls: rows.slice(0, limit).map((r) => ({
+        id: r.id,
+        context_id: r.context_id,
+        tool: r.tool,
+        service: r.service,
+        transport: r.transport,
+        mode: r.mode,
+        success: r.success === 1,
+        ...(r.code ? { code: r.code } : {}),
+        durationMs: r.duration_ms,
+        at: new Date(r.at).toISOString(),
+        arguments: parseArgs(r.args),
+      })),
+      ...(more ? { nextCursor: encodeCursor(offset + limit) } : {}),
+    };
+  }
+
+  async sizes(): Promise<{ file: string; bytes: number; walBytes: number; sessions: number; calls: number }> {
+    const size = async (f: string) => (await fs.stat(f).catch(() => undefined))?.size ?? 0;
+    const [bytes, walBytes] = await Promise.all([size(this.file), size(`${this.file}-wal`)]);
+    let sessions = 0;
+    let calls = 0;
+    if (this.db) {
+      sessions = (await this.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM sessions'))?.n ?? 0;
+      calls = (await this.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM calls'))?.n ?? 0;
+    }
+    return { file: this.file, bytes, walBytes, sessions, calls };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    if (this.timer) clearTimeout(this.timer);
+    if (this.pruneTimer) clearInterval(this.pruneTimer);
+    await this.flush().catch(() => undefined);
+    this.closed = true;
+    await this.db?.close().catch(() => undefined);
+  }
+}
+
+function parseArgs(text: string | null): unknown {
+  if (text === null) return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}

@@ -1,0 +1,277 @@
+import { createServiceApp, defineTool, listen, type RunningServer, type ServiceApp } from '@mcp-fleet/kit';
+import { serve, testConfig, testLogger } from '@mcp-fleet/testing';
+import type { ServiceEntry } from '@mcp-fleet/inventory';
+import { z } from 'zod';
+import { createApp, type Gateway } from '../src/app';
+import { configSchema, type Config } from '../src/config';
+import type { DownstreamSpec } from '../src/types';
+
+/** A real downstream built with the kit, served on 127.0.0.1 (port 0, or a given port to "restart" it). */
+export interface Downstream {
+  id: string;
+  url: string;
+  port: number;
+  calls: Map<string, number>;
+  /** The next n POST /tools/call requests have their connection dropped before any answer. */
+  dropNext: number;
+  /** /health answers 503 while set. */
+  failHealth: boolean;
+  stop(): Promise<void>;
+  start(): Promise<void>;
+}
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => {
+      clearTimeout(t);
+      reject(signal.reason);
+    });
+  });
+
+export function alphaTools(calls: Map<string, number>) {
+  const count = (name: string) => calls.set(name, (calls.get(name) ?? 0) + 1);
+  return [
+    defineTool({
+      name: 'echo',
+      description: 'Echoes text back. Caps: 1000 characters.',
+      input: z.object({ text: z.string().max(1000).describe('Text to echo.') }).strict(),
+      annotations: { readOnlyHint: true, idempotentHint: true },
+      handler: ({ text }) => {
+        count('echo');
+        return { text };
+      },
+    }),
+    defineTool({
+      name: 'sleep',
+      description: 'Sleeps ms milliseconds (max 10 s).',
+      input: z.object({ ms: z.number().int().min(0).max(10_000).describe('Milliseconds.') }).strict(),
+      annotations: { readOnlyHint: true, idempotentHint: true },
+      handler: async ({ ms }, ctx) => {
+        count('sleep');
+        await sleep(ms, ctx.signal);
+        return { slept: ms };
+      },
+    }),
+    defineTool({
+      name: 'fail',
+      description: 'Always fails with an internal error.',
+      input: z.object({}).strict(),
+      annotations: { readOnlyHint: true },
+      handler: () => {
+        count('fail');
+        throw new Error('boom');
+      },
+    }),
+    defineTool({
+      name: 'scalar',
+      description: 'Returns the number 42.',
+      input: z.object({}).strict(),
+      annotations: { readOnlyHint: true, idempotentHint: true },
+      handler: () => 42,
+    }),
+    defineTool({
+      name: 'write_note',
+      description: 'Pretends to write a note (not idempotent).',
+      input: z.object({ note: z.string().describe('The note.'), password: z.string().optional().describe('A secret.') }).strict(),
+      annotations: { readOnlyHint: false, idempotentHint: false },
+      handler: ({ note }) => {
+        count('write_note');
+        return { written: note.length };
+      },
+    }),
+    defineTool({
+      name: 'request_id',
+      description: 'Returns the X-Request-Id it was called with.',
+      input: z.object({}).strict(),
+      annotations: { readOnlyHint: true, idempotentHint: true },
+      handler: (_args, ctx) => ({ requestId: ctx.requestId }),
+    }),
+    defineTool({
+      name: 'system_info',
+      description: 'System info from alpha.',
+      input: z.object({}).strict(),
+      annotations: { readOnlyHint: true, idempotentHint: true },
+      handler: () => {
+        count('system_info');
+        return { from: 'alpha-mcp' };
+      },
+    }),
+  ];
+}
+
+export function betaTools(calls: Map<string, number>) {
+  const count = (name: string) => calls.set(name, (calls.get(name) ?? 0) + 1);
+  return [
+    defineTool({
+      name: 'system_info',
+      description: 'System info from beta.',
+      input: z.object({}).strict(),
+      annotations: { readOnlyHint: true, idempotentHint: true },
+      handler: () => {
+        count('system_info');
+        return { from: 'beta-mcp' };
+      },
+    }),
+    defineTool({
+      name: 'memory_stats',
+      description: 'Memory store statistics.',
+      input: z.object({}).strict(),
+      annotations: { readOnlyHint: true, idempotentHint: true },
+      handler: () => ({ memories: 3 }),
+    }),
+    defineTool({
+      name: 'ping_beta',
+      description: 'Answers pong.',
+      input: z.object({}).strict(),
+      annotations: { readOnlyHint: true, idempotentHint: true },
+      handler: () => ({ pong: true }),
+    }),
+  ];
+}
+
+export async function startDownstream(
+  id: string,
+  makeTools: (calls: Map<string, number>) => ReturnType<typeof alphaTools | typeof betaTools>,
+): Promise<Downstream> {
+  const calls = new Map<string, number>();
+  const state: Downstream = {
+    id,
+    url: '',
+    port: 0,
+    calls,
+    dropNext: 0,
+    failHealth: false,
+    stop: async () => undefined,
+    start: async () => undefined,
+  };
+  const build = (): ServiceApp =>
+    createServiceApp({
+      service: id,
+      config: testConfig,
+      logger: testLogger(id),
+      tools: makeTools(calls),
+      healthChecks: [
+        {
+          name: 'flag',
+          check: () => {
+            if (state.failHealth) throw new Error('told to fail');
+          },
+        },
+      ],
+      extend: (app) => {
+        app.post('/tools/call', (req, _res, next) => {
+          if (state.dropNext > 0) {
+            state.dropNext -= 1;
+            req.socket.destroy();
+            return;
+          }
+          next();
+        });
+      },
+    });
+  let running: RunningServer | undefined;
+  state.start = async () => {
+    const svc = build();
+    running =
+      state.port === 0 ? await serve(svc.app) : await listen(svc.app, { host: '127.0.0.1', port: state.port, shutdownTimeoutMs: 200 });
+    state.port = running.port;
+    state.url = running.url;
+  };
+  state.stop = async () => {
+    running?.server.closeAllConnections();
+    await running?.stop();
+    running = undefined;
+  };
+  await state.start();
+  return state;
+}
+
+/** A fixed inventory for tests, so they do not depend on which fleet services are built yet. */
+export const TEST_INVENTORY: ServiceEntry[] = [
+  {
+    id: 'mega-orchestrator',
+    port: 7000,
+    pattern: 'gateway',
+    description: 'The gateway.',
+    tools: [],
+    backends: ['sqlite'],
+    status: 'available',
+    http: true,
+  },
+  {
+    id: 'alpha-mcp',
+    port: 7101,
+    pattern: 'tool-oriented',
+    description: 'Test service alpha.',
+    tools: ['echo'],
+    backends: [],
+    status: 'available',
+    http: true,
+  },
+  {
+    id: 'beta-mcp',
+    port: 7102,
+    pattern: 'tool-oriented',
+    description: 'Test service beta.',
+    tools: [],
+    backends: [],
+    status: 'available',
+    http: true,
+  },
+  {
+    id: 'memory-mcp',
+    port: 7005,
+    pattern: 'route-oriented',
+    description: 'A planned service.',
+    tools: ['store_memory', 'list_memories'],
+    backends: ['sqlite'],
+    status: 'planned',
+    http: true,
+  },
+  { id: 'vision-mcp', port: 7014, pattern: 'scaffold', description: 'Excluded.', tools: [], backends: [], status: 'excluded', http: false },
+];
+
+export function gatewayConfig(dataDir: string, overrides: Record<string, string> = {}): Config {
+  return configSchema.parse({
+    ...testConfig,
+    DATA_DIR: dataDir,
+    HEALTH_POLL_MS: '200',
+    HEALTH_TIMEOUT_MS: '1000',
+    DOWNSTREAM_TIMEOUT_MS: '5000',
+    SESSION_FLUSH_MS: '20',
+    ...overrides,
+  });
+}
+
+export interface RunningGateway {
+  gw: Gateway;
+  url: string;
+  stop(): Promise<void>;
+}
+
+export async function startGateway(
+  services: DownstreamSpec[],
+  dataDir: string,
+  overrides: Record<string, string> = {},
+): Promise<RunningGateway> {
+  const gw = createApp({
+    config: gatewayConfig(dataDir, overrides),
+    logger: testLogger('gateway'),
+    services,
+    inventory: TEST_INVENTORY,
+    autoStart: false,
+  });
+  await gw.refresh();
+  const running = await serve(gw.app);
+  return {
+    gw,
+    url: running.url,
+    stop: async () => {
+      await gw.mcp.close();
+      running.server.closeAllConnections();
+      await running.stop();
+      await gw.close();
+    },
+  };
+}

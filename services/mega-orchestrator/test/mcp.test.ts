@@ -1,0 +1,326 @@
+import request from 'supertest';
+import { tempDir } from '@mcp-fleet/testing';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { alphaTools, betaTools, startDownstream, startGateway, type Downstream, type RunningGateway } from './helpers';
+
+let tmp: ReturnType<typeof tempDir>;
+let alpha: Downstream;
+let beta: Downstream;
+let g: RunningGateway;
+
+beforeAll(async () => {
+  tmp = tempDir();
+  alpha = await startDownstream('alpha-mcp', alphaTools);
+  beta = await startDownstream('beta-mcp', betaTools);
+  g = await startGateway(
+    [
+      { id: 'alpha-mcp', url: alpha.url },
+      { id: 'beta-mcp', url: beta.url, primaryFor: ['system_info'] },
+    ],
+    tmp.dir,
+    { MCP_PAGE_SIZE: '3' },
+  );
+});
+
+afterAll(async () => {
+  await g.stop();
+  await alpha.stop();
+  await beta.stop();
+  tmp.cleanup();
+});
+
+async function connect(): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+  const client = new Client({ name: 'gateway-test', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(`${g.url}/mcp`));
+  await client.connect(transport);
+  return { client, transport };
+}
+
+/** A JSON-RPC request the way curl sends it: no Accept, form Content-Type, no initialize. */
+const raw = (body: string, path = '/mcp') => request(g.url).post(path).set('Content-Type', 'application/x-www-form-urlencoded').send(body);
+
+describe('MCP through the official SDK client', () => {
+  let client: Client;
+  let transport: StreamableHTTPClientTransport;
+
+  beforeAll(async () => {
+    ({ client, transport } = await connect());
+  });
+
+  afterAll(async () => {
+    await client.close();
+  });
+
+  it('initializes a session and advertises tools (with listChanged) and resources', () => {
+    expect(client.getServerVersion()).toMatchObject({ name: 'mega-orchestrator' });
+    expect(client.getServerCapabilities()).toMatchObject({ tools: { listChanged: true }, resources: {} });
+    expect(transport.sessionId).toEqual(expect.any(String));
+  });
+
+  it('lists tools page by page with nextCursor', async () => {
+    const names: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const page = await client.listTools(cursor ? { cursor } : undefined);
+      expect(page.tools.length).toBeLessThanOrEqual(3);
+      names.push(...page.tools.map((t) => t.name));
+      cursor = page.nextCursor;
+      pages += 1;
+    } while (cursor);
+    const rest = await request(g.url).get('/tools/list').expect(200);
+    expect(names).toEqual(rest.body.tools.map((t: { name: string }) => t.name));
+    expect(pages).toBe(Math.ceil(names.length / 3));
+    expect(names).toEqual(expect.arrayContaining(['echo', 'system_info', 'alpha-mcp__system_info', 'beta-mcp__system_info']));
+  });
+
+  it('calls a tool: text content, structuredContent and isError false', async () => {
+    const res = await client.callTool({ name: 'echo', arguments: { text: 'hello' } });
+    expect(res.isError).toBe(false);
+    expect(res.structuredContent).toEqual({ text: 'hello' });
+    expect(res.content).toEqual([{ type: 'text', text: JSON.stringify({ text: 'hello' }) }]);
+    const scalar = await client.callTool({ name: 'scalar', arguments: {} });
+    expect(scalar.structuredContent).toEqual({ result: 42 });
+    const routed = await client.callTool({ name: 'system_info', arguments: {} });
+    expect(routed.structuredContent).toEqual({ from: 'beta-mcp' });
+  });
+
+  it('returns bad arguments and downstream failures as isError results carrying the envelope', async () => {
+    const bad = await client.callTool({ name: 'echo', arguments: { text: 12 } });
+    expect(bad.isError).toBe(true);
+    expect(bad.structuredContent).toMatchObject({ success: false, code: 'VALIDATION_ERROR', service: 'alpha-mcp' });
+    const failed = await client.callTool({ name: 'fail', arguments: {} });
+    expect(failed.isError).toBe(true);
+    expect(failed.structuredContent).toMatchObject({ code: 'INTERNAL' });
+  });
+
+  it('refuses an unknown tool with JSON-RPC error -32602', async () => {
+    const err = await client.callTool({ name: 'no_such_tool', arguments: {} }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(McpError);
+    expect((err as McpError).code).toBe(-32602);
+  });
+
+  it('takes the routing mode from _meta and refuses an unknown one', async () => {
+    const primary = await client.callTool({ name: 'system_info', arguments: {}, _meta: { mode: 'primary' } });
+    expect(primary.structuredContent).toEqual({ from: 'beta-mcp' });
+    const err = await client.callTool({ name: 'echo', arguments: { text: 'x' }, _meta: { mode: 'fast' } }).catch((e: unknown) => e);
+    expect((err as McpError).code).toBe(-32602);
+  });
+
+  it('lists and reads the mega:// resources', async () => {
+    const list = await client.listResources();
+    expect(list.resources.map((r) => r.uri)).toEqual(['mega://health', 'mega://services', 'mega://schema']);
+    const health = await client.readResource({ uri: 'mega://health' });
+    expect(health.contents[0]).toMatchObject({ uri: 'mega://health', mimeType: 'application/json' });
+    expect(JSON.parse((health.contents[0] as { text: string }).text)).toMatchObject({ service: 'mega-orchestrator', status: 'healthy' });
+    const services = await client.readResource({ uri: 'mega://services' });
+    expect(JSON.parse((services.contents[0] as { text: string }).text).services.length).toBeGreaterThan(2);
+    const missing = await client.readResource({ uri: 'mega://nope' }).catch((e: unknown) => e);
+    expect((missing as McpError).code).toBe(-32002);
+  });
+
+  it('answers ping', async () => {
+    await expect(client.ping()).resolves.toEqual({});
+  });
+
+  it('records the session’s calls under its Mcp-Session-Id', async () => {
+    await client.callTool({ name: 'echo', arguments: { text: 'remember me' }, _meta: { context_id: 'ctx-mcp' } });
+    const res = await request(g.url).get(`/debug/contexts/${transport.sessionId}`).expect(200);
+    expect(res.body).toMatchObject({ transport: 'jsonrpc' });
+    expect(res.body.calls[0]).toMatchObject({ tool: 'echo', context_id: 'ctx-mcp', success: true, arguments: { text: 'remember me' } });
+    const stats = await request(g.url).get('/stats').expect(200);
+    expect(stats.body.mcpSessions).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe('catalog changes', () => {
+  it('sends notifications/tools/list_changed to connected sessions', async () => {
+    const { client } = await connect();
+    let notified = false;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      notified = true;
+    });
+    // The client opens its GET stream just after initialization; a change before that is not seen,
+    // so the catalog is changed until the notification arrives (once in practice).
+    for (let attempt = 0; attempt < 20 && !notified; attempt++) {
+      await beta.stop();
+      await g.gw.refresh();
+      for (let i = 0; i < 10 && !notified; i++) await new Promise((r) => setTimeout(r, 20));
+      if (!notified) {
+        await beta.start();
+        await g.gw.refresh();
+      }
+    }
+    expect(notified).toBe(true);
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    expect(names).not.toContain('ping_beta');
+    await beta.start();
+    await g.gw.refresh();
+    await client.close();
+  });
+});
+
+describe('sessions over HTTP', () => {
+  it('ends a session with DELETE and then answers 404 for it', async () => {
+    const { client, transport } = await connect();
+    const sid = transport.sessionId!;
+    await transport.terminateSession();
+    const res = await request(g.url)
+      .post('/mcp')
+      .set('Mcp-Session-Id', sid)
+      .send({ jsonrpc: '2.0', id: 1, method: 'tools/list' })
+      .expect(404);
+    expect(res.body.error.code).toBe(-32001);
+    await client.close();
+  });
+
+  it('GET and DELETE /mcp without a session id explain what to do', async () => {
+    const get = await request(g.url).get('/mcp').set('Accept', 'text/event-stream').expect(400);
+    expect(get.body.error.message).toMatch(/Mcp-Session-Id/);
+    await request(g.url).delete('/mcp').expect(400);
+    await request(g.url).delete('/mcp').set('Mcp-Session-Id', 'not-a-session').expect(404);
+  });
+
+  it('answers initialize for current, older and future protocol versions', async () => {
+    const init = (protocolVersion: string) =>
+      raw(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion, capabilities: {}, clientInfo: { name: 'curl', version: '0' } },
+        }),
+      ).expect(200);
+    const current = await init('2025-11-25');
+    expect(current.body.result).toMatchObject({ protocolVersion: '2025-11-25', serverInfo: { name: 'mega-orchestrator' } });
+    expect(current.headers['mcp-session-id']).toEqual(expect.any(String));
+    expect((await init('2024-11-05')).body.result.protocolVersion).toBe('2024-11-05');
+    const future = await init('2026-07-28');
+    expect(future.body.result.protocolVersion).toBe('2025-11-25');
+    // That client may keep sending its own version header; the gateway still answers.
+    const sid = future.headers['mcp-session-id'];
+    const list = await request(g.url)
+      .post('/mcp')
+      .set('Mcp-Session-Id', sid)
+      .set('MCP-Protocol-Version', '2026-07-28')
+      .send({ jsonrpc: '2.0', id: 2, method: 'tools/list' })
+      .expect(200);
+    expect(list.body.result.tools.length).toBeGreaterThan(0);
+    const initialized = await request(g.url)
+      .post('/mcp')
+      .set('Mcp-Session-Id', sid)
+      .send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    expect(initialized.status).toBe(202);
+  });
+});
+
+describe('sessionless JSON-RPC (curl)', () => {
+  it('runs tools/call without initialize, Accept or a JSON Content-Type', async () => {
+    const res = await raw('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"curl"}}}').expect(
+      200,
+    );
+    expect(res.headers['content-type']).toMatch(/application\/json/);
+    expect(res.headers['mcp-session-id']).toBeUndefined();
+    expect(res.body).toEqual({
+      jsonrpc: '2.0',
+      id: 1,
+      result: { content: [{ type: 'text', text: '{"text":"curl"}' }], structuredContent: { text: 'curl' }, isError: false },
+    });
+    const alias = await raw('{"jsonrpc":"2.0","id":"b","method":"tools/list"}', '/mcp/rpc').expect(200);
+    expect(alias.body.result.tools).toHaveLength(3);
+    expect(alias.body.result.nextCursor).toEqual(expect.any(String));
+  });
+
+  it('records sessionless calls under _meta.session_id', async () => {
+    await raw(
+      '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"k"},"_meta":{"session_id":"curl-1","context_id":"c1"}}}',
+    ).expect(200);
+    const res = await request(g.url).get('/debug/contexts/curl-1').expect(200);
+    expect(res.body).toMatchObject({ transport: 'jsonrpc', calls: [{ tool: 'echo', context_id: 'c1', arguments: { text: 'k' } }] });
+  });
+
+  it('answers batches and notifications', async () => {
+    const batch = await raw(
+      JSON.stringify([
+        { jsonrpc: '2.0', id: 1, method: 'ping' },
+        { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'scalar', arguments: {} } },
+      ]),
+    ).expect(200);
+    expect(batch.body).toHaveLength(2);
+    expect(batch.body.find((m: { id: number }) => m.id === 2).result.structuredContent).toEqual({ result: 42 });
+    const note = await raw('{"jsonrpc":"2.0","method":"notifications/initialized"}');
+    expect(note.status).toBe(202);
+  });
+
+  it('maps errors to JSON-RPC codes: -32601, -32602, -32700, -32600', async () => {
+    const method = await raw('{"jsonrpc":"2.0","id":1,"method":"tools/explode"}').expect(200);
+    expect(method.body).toMatchObject({ id: 1, error: { code: -32601 } });
+    const unknownTool = await raw('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"nope","arguments":{}}}').expect(200);
+    expect(unknownTool.body).toMatchObject({ id: 2, error: { code: -32602 } });
+    const badArgs = await raw('{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":"x"}}').expect(200);
+    expect(badArgs.body.error.code).toBe(-32602);
+    const noName = await raw('{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{}}').expect(200);
+    expect(noName.body.error.code).toBe(-32602);
+    const noUri = await raw('{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{}}').expect(200);
+    expect(noUri.body.error.code).toBe(-32602);
+    const badCursor = await raw('{"jsonrpc":"2.0","id":6,"method":"tools/list","params":{"cursor":"forged"}}').expect(200);
+    expect(badCursor.body.error.code).toBe(-32602);
+
+    const parse = await raw('{"jsonrpc":"2.0","id":1,"method":').expect(400);
+    expect(parse.body).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32700, message: expect.any(String) } });
+    const parseAlias = await raw('{{{', '/mcp/rpc').expect(400);
+    expect(parseAlias.body.error.code).toBe(-32700);
+
+    for (const body of [
+      '{"jsonrpc":"1.0","id":1,"method":"ping"}',
+      '{"jsonrpc":"2.0","id":1}',
+      '[]',
+      '{"jsonrpc":"2.0","id":1,"method":"ping","params":[1]}',
+    ]) {
+      const res = await raw(body).expect(400);
+      expect(res.body.error.code).toBe(-32600);
+    }
+    const badMeta = await raw('{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"echo","_meta":"x"}}').expect(400);
+    expect(badMeta.body).toMatchObject({ id: 8, error: { code: -32600 } });
+    const badInit = await raw('{"jsonrpc":"2.0","id":9,"method":"initialize","params":{}}').expect(200);
+    expect(badInit.body).toMatchObject({ id: 9, error: { code: -32602, message: expect.stringMatching(/protocolVersion/) } });
+    const native = await raw('{"tool":"echo"}', '/mcp/rpc').expect(400);
+    expect(native.body.error.code).toBe(-32600);
+  });
+
+  it('answers an unknown session id with 404', async () => {
+    const res = await request(g.url)
+      .post('/mcp')
+      .set('Mcp-Session-Id', 'stale')
+      .send({ jsonrpc: '2.0', id: 1, method: 'ping' })
+      .expect(404);
+    expect(res.body.error.code).toBe(-32001);
+  });
+});
+
+describe('session limits', () => {
+  it('closes the least recently used session beyond MCP_MAX_SESSIONS', async () => {
+    const small = await startGateway([{ id: 'alpha-mcp', url: alpha.url }], `${tmp.dir}/limits`, { MCP_MAX_SESSIONS: '1' });
+    const init = () =>
+      request(small.url)
+        .post('/mcp')
+        .send({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '0' } },
+        })
+        .expect(200);
+    try {
+      const first = (await init()).headers['mcp-session-id'];
+      const second = (await init()).headers['mcp-session-id'];
+      expect(small.gw.mcp.count).toBe(1);
+      await request(small.url).post('/mcp').set('Mcp-Session-Id', first).send({ jsonrpc: '2.0', id: 2, method: 'ping' }).expect(404);
+      await request(small.url).post('/mcp').set('Mcp-Session-Id', second).send({ jsonrpc: '2.0', id: 2, method: 'ping' }).expect(200);
+    } finally {
+      await small.stop();
+    }
+  });
+});

@@ -1,0 +1,44 @@
+import { baseEnvShape, loadConfig, type Env } from '@mcp-fleet/kit';
+import { z } from 'zod';
+
+export const SERVICE_ID = 'memory-mcp';
+
+const optionalUrl = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()))
+  .refine((v) => v === undefined || /^postgres(ql)?:\/\//.test(v), 'a postgres:// URL');
+
+export const configSchema = z.object({
+  ...baseEnvShape,
+  /** PostgreSQL for memories; falls back to DATABASE_URL; neither means SQLite under DATA_DIR. */
+  MEMORY_DATABASE_URL: optionalUrl,
+  /** Fleet-wide database URL; used for memories only when it is a postgres:// URL. */
+  DATABASE_URL: z.string().optional(),
+  /** Schema holding the memories table (created when missing). */
+  MEMORY_PG_SCHEMA: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'a lower-case SQL identifier')
+    .default('memory_mcp'),
+  /** PostgreSQL text search configuration used for indexing and queries. */
+  MEMORY_PG_TS_CONFIG: z
+    .string()
+    .regex(/^[a-z_]{1,63}$/, 'a text search configuration name such as english or simple')
+    .default('english'),
+  MEMORY_PG_POOL_MAX: z.coerce.number().int().min(1).max(100).default(5),
+  /** Most characters of memory text one list or search page carries; the page is cut before it. */
+  MEMORY_MAX_PAGE_CHARS: z.coerce.number().int().min(1000).max(100_000_000).default(2_000_000),
+});
+
+export type Config = z.output<typeof configSchema>;
+
+export function readConfig(env?: Env): Config {
+  return loadConfig(SERVICE_ID, configSchema, env);
+}
+
+/** The PostgreSQL URL memories use, if any. */
+export function memoryDatabaseUrl(config: Config): string | undefined {
+  if (config.MEMORY_DATABASE_URL) return config.MEMORY_DATABASE_URL;
+  const shared = config.DATABASE_URL?.trim();
+  return shared && /^postgres(ql)?:\/\//.test(shared) ? shared : undefined;
+}

@@ -1,0 +1,252 @@
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import { AppError, SqliteDb } from '@mcp-fleet/kit';
+import { toFts5Match } from '../query';
+import {
+  lastPerKey,
+  SNIPPET_MARK,
+  type ListQuery,
+  type Memory,
+  type MemoryInput,
+  type MemoryStats,
+  type MemoryStore,
+  type SearchHit,
+  type SearchQuery,
+  type StoreResult,
+} from './memory-store';
+
+const SCHEMA_VERSION = 1;
+
+// External-content FTS5 index kept in sync by triggers; porter stemming so that "running"
+// finds "run", as PostgreSQL's english configuration does.
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS memories (
+  seq INTEGER PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  key TEXT UNIQUE,
+  content TEXT NOT NULL,
+  type TEXT NOT NULL,
+  tags TEXT NOT NULL DEFAULT '[]',
+  importance REAL NOT NULL,
+  metadata TEXT NOT NULL DEFAULT '{}',
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS memories_created ON memories (created_at, id);
+CREATE INDEX IF NOT EXISTS memories_type_created ON memories (type, created_at, id);
+CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
+  content, content='memories', content_rowid='seq', tokenize='porter unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER IF NOT EXISTS memories_ai AFTER INSERT ON memories BEGIN
+  INSERT INTO memories_fts (rowid, content) VALUES (new.seq, new.content);
+END;
+CREATE TRIGGER IF NOT EXISTS memories_ad AFTER DELETE ON memories BEGIN
+  INSERT INTO memories_fts (memories_fts, rowid, content) VALUES ('delete', old.seq, old.content);
+END;
+CREATE TRIGGER IF NOT EXISTS memories_au AFTER UPDATE OF content ON memories BEGIN
+  INSERT INTO memories_fts (memories_fts, rowid, content) VALUES ('delete', old.seq, old.content);
+  INSERT INTO memories_fts (rowid, content) VALUES (new.seq, new.content);
+END;
+PRAGMA user_version = ${SCHEMA_VERSION};
+`;
+
+const COLUMNS = 'id, key, content, type, tags, importance, metadata, created_at, updated_at';
+const UPSERT_TAIL = `ON CONFLICT (key) DO UPDATE SET content = excluded.content, type = excluded.type, tags = excluded.tags,
+  importance = excluded.importance, metadata = excluded.metadata, updated_at = excluded.updated_at`;
+/** Rows per multi-row INSERT in bulk loads (9 parameters each, well under SQLite's limit). */
+const BULK_ROWS = 500;
+
+interface Row {
+  id: string;
+  key: string | null;
+  content: string;
+  type: string;
+  tags: string;
+  importance: number;
+  metadata: string;
+  created_at: number;
+  updated_at: number;
+}
+
+function toMemory(r: Row): Memory {
+  return {
+    id: r.id,
+    ...(r.key === null ? {} : { key: r.key }),
+    content: r.content,
+    type: r.type,
+    tags: JSON.parse(r.tags) as string[],
+    importance: r.importance,
+    metadata: JSON.parse(r.metadata) as Record<string, unknown>,
+    createdAt: new Date(r.created_at).toISOString(),
+    updatedAt: new Date(r.updated_at).toISOString(),
+  };
+}
+
+const rowParams = (id: string, m: MemoryInput, now: number) => [
+  id,
+  m.key ?? null,
+  m.content,
+  m.type,
+  JSON.stringify(m.tags),
+  m.importance,
+  JSON.stringify(m.metadata),
+  now,
+  now,
+];
+
+const tagFilter = 'EXISTS (SELECT 1 FROM json_each(m.tags) WHERE json_each.value = ?)';
+
+/** The embedded store: one SQLite file under DATA_DIR; writes go through one queue. */
+export class SqliteMemoryStore implements MemoryStore {
+  readonly backend = 'sqlite' as const;
+  private writes: Promise<unknown> = Promise.resolve();
+
+  private constructor(private readonly db: SqliteDb) {}
+
+  static async open(file: string): Promise<SqliteMemoryStore> {
+    const db = await SqliteDb.open(file);
+    await db.exec(SCHEMA);
+    return new SqliteMemoryStore(db);
+  }
+
+  /**
+   * One connection is shared, so a transaction would swallow any statement issued while it is
+   * open; every write therefore waits its turn.
+   */
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.writes.then(fn, fn);
+    this.writes = next.catch(() => undefined);
+    return next;
+  }
+
+  store(input: MemoryInput): Promise<StoreResult> {
+    return this.serial(async () => {
+      const id = randomUUID();
+      const row = await this.db.get<Row>(
+        `INSERT INTO memories (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ${UPSERT_TAIL} RETURNING ${COLUMNS}`,
+        rowParams(id, input, Date.now()),
+      );
+      return { memory: toMemory(row!), created: row!.id === id };
+    });
+  }
+
+  storeMany(inputs: MemoryInput[]): Promise<{ created: number; updated: number }> {
+    return this.serial(() =>
+      this.db.transaction(async () => {
+        const rows = lastPerKey(inputs);
+        let created = 0;
+        const now = Date.now();
+        for (let i = 0; i < rows.length; i += BULK_ROWS) {
+          const chunk = rows.slice(i, i + BULK_ROWS);
+          const ids = chunk.map(() => randomUUID());
+          const placeholders = chunk.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ');
+          const params = chunk.flatMap((m, n) => rowParams(ids[n], m, now));
+          const returned = await this.db.all<{ id: string }>(
+            `INSERT INTO memories (${COLUMNS}) VALUES ${placeholders} ${UPSERT_TAIL} RETURNING id`,
+            params,
+          );
+          const fresh = new Set<string>(ids);
+          created += returned.filter((r) => fresh.has(r.id)).length;
+        }
+        return { created, updated: rows.length - created };
+      }),
+    );
+  }
+
+  async list(q: ListQuery): Promise<Memory[]> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (q.type !== undefined) {
+      where.push('m.type = ?');
+      params.push(q.type);
+    }
+    if (q.tag !== undefined) {
+      where.push(tagFilter);
+      params.push(q.tag);
+    }
+    const dir = q.order === 'newest' ? 'DESC' : 'ASC';
+    if (q.after) {
+      where.push(`(m.created_at, m.id) ${q.order === 'newest' ? '<' : '>'} (?, ?)`);
+      params.push(q.after.createdAt, q.after.id);
+    }
+    const rows = await this.db.all<Row>(
+      `SELECT ${COLUMNS} FROM memories m ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+       ORDER BY m.created_at ${dir}, m.id ${dir} LIMIT ?`,
+      [...params, q.limit],
+    );
+    return rows.map(toMemory);
+  }
+
+  async search(q: SearchQuery): Promise<SearchHit[]> {
+    const where = ['memories_fts MATCH ?'];
+    const params: unknown[] = [toFts5Match(q.query)];
+    if (q.type !== undefined) {
+      where.push('m.type = ?');
+      params.push(q.type);
+    }
+    for (const tag of q.tags) {
+      where.push(tagFilter);
+      params.push(tag);
+    }
+    try {
+      const rows = await this.db.all<Row & { bm25_rank: number; snippet: string }>(
+        `SELECT ${COLUMNS.split(', ')
+          .map((c) => `m.${c}`)
+          .join(', ')}, bm25(memories_fts) AS bm25_rank,
+           snippet(memories_fts, 0, '${SNIPPET_MARK}', '${SNIPPET_MARK}', '…', 24) AS snippet
+         FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid
+         WHERE ${where.join(' AND ')}
+         ORDER BY bm25_rank, m.created_at DESC, m.id DESC LIMIT ? OFFSET ?`,
+        [...params, q.limit, q.offset],
+      );
+      // bm25() is lower-is-better; the API's score is higher-is-better.
+      return rows.map((r) => ({ memory: toMemory(r), score: -r.bm25_rank, snippet: r.snippet }));
+    } catch (err) {
+      // Cannot happen with parsed queries; if it does, it is the caller's text, not a server fault.
+      if (/fts5|syntax error/i.test((err as Error).message)) {
+        throw new AppError('VALIDATION_ERROR', 'The search query could not be used; search for plain words.', { cause: err });
+      }
+      throw err;
+    }
+  }
+
+  delete(id: string): Promise<boolean> {
+    return this.serial(async () => (await this.db.run('DELETE FROM memories WHERE id = ?', [id])).changes > 0);
+  }
+
+  async stats(): Promise<MemoryStats> {
+    const byTypeRows = await this.db.all<{ type: string; n: number }>(
+      'SELECT type, count(*) AS n FROM memories GROUP BY type ORDER BY type',
+    );
+    const span = await this.db.get<{ oldest: number | null; newest: number | null }>(
+      'SELECT min(created_at) AS oldest, max(created_at) AS newest FROM memories',
+    );
+    const size = await this.db.get<{ bytes: number }>(
+      'SELECT page_count * page_size AS bytes FROM pragma_page_count(), pragma_page_size()',
+    );
+    let wal = 0;
+    try {
+      wal = fs.statSync(`${this.db.file}-wal`).size;
+    } catch {
+      // no WAL file right now
+    }
+    const byType = Object.fromEntries(byTypeRows.map((r) => [r.type, r.n]));
+    return {
+      backend: this.backend,
+      total: byTypeRows.reduce((n, r) => n + r.n, 0),
+      byType,
+      ...(span?.oldest != null ? { oldest: new Date(span.oldest).toISOString(), newest: new Date(span.newest!).toISOString() } : {}),
+      storageBytes: (size?.bytes ?? 0) + wal,
+    };
+  }
+
+  async ping(): Promise<Record<string, unknown>> {
+    await this.db.get('SELECT 1');
+    return { backend: this.backend };
+  }
+
+  async close(): Promise<void> {
+    await this.writes;
+    await this.db.close();
+  }
+}

@@ -1,0 +1,59 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { tempDir, testLogger } from '@mcp-fleet/testing';
+import request from 'supertest';
+import { createApp } from '../src/app';
+import { memoryDatabaseUrl, readConfig } from '../src/config';
+import { openMemoryStore } from '../src/store';
+import { memoryBehaviour, suiteConfig } from './memory-behaviour';
+
+describe('memory-mcp on embedded SQLite', () => {
+  const tmp = tempDir('memory-mcp-');
+  afterAll(() => tmp.cleanup());
+
+  memoryBehaviour(async () => {
+    const config = suiteConfig({ DATA_DIR: tmp.dir });
+    const store = await openMemoryStore(config, testLogger());
+    return { svc: await createApp({ config, logger: testLogger(), store }), store };
+  });
+});
+
+describe('embedded store specifics', () => {
+  it('keeps memories across a restart, in DATA_DIR/memory-mcp/memories.sqlite', async () => {
+    const tmp = tempDir('memory-mcp-restart-');
+    try {
+      const config = suiteConfig({ DATA_DIR: tmp.dir });
+      const first = await createApp({ config, logger: testLogger() });
+      const stored = await request(first.app)
+        .post('/memory/store')
+        .send({ content: 'survives restarts of the octopus service', key: 'k1', tags: ['keep'] })
+        .expect(200);
+      await request(first.app).post('/memory/store').send({ content: 'second entry' }).expect(200);
+      await first.close();
+      expect(fs.existsSync(path.join(tmp.dir, 'memory-mcp', 'memories.sqlite'))).toBe(true);
+
+      const second = await createApp({ config, logger: testLogger() });
+      const list = await request(second.app).get('/memory/list').expect(200);
+      expect(list.body.result.memories).toHaveLength(2);
+      const found = await request(second.app).get('/memory/search').query({ query: 'octopus' }).expect(200);
+      expect(found.body.result.results[0]).toMatchObject({ id: stored.body.result.memory.id, key: 'k1', tags: ['keep'] });
+      const again = await request(second.app).post('/memory/store').send({ content: 'updated after restart', key: 'k1' }).expect(200);
+      expect(again.body.result).toMatchObject({ created: false, memory: { id: stored.body.result.memory.id } });
+      await second.close();
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
+  it('chooses PostgreSQL only for postgres URLs and fails fast on bad settings', () => {
+    expect(memoryDatabaseUrl(readConfig({}))).toBeUndefined();
+    expect(memoryDatabaseUrl(readConfig({ DATABASE_URL: 'mysql://x/y' }))).toBeUndefined();
+    expect(memoryDatabaseUrl(readConfig({ DATABASE_URL: 'postgres://a/b' }))).toBe('postgres://a/b');
+    expect(memoryDatabaseUrl(readConfig({ DATABASE_URL: 'postgres://a/b', MEMORY_DATABASE_URL: 'postgresql://c/d' }))).toBe(
+      'postgresql://c/d',
+    );
+    expect(() => readConfig({ MEMORY_PG_SCHEMA: 'x"; DROP SCHEMA public; --' })).toThrow(/MEMORY_PG_SCHEMA/);
+    expect(() => readConfig({ MEMORY_PG_TS_CONFIG: "english'); --" })).toThrow(/MEMORY_PG_TS_CONFIG/);
+    expect(() => readConfig({ MEMORY_DATABASE_URL: 'mysql://x' })).toThrow(/MEMORY_DATABASE_URL/);
+  });
+});

@@ -1,0 +1,53 @@
+import path from 'node:path';
+import { baseEnvShape, ConfigError, loadConfig, type Env } from '@mcp-fleet/kit';
+import { toConnectionSpec, type ConnectionSpec } from '@mcp-fleet/sql';
+import { z } from 'zod';
+
+export const SERVICE_ID = 'sql-mcp-wrapper';
+
+export const configSchema = z.object({
+  ...baseEnvShape,
+  /** PostgreSQL to serve (read-only). Falls back to DATABASE_URL; with neither, the embedded SQLite sandbox. */
+  SQL_DATABASE_URL: z.string().optional(),
+  DATABASE_URL: z.string().optional(),
+  /** The SQLite file served without PostgreSQL; default: database-mcp's sandbox, ${DATA_DIR}/database-mcp/sandbox.sqlite. */
+  SQL_SANDBOX_FILE: z.string().min(1).optional(),
+  SQL_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(10_000),
+  /** How long introspected tables and columns are trusted before being read again. */
+  SQL_SCHEMA_CACHE_MS: z.coerce.number().int().min(0).max(600_000).default(5_000),
+  SQL_POOL_MAX: z.coerce.number().int().min(1).max(100).default(5),
+  /** Approximate JSON size of the rows of one answer. */
+  SQL_MAX_RESULT_BYTES: z.coerce.number().int().min(1024).max(67_108_864).default(8_388_608),
+});
+
+export type EnvConfig = z.output<typeof configSchema>;
+
+export interface Config extends Omit<EnvConfig, 'SQL_DATABASE_URL' | 'DATABASE_URL'> {
+  /** Always read-only. */
+  connection: ConnectionSpec;
+}
+
+export function resolveConnection(c: EnvConfig): Config {
+  const { SQL_DATABASE_URL, DATABASE_URL, ...rest } = c;
+  const url = [SQL_DATABASE_URL, DATABASE_URL].map((v) => v?.trim()).find((v) => v);
+  const variable = SQL_DATABASE_URL?.trim() ? 'SQL_DATABASE_URL' : 'DATABASE_URL';
+  let connection: ConnectionSpec;
+  if (url) {
+    try {
+      connection = toConnectionSpec('postgres', { url, writable: false, poolMax: c.SQL_POOL_MAX });
+    } catch (err) {
+      throw new ConfigError(SERVICE_ID, [{ variable, message: (err as Error).message }]);
+    }
+    if (connection.engine !== 'postgres') {
+      throw new ConfigError(SERVICE_ID, [{ variable, message: 'must be a postgres:// URL (leave it unset to serve the SQLite sandbox)' }]);
+    }
+  } else {
+    const file = path.resolve(c.SQL_SANDBOX_FILE ?? path.join(c.DATA_DIR, 'database-mcp', 'sandbox.sqlite'));
+    connection = { name: 'sandbox', engine: 'sqlite', file, writable: false };
+  }
+  return { ...rest, connection };
+}
+
+export function readConfig(env?: Env): Config {
+  return resolveConnection(loadConfig(SERVICE_ID, configSchema, env));
+}

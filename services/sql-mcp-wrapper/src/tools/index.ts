@@ -1,0 +1,8 @@
+import { createConnectionTool } from './connection';
+import { createQueryTool } from './query';
+import { createSchemaTool } from './schema';
+import type { SqlToolDeps } from './shared';
+
+export function createTools(deps: SqlToolDeps) {
+  return [createQueryTool(deps), createSchemaTool(deps), createConnectionTool(deps)];
+}

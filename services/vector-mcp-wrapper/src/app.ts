@@ -1,0 +1,36 @@
+import path from 'node:path';
+import { createServiceApp, type Logger, type ServiceApp } from '@mcp-fleet/kit';
+import { openVectorStore, type VectorStore } from '@mcp-fleet/vector-store';
+import { SERVICE_ID, type Config } from './config';
+import { createTools } from './tools';
+
+export interface VectorWrapperDeps {
+  config: Config;
+  logger: Logger;
+  /** Injected in tests; otherwise Qdrant (QDRANT_URL) or the embedded store under DATA_DIR. */
+  store?: VectorStore;
+}
+
+export async function createApp({ config, logger, store: injected }: VectorWrapperDeps): Promise<ServiceApp & { store: VectorStore }> {
+  const store =
+    injected ??
+    (await openVectorStore({
+      qdrantUrl: config.QDRANT_URL,
+      qdrantApiKey: config.QDRANT_API_KEY,
+      qdrantTimeoutMs: config.QDRANT_TIMEOUT_MS,
+      dir: path.join(config.DATA_DIR, SERVICE_ID),
+      limits: { maxPointsPerCall: config.VECTOR_MAX_POINTS_PER_CALL, maxPayloadBytes: config.VECTOR_MAX_PAYLOAD_BYTES },
+      maxPointsPerCollection: config.VECTOR_MAX_POINTS_PER_COLLECTION,
+    }));
+  logger.info('vector store ready', { backend: store.kind });
+  const service = createServiceApp({
+    service: SERVICE_ID,
+    config,
+    logger,
+    tools: createTools(store, { maxPointsPerCall: store.limits.maxPointsPerCall, maxPayloadBytes: store.limits.maxPayloadBytes }),
+    defaultMetrics: true,
+    healthChecks: [{ name: `vector-store:${store.kind}`, required: true, check: () => store.health() }],
+    onClose: () => store.close(),
+  });
+  return { ...service, store };
+}

@@ -11,6 +11,9 @@ type Suite = { run: (o: { durationMs: number }) => Promise<{ json: unknown; mark
 
 const SUITES: Record<string, () => Promise<Suite>> = {
   gateway: () => import('./suites/gateway'),
+  memory: () => import('./suites/memory'),
+  vector: () => import('../packages/vector-store/bench/search.bench'),
+  cache: () => import('./suites/cache'),
 };
 
 async function main() {

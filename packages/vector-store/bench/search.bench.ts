@@ -20,11 +20,11 @@ function rng(seed: number): () => number {
   };
 }
 
-export async function run(options: { points?: number; dims?: number } = {}): Promise<{ json: unknown; markdown: string }> {
+export async function run(options: { points?: number; dims?: number; durationMs?: number } = {}): Promise<{ json: unknown; markdown: string }> {
   const points = options.points ?? 100_000;
   const dims = options.dims ?? 384;
   const json: Record<string, unknown> = { points, dims };
-  const lines: string[] = [`## Embedded vector search (${points} x ${dims}, Cosine, top 10)`, ''];
+  const lines: string[] = [`### Embedded vector search (${points} x ${dims}, Cosine, top 10)`, ''];
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vector-bench-'));
   const random = rng(42);
   const out = (line: string) => lines.push(`- ${line}`);

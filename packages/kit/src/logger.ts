@@ -59,3 +59,36 @@ export function createLogger(options: LoggerOptions): Logger {
     silent: options.silent ?? false,
   });
 }
+
+/**
+ * [start, end) ranges of the passwords in `scheme://user:password@host` inside any text. Scans with
+ * indexOf rather than a regex, so a hostile value cannot make it backtrack.
+ */
+export function urlPasswordRanges(text: string): [number, number][] {
+  const out: [number, number][] = [];
+  let from = 0;
+  for (;;) {
+    const sep = text.indexOf('://', from);
+    if (sep < 0) break;
+    const start = sep + 3;
+    let end = start;
+    while (end < text.length && end - start < 1024 && !'/ \t\r\n?#"\''.includes(text[end])) end++;
+    const authority = text.slice(start, end);
+    const at = authority.lastIndexOf('@');
+    const colon = at > 0 ? authority.indexOf(':') : -1;
+    if (at > 0 && colon >= 0 && colon < at) out.push([start + colon + 1, start + at]);
+    from = end > start ? end : start;
+  }
+  return out;
+}
+
+/** The text with every URL password replaced by [redacted]. */
+export function scrubUrlCredentials(text: string): string {
+  let out = '';
+  let from = 0;
+  for (const [start, end] of urlPasswordRanges(text)) {
+    out += text.slice(from, start) + REDACTED;
+    from = end;
+  }
+  return out + text.slice(from);
+}

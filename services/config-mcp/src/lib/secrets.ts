@@ -1,4 +1,4 @@
-import { isSecretName, REDACTED } from '@mcp-fleet/kit';
+import { isSecretName, REDACTED, scrubUrlCredentials } from '@mcp-fleet/kit';
 
 export { REDACTED };
 
@@ -16,31 +16,7 @@ export function createSecretPolicy(extraPatterns: string[]): SecretPolicy {
   return { isSecret: (name) => isSecretName(name) || extra.some((re) => re.test(name)) };
 }
 
-/**
- * Replaces the password of `scheme://user:password@host` inside any string. Scans with indexOf rather
- * than a regex so a hostile value cannot make it backtrack.
- */
-export function scrubUrlCredentials(value: string): string {
-  let out = '';
-  let from = 0;
-  for (;;) {
-    const sep = value.indexOf('://', from);
-    if (sep < 0) break;
-    const start = sep + 3;
-    let end = start;
-    while (end < value.length && end - start < 1024 && !'/ \t\r\n?#"\''.includes(value[end])) end++;
-    const authority = value.slice(start, end);
-    const at = authority.lastIndexOf('@');
-    const colon = at > 0 ? authority.indexOf(':') : -1;
-    if (at > 0 && colon >= 0 && colon < at) {
-      out += value.slice(from, start) + authority.slice(0, colon + 1) + REDACTED + authority.slice(at);
-    } else {
-      out += value.slice(from, end);
-    }
-    from = end;
-  }
-  return out + value.slice(from);
-}
+export { scrubUrlCredentials };
 
 /** JSON pointer segment escaping (RFC 6901). */
 export function pointerSegment(key: string | number): string {

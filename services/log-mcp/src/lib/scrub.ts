@@ -1,4 +1,4 @@
-import { isSecretName, REDACTED, redact } from '@mcp-fleet/kit';
+import { isSecretName, REDACTED, redact, urlPasswordRanges } from '@mcp-fleet/kit';
 
 /**
  * Removes secrets from log text before it is matched or returned: values after secret-looking keys
@@ -61,27 +61,11 @@ function schemeTokenRanges(text: string, out: Range[]): void {
   }
 }
 
-function urlPasswordRanges(text: string, out: Range[]): void {
-  let from = 0;
-  for (;;) {
-    const sep = text.indexOf('://', from);
-    if (sep < 0) break;
-    const start = sep + 3;
-    let end = start;
-    while (end < text.length && end - start < 1024 && !'/ \t\r\n?#"\''.includes(text[end])) end++;
-    const authority = text.slice(start, end);
-    const at = authority.lastIndexOf('@');
-    const colon = at > 0 ? authority.indexOf(':') : -1;
-    if (at > 0 && colon >= 0 && colon < at) out.push([start + colon + 1, start + at]);
-    from = end > start ? end : start;
-  }
-}
-
 export function scrubText(text: string): string {
   const ranges: Range[] = [];
   keyValueRanges(text, ranges);
   schemeTokenRanges(text, ranges);
-  urlPasswordRanges(text, ranges);
+  ranges.push(...urlPasswordRanges(text));
   if (ranges.length === 0) return text;
   ranges.sort((a, b) => a[0] - b[0] || b[1] - a[1]);
   let out = '';

@@ -10,6 +10,12 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    files: ['services/*/src/**/*.ts', 'packages/*/src/**/*.ts'],
+    rules: {
+      'no-console': 'error',
       'no-restricted-imports': [
         'error',
         {
@@ -22,10 +28,6 @@ export default tseslint.config(
         },
       ],
     },
-  },
-  {
-    files: ['services/*/src/**/*.ts', 'packages/*/src/**/*.ts'],
-    rules: { 'no-console': 'error' },
   },
   {
     // Tests read JSON answers whose shape is what they assert.

@@ -103,9 +103,9 @@ export const SERVICES: readonly ServiceEntry[] = [
     port: 7006,
     pattern: 'tool-oriented',
     description: 'Outbound HTTP, signed webhooks, DNS lookups and API probes, refusing private addresses by default.',
-    tools: ['http_request', 'webhook_create', 'dns_lookup', 'api_test'],
+    tools: ['http_request', 'webhook_create', 'webhook_list', 'webhook_logs', 'webhook_delete', 'dns_lookup', 'api_test'],
     backends: ['http', 'sqlite'],
-    status: 'planned',
+    status: 'available',
     http: true,
   },
   {
@@ -126,7 +126,7 @@ export const SERVICES: readonly ServiceEntry[] = [
     description: 'JWT minting and verification, bcrypt password hashing, AES-256-GCM encryption, TLS certificate checks.',
     tools: ['jwt_token', 'jwt_verify', 'password_hash', 'password_verify', 'encrypt', 'decrypt', 'ssl_check'],
     backends: ['http'],
-    status: 'planned',
+    status: 'available',
     http: true,
   },
   {

@@ -8,7 +8,18 @@ import type { OutboundPolicy } from './policy';
 export const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
 /** Headers a caller may not set: undici owns framing and connection handling. */
-const FORBIDDEN_REQUEST_HEADERS = new Set(['host', 'connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'content-length', 'expect', 'te', 'trailer', 'proxy-connection']);
+const FORBIDDEN_REQUEST_HEADERS = new Set([
+  'host',
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'upgrade',
+  'content-length',
+  'expect',
+  'te',
+  'trailer',
+  'proxy-connection',
+]);
 /** Dropped when a redirect leaves the original origin, so credentials do not follow it. */
 const CREDENTIAL_HEADERS = new Set(['authorization', 'cookie', 'proxy-authorization']);
 
@@ -141,7 +152,11 @@ export function toOutboundError(err: unknown, url: URL, timeoutMs?: number): App
     case 'ETIMEDOUT':
     case 'UND_ERR_HEADERS_TIMEOUT':
     case 'UND_ERR_BODY_TIMEOUT':
-      return new AppError('TIMEOUT', `${where} did not answer in time${timeoutMs ? ` (${timeoutMs} ms)` : ''}; raise timeoutMs or try later.`, { cause: err });
+      return new AppError(
+        'TIMEOUT',
+        `${where} did not answer in time${timeoutMs ? ` (${timeoutMs} ms)` : ''}; raise timeoutMs or try later.`,
+        { cause: err },
+      );
     case 'ECONNREFUSED':
       return new AppError('UPSTREAM_UNAVAILABLE', `${where} refused the connection; check the host and port.`, { cause: err });
     case 'ENOTFOUND':
@@ -158,7 +173,9 @@ export function toOutboundError(err: unknown, url: URL, timeoutMs?: number): App
     case 'UND_ERR_CLOSED':
       return new AppError('UPSTREAM_ERROR', `${where} closed the connection before answering completely.`, { cause: err });
     case 'UND_ERR_INVALID_ARG':
-      return new AppError('VALIDATION_ERROR', `The request to ${where} was refused by the HTTP client: ${(err as Error).message}.`, { cause: err });
+      return new AppError('VALIDATION_ERROR', `The request to ${where} was refused by the HTTP client: ${(err as Error).message}.`, {
+        cause: err,
+      });
     case 'HPE_INVALID_CONSTANT':
     case 'HPE_INVALID_HEADER_TOKEN':
     case 'HPE_HEADER_OVERFLOW':
@@ -166,7 +183,9 @@ export function toOutboundError(err: unknown, url: URL, timeoutMs?: number): App
       return new AppError('UPSTREAM_ERROR', `${where} sent a malformed HTTP response.`, { cause: err });
     default:
       if (code && (/^(ERR_TLS_|CERT_|UNABLE_TO_|DEPTH_ZERO|SELF_SIGNED|ERR_SSL_)/.test(code) || code.includes('CERT'))) {
-        return new AppError('UPSTREAM_ERROR', `The TLS certificate of ${where} is not trusted (${code}); ssl_check shows the chain.`, { cause: err });
+        return new AppError('UPSTREAM_ERROR', `The TLS certificate of ${where} is not trusted (${code}); ssl_check shows the chain.`, {
+          cause: err,
+        });
       }
       return new AppError('UPSTREAM_ERROR', `The request to ${where} failed${code ? ` (${code})` : ''}.`, { cause: err });
   }
@@ -265,7 +284,8 @@ export class OutboundClient {
             signal: controller.signal,
           });
         } catch (err) {
-          if (controller.signal.aborted) throw controller.signal.reason === timeoutError ? timeoutError : toOutboundError(controller.signal.reason, url);
+          if (controller.signal.aborted)
+            throw controller.signal.reason === timeoutError ? timeoutError : toOutboundError(controller.signal.reason, url);
           throw toOutboundError(err, url, timeoutMs);
         }
         const location = res.headers.location;
@@ -277,7 +297,12 @@ export class OutboundClient {
           } catch {
             throw new AppError('UPSTREAM_ERROR', `${url.host} redirected to an invalid Location.`, { details: { redirects } });
           }
-          redirects.push({ url: url.href, status: res.statusCode, location: next.href, durationMs: Math.round(performance.now() - hopStarted) });
+          redirects.push({
+            url: url.href,
+            status: res.statusCode,
+            location: next.href,
+            durationMs: Math.round(performance.now() - hopStarted),
+          });
           if (next.protocol !== 'http:' && next.protocol !== 'https:') {
             throw new AppError('UPSTREAM_ERROR', `${url.host} redirected to a ${next.protocol} URL; only http and https are followed.`, {
               details: { redirects },
@@ -306,11 +331,18 @@ export class OutboundClient {
         try {
           read = method === 'HEAD' ? { body: Buffer.alloc(0), bytes: 0, truncated: false } : await readCapped(res.body, cap);
         } catch (err) {
-          if (controller.signal.aborted) throw controller.signal.reason === timeoutError ? timeoutError : toOutboundError(controller.signal.reason, url);
+          if (controller.signal.aborted)
+            throw controller.signal.reason === timeoutError ? timeoutError : toOutboundError(controller.signal.reason, url);
           throw toOutboundError(err, url, timeoutMs);
         }
         const totalMs = Math.round(performance.now() - started);
-        this.logger?.debug('outbound request', { method, url: urlForLog(url), status: res.statusCode, hops: redirects.length, ms: totalMs });
+        this.logger?.debug('outbound request', {
+          method,
+          url: urlForLog(url),
+          status: res.statusCode,
+          hops: redirects.length,
+          ms: totalMs,
+        });
         return {
           url: url.href,
           status: res.statusCode,

@@ -120,8 +120,7 @@ export class OutboundPolicy {
 
   evaluateAddress(address: string, host?: string): AddressVerdict {
     const addressClass = classifyIp(address);
-    const allowed =
-      addressClass === 'public' || this.addressAllowlisted(address) || (host !== undefined && this.hostAllowlisted(host));
+    const allowed = addressClass === 'public' || this.addressAllowlisted(address) || (host !== undefined && this.hostAllowlisted(host));
     return { allowed, addressClass };
   }
 
@@ -145,8 +144,7 @@ export class OutboundPolicy {
    */
   readonly lookup: LookupFunction = (hostname, options, callback) => {
     const host = normalizeHost(hostname);
-    const fail = (err: NodeJS.ErrnoException) =>
-      options.all ? (callback as LookupAll)(err, []) : (callback as LookupOne)(err, '', 0);
+    const fail = (err: NodeJS.ErrnoException) => (options.all ? (callback as LookupAll)(err, []) : (callback as LookupOne)(err, '', 0));
     try {
       this.assertHost(host);
     } catch (err) {

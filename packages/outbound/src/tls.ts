@@ -53,7 +53,8 @@ export function connectTls(policy: OutboundPolicy, options: TlsConnectOptions): 
       }
     };
     const timer = setTimeout(
-      () => finish(new AppError('TIMEOUT', `No TLS handshake with ${where.host} within ${timeoutMs} ms; raise timeoutMs or check the port.`)),
+      () =>
+        finish(new AppError('TIMEOUT', `No TLS handshake with ${where.host} within ${timeoutMs} ms; raise timeoutMs or check the port.`)),
       timeoutMs,
     );
     const onAbort = () => finish(options.signal?.reason ?? new AppError('TIMEOUT', 'The TLS check was cancelled.'));

@@ -83,3 +83,4 @@ export const testConfig = {
 export function testEnv(extra: Record<string, string> = {}): Record<string, string> {
   return { ...Object.fromEntries(Object.entries(testConfig).map(([k, v]) => [k, String(v)])), ...extra };
 }
+export * from './support';

@@ -1,0 +1,36 @@
+import { baseEnvShape, csv, loadConfig, type Env } from '@mcp-fleet/kit';
+import { outboundEnvShape } from '@mcp-fleet/outbound';
+import { z } from 'zod';
+
+export const SERVICE_ID = 'network-mcp';
+
+export const configSchema = z.object({
+  ...baseEnvShape,
+  ...outboundEnvShape,
+  /** PEM file of extra CAs trusted by http_request, api_test and webhook forwarding (added to Node's roots). */
+  OUTBOUND_CA_FILE: z.string().min(1).optional(),
+  /** The largest maxResponseBytes a caller may ask http_request for. */
+  HTTP_MAX_RESPONSE_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(64 * 1024 * 1024)
+    .default(5 * 1024 * 1024),
+  /** Delivery log rows kept; older ones are pruned. */
+  WEBHOOK_LOG_MAX: z.coerce.number().int().min(10).max(1_000_000).default(1000),
+  /** Webhook definitions allowed at once. */
+  WEBHOOK_MAX: z.coerce.number().int().min(1).max(100_000).default(1000),
+  /** Inbound signatures older or newer than this many seconds are refused (replay window). */
+  WEBHOOK_TOLERANCE_SECONDS: z.coerce.number().int().min(10).max(86_400).default(300),
+  /** Time limit for forwarding one inbound event to its target. */
+  WEBHOOK_FORWARD_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+  /** DNS servers for dns_lookup ("1.1.1.1", "127.0.0.1:5353"); the system's when empty. */
+  DNS_SERVERS: csv([]),
+  DNS_TIMEOUT_MS: z.coerce.number().int().min(100).max(30_000).default(5000),
+});
+
+export type Config = z.output<typeof configSchema>;
+
+export function readConfig(env?: Env): Config {
+  return loadConfig(SERVICE_ID, configSchema, env);
+}

@@ -1,0 +1,53 @@
+import { baseEnvShape, loadConfig, type Env } from '@mcp-fleet/kit';
+import { outboundEnvShape } from '@mcp-fleet/outbound';
+import { z } from 'zod';
+
+export const SERVICE_ID = 'security-mcp';
+
+/** bcrypt cost below this is refused everywhere (config and arguments). */
+export const BCRYPT_FLOOR = 10;
+export const BCRYPT_CEILING = 15;
+
+const optionalSecret = (min: number, what: string) =>
+  z
+    .string()
+    .optional()
+    .transform((v) => (v === undefined || v === '' ? undefined : v))
+    .refine((v) => v === undefined || v.length >= min, `${what} must be at least ${min} characters`);
+
+/** 32 bytes as 64 hex characters or base64 (44 chars with padding, or base64url). */
+export function decodeKey(text: string): Buffer | undefined {
+  const t = text.trim();
+  if (/^[0-9a-fA-F]{64}$/.test(t)) return Buffer.from(t, 'hex');
+  if (/^[A-Za-z0-9+/_-]{43}=?$/.test(t)) {
+    const buf = Buffer.from(t, 'base64');
+    if (buf.length === 32) return buf;
+  }
+  return undefined;
+}
+
+export const configSchema = z.object({
+  ...baseEnvShape,
+  ...outboundEnvShape,
+  /** HMAC key for minting and verifying tokens; shared with the marketplace. Unset: jwt_token and jwt_verify answer NOT_CONFIGURED. */
+  JWT_SECRET: optionalSecret(32, 'JWT_SECRET'),
+  JWT_ALGORITHM: z.enum(['HS256', 'HS384', 'HS512']).default('HS256'),
+  JWT_ISSUER: z.string().min(1).max(256).default('mcp-fleet'),
+  JWT_DEFAULT_TTL_SECONDS: z.coerce.number().int().min(60).max(2_592_000).default(3600),
+  JWT_MAX_TTL_SECONDS: z.coerce.number().int().min(60).max(31_536_000).default(2_592_000),
+  /** The admin credential jwt_token requires (Authorization: Bearer <token> or admin_token). */
+  SECURITY_ADMIN_TOKEN: optionalSecret(16, 'SECURITY_ADMIN_TOKEN'),
+  BCRYPT_COST: z.coerce.number().int().min(BCRYPT_FLOOR).max(BCRYPT_CEILING).default(12),
+  /** Key for encrypt/decrypt without a password: 32 bytes, hex or base64. */
+  ENCRYPTION_KEY: z
+    .string()
+    .optional()
+    .transform((v) => (v === undefined || v === '' ? undefined : v))
+    .refine((v) => v === undefined || decodeKey(v) !== undefined, 'ENCRYPTION_KEY must be 32 bytes as 64 hex characters or base64'),
+});
+
+export type Config = z.output<typeof configSchema>;
+
+export function readConfig(env?: Env): Config {
+  return loadConfig(SERVICE_ID, configSchema, env);
+}

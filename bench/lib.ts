@@ -38,7 +38,8 @@ export function summarize(latenciesMs: number[], seconds: number, concurrency: n
 
 export interface HttpCall {
   path: string;
-  body: string;
+  /** A fixed body, or one made per request (e.g. JSON-RPC ids must differ while in flight). */
+  body: string | (() => string);
   headers?: Record<string, string>;
   /** Checks a response body; a false answer counts as an error. */
   check?: (body: string, status: number) => boolean;
@@ -55,7 +56,8 @@ export async function runLoad(
   const pool = new Pool(origin, { connections: concurrency, pipelining: 1 });
   const headers = { 'content-type': 'application/json', ...call.headers };
   const once = async () => {
-    const res = await pool.request({ method: 'POST', path: call.path, headers, body: call.body });
+    const body = typeof call.body === 'function' ? call.body() : call.body;
+    const res = await pool.request({ method: 'POST', path: call.path, headers, body });
     const text = await res.body.text();
     return call.check ? call.check(text, res.statusCode) : res.statusCode === 200;
   };

@@ -59,6 +59,7 @@ export async function run(options: { durationMs: number }): Promise<{ json: Gate
       body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
     });
 
+    let rpcId = 0;
     const calls = {
       direct: {
         origin: `http://127.0.0.1:${sysPort}`,
@@ -77,7 +78,7 @@ export async function run(options: { durationMs: number }): Promise<{ json: Gate
         call: {
           path: '/mcp',
           headers: rpcHeaders,
-          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'system_info', arguments: {} } }),
+          body: () => JSON.stringify({ jsonrpc: '2.0', id: ++rpcId, method: 'tools/call', params: { name: 'system_info', arguments: {} } }),
           check: (b: string, s: number) => s === 200 && b.includes('"isError":false'),
         },
       },

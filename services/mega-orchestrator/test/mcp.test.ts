@@ -176,6 +176,33 @@ describe('sessions over HTTP', () => {
     await client.close();
   });
 
+  it('answers concurrent calls in one session and refuses a request id already in flight instead of hanging', async () => {
+    const init = await request(g.url)
+      .post('/mcp')
+      .send({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '0' } },
+      })
+      .expect(200);
+    const sid = init.headers['mcp-session-id'];
+    const call = (id: number, ms: number) =>
+      request(g.url)
+        .post('/mcp')
+        .set('Mcp-Session-Id', sid)
+        .set('Accept', 'application/json, text/event-stream')
+        .send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'sleep', arguments: { ms } } });
+    const slow = call(7, 300).then((r) => r); // supertest sends on then()
+    await new Promise((r) => setTimeout(r, 50));
+    const [reused, ...others] = await Promise.all([call(7, 1), ...[8, 9, 10].map((id) => call(id, 20))]);
+    expect(reused.status).toBe(400);
+    expect(reused.body.error).toMatchObject({ code: -32600, message: expect.stringMatching(/already in flight/) });
+    for (const r of others) expect(r.body.result.isError).toBe(false);
+    expect((await slow).body).toMatchObject({ id: 7, result: { isError: false } });
+    expect((await call(7, 1)).body).toMatchObject({ id: 7, result: { isError: false } });
+  });
+
   it('GET and DELETE /mcp without a session id explain what to do', async () => {
     const get = await request(g.url).get('/mcp').set('Accept', 'text/event-stream').expect(400);
     expect(get.body.error.message).toMatch(/Mcp-Session-Id/);

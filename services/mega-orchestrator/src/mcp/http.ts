@@ -18,6 +18,8 @@ interface LiveSession {
   transport: StreamableHTTPServerTransport;
   createdAt: number;
   lastSeen: number;
+  /** Request ids awaiting their answer: the SDK maps answers by id, so a reused id would never be answered. */
+  inFlight: Set<string | number>;
 }
 
 export interface McpHttpOptions {
@@ -116,6 +118,21 @@ export class McpHttp {
       live.lastSeen = Date.now();
       this.sessions.delete(sid);
       this.sessions.set(sid, live); // most recently used last
+      const ids = messages.map(idOf).filter((id): id is string | number => id !== null && id !== undefined);
+      const reused = ids.find((id, i) => live.inFlight.has(id) || ids.indexOf(id) !== i);
+      if (reused !== undefined) {
+        return sendRpcError(
+          res,
+          400,
+          reused,
+          INVALID_REQUEST,
+          `Request id ${JSON.stringify(reused)} is already in flight in this session; give every request its own id.`,
+        );
+      }
+      for (const id of ids) live.inFlight.add(id);
+      res.on('close', () => {
+        for (const id of ids) live.inFlight.delete(id);
+      });
       await live.transport.handleRequest(req, res, body);
       return;
     }
@@ -141,7 +158,7 @@ export class McpHttp {
       },
     });
     const server = this.options.buildServer(() => transport.sessionId);
-    const live: LiveSession = { id: '', server, transport, createdAt: Date.now(), lastSeen: Date.now() };
+    const live: LiveSession = { id: '', server, transport, createdAt: Date.now(), lastSeen: Date.now(), inFlight: new Set() };
     transport.onclose = () => {
       if (live.id) this.sessions.delete(live.id);
     };

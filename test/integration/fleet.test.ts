@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { downstreamServices } from '@mcp-fleet/inventory';
 import { tempDir } from '@mcp-fleet/testing';
 import { REPO_ROOT, getJson, isAlive, postJson, startFleet, waitFor, type FleetHandle } from '../support/fleet-process';
 
@@ -80,7 +81,7 @@ describe('the fleet through the launcher', () => {
     expect(fleet.state().services.every((s) => s.state === 'healthy')).toBe(true);
   });
 
-  it('lists the tools of all four services through the gateway, with the collision qualified', async () => {
+  it('lists the tools of the spine services through the gateway, with the collision qualified', async () => {
     const { body } = await getJson(`${fleet.gateway}/tools/list`);
     const names: string[] = body.tools.map((t: { name: string }) => t.name);
     for (const n of [
@@ -213,6 +214,54 @@ describe('the fleet through the launcher', () => {
 
     expect(statuses.filter((s) => s >= 500 && s !== 503 && s !== 504)).toEqual([]);
     for (const s of fleet.state().services) expect(isAlive(s.pid)).toBe(true);
+  });
+
+  it('lists every tool of every built service and reaches each service through the gateway', async () => {
+    const { body } = await getJson(`${fleet.gateway}/tools/list`);
+    const listed = new Set(
+      body.tools.map((t: { name: string; service: string }) => `${t.service}/${t.name.replace(`${t.service}__`, '')}`),
+    );
+    const missing = downstreamServices()
+      .flatMap((s) => s.tools.map((t) => `${s.id}/${t}`))
+      .filter((k) => !listed.has(k));
+    expect(missing).toEqual([]);
+
+    const ok = async (tool: string, args: unknown, service: string) => {
+      const res = await native(tool, args);
+      expect({ tool, status: res.status, service: res.body.service, error: res.body.error }).toEqual({
+        tool,
+        status: 200,
+        service,
+        error: undefined,
+      });
+      return res.body.result;
+    };
+    expect((await ok('db_query', { query: 'SELECT 1 + 1 AS two' }, 'database-mcp')).rows[0]).toEqual({ two: 2 });
+    await ok('schema', { action: 'list' }, 'sql-mcp-wrapper');
+    await ok('cache', { action: 'set', key: 'it-key', value: { n: 1 } }, 'cache-mcp-wrapper');
+    expect((await ok('cache', { action: 'get', key: 'it-key' }, 'cache-mcp-wrapper')).value).toEqual({ n: 1 });
+    await ok('collection', { action: 'create', name: 'it_vectors', size: 3, distance: 'Cosine' }, 'vector-mcp-wrapper');
+    expect((await ok('semantic_similarity', { text_a: 'git commit', text_b: 'git commit' }, 'advanced-memory-mcp')).similarity).toBeCloseTo(
+      1,
+      5,
+    );
+    await ok('env_vars', { action: 'list' }, 'config-mcp');
+    await ok('log_search', { query: 'listening' }, 'log-mcp');
+    await ok('password_hash', { password: 'correct horse battery staple' }, 'security-mcp');
+    await ok('dns_lookup', { name: 'localhost', type: 'A' }, 'network-mcp');
+
+    // The colliding memory names go to memory-mcp plain, and to each owner when qualified.
+    const stored = await ok('store_memory', { content: 'the gateway routes colliding names to the primary owner' }, 'memory-mcp');
+    expect(stored.memory.id).toEqual(expect.any(String));
+    await ok('advanced-memory-mcp__store_memory', { content: 'vectorised through the qualified name' }, 'advanced-memory-mcp');
+    const found = await ok('search_memories', { query: 'colliding names' }, 'memory-mcp');
+    expect(JSON.stringify(found)).toContain('primary owner');
+    const memStats = await getJson(`${fleet.gateway}/memory/stats`);
+    expect(JSON.stringify(memStats.body)).toMatch(/"total":\s*[1-9]/);
+
+    // Outbound requests refuse loopback unless allowlisted.
+    const refused = await native('http_request', { url: `${fleet.gateway}/health` });
+    expect({ status: refused.status, code: refused.body.code }).toEqual({ status: 403, code: 'FORBIDDEN' });
   });
 
   it('drops a killed service from the catalog, fails its calls fast, keeps the rest, and takes it back', async () => {

@@ -246,7 +246,10 @@ describe('the fleet through the launcher', () => {
       5,
     );
     await ok('env_vars', { action: 'list' }, 'config-mcp');
-    await ok('log_search', { query: 'listening' }, 'log-mcp');
+    // log-mcp reads the fleet's own logs (the launcher writes them under DATA_DIR/logs).
+    const logs = await ok('log_search', { query: 'git-mcp listening' }, 'log-mcp');
+    expect(logs.matches.length).toBeGreaterThan(0);
+    expect(JSON.stringify(logs.matches[0])).toContain('git-mcp');
     await ok('password_hash', { password: 'correct horse battery staple' }, 'security-mcp');
     await ok('dns_lookup', { name: 'localhost', type: 'A' }, 'network-mcp');
 

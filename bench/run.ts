@@ -46,7 +46,7 @@ async function main() {
     '',
     `Machine: ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, Node ${machine.node}.`,
     '',
-    ...sections,
+    sections.join('\n\n'),
     '',
   ].join('\n');
   const stamp = startedAt.replace(/[:.]/g, '-');

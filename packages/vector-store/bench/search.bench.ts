@@ -20,7 +20,9 @@ function rng(seed: number): () => number {
   };
 }
 
-export async function run(options: { points?: number; dims?: number; durationMs?: number } = {}): Promise<{ json: unknown; markdown: string }> {
+export async function run(
+  options: { points?: number; dims?: number; durationMs?: number } = {},
+): Promise<{ json: unknown; markdown: string }> {
   const points = options.points ?? 100_000;
   const dims = options.dims ?? 384;
   const json: Record<string, unknown> = { points, dims };

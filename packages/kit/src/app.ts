@@ -40,6 +40,8 @@ export interface ServiceAppOptions {
 export interface CallOptions {
   requestId?: string;
   signal?: AbortSignal;
+  /** The caller's Authorization header, handed to the tool as ctx.authorization. */
+  authorization?: string;
 }
 
 export interface KitHandle {
@@ -135,6 +137,7 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
         requestId: call.requestId ?? randomUUID(),
         defaultTimeoutMs: options.config.TOOL_TIMEOUT_MS,
         signal: call.signal,
+        authorization: call.authorization,
       });
       metrics.toolCalls.inc({ tool: name, outcome: 'ok' });
       logger.debug('tool call', { tool: name, requestId: call.requestId, ms: Math.round(performance.now() - started) });
@@ -181,8 +184,12 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
     return controller.signal;
   };
 
-  const runAndSend = async (res: Response, name: string, args: unknown) => {
-    const result = await callTool(name, args, { requestId: res.locals.requestId, signal: abortOnClose(res) });
+  const runAndSend = async (req: Request, res: Response, name: string, args: unknown) => {
+    const result = await callTool(name, args, {
+      requestId: res.locals.requestId,
+      signal: abortOnClose(res),
+      authorization: req.get('authorization'),
+    });
     res.json(successEnvelope(service, result));
   };
 
@@ -202,11 +209,11 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
 
   app.post('/tools/call', async (req, res) => {
     const body = parseOrThrow(toolCallBody, req.body ?? {}, 'tool call; send {"name": "<tool>", "arguments": {...}}');
-    await runAndSend(res, body.name, body.arguments);
+    await runAndSend(req, res, body.name, body.arguments);
   });
 
   app.post('/tools/:tool', async (req, res) => {
-    await runAndSend(res, String(req.params.tool), req.body ?? {});
+    await runAndSend(req, res, String(req.params.tool), req.body ?? {});
   });
 
   const routes: RouteBuilder = {
@@ -223,7 +230,7 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
         return { ...body, ...params };
       };
       app[method](path, async (req: Request, res: Response) => {
-        await runAndSend(res, toolName, (map ?? defaultMap)(req));
+        await runAndSend(req, res, toolName, (map ?? defaultMap)(req));
       });
     },
   };

@@ -21,6 +21,8 @@ export interface ToolContext {
   signal: AbortSignal;
   /** This call's time limit, so handlers can size engine-side timeouts below it. */
   timeoutMs: number;
+  /** The HTTP Authorization header of a direct call, for tools that take a credential. */
+  authorization?: string;
 }
 
 /** Tool inputs are objects: a z.object, or a discriminated union of objects (one schema per action). */
@@ -80,6 +82,7 @@ export interface InvokeOptions {
   defaultTimeoutMs: number;
   /** Aborts the call, e.g. when the HTTP client disconnects. */
   signal?: AbortSignal;
+  authorization?: string;
 }
 
 /** Validate at the edge, then run the handler under its time limit. */
@@ -106,6 +109,7 @@ export async function invokeTool(tool: ToolDefinition, rawArgs: unknown, options
           logger: options.logger,
           signal: controller.signal,
           timeoutMs,
+          authorization: options.authorization,
         }),
       ),
       timeout,

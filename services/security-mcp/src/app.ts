@@ -1,6 +1,5 @@
 import { createServiceApp, type Logger, type ServiceApp } from '@mcp-fleet/kit';
 import { OutboundPolicy } from '@mcp-fleet/outbound';
-import { registerAdminHeader } from './admin';
 import { decodeKey, SERVICE_ID, type Config } from './config';
 import type { SecurityDeps } from './deps';
 import { createTools } from './tools';
@@ -37,6 +36,5 @@ export function createApp({ config, logger, defaultMetrics = true }: SecurityApp
         }),
       },
     ],
-    extend: (app) => registerAdminHeader(app, config.BODY_LIMIT, 'jwt_token'),
   });
 }

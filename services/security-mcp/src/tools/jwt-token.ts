@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { AppError, defineTool } from '@mcp-fleet/kit';
 import { SignJWT } from 'jose';
 import { z } from 'zod';
-import { requireAdmin } from '../admin';
+import { bearerToken, requireAdmin } from '../admin';
 import type { SecurityDeps } from '../deps';
 import { audienceField, RESERVED_CLAIMS, scopeField, scopesOf } from './jwt-shared';
 
@@ -35,14 +35,14 @@ export function jwtTokenTool({ config, jwtKey }: SecurityDeps) {
       })
       .strict(),
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-    handler: async (args) => {
+    handler: async (args, ctx) => {
       if (!jwtKey) {
         throw new AppError(
           'NOT_CONFIGURED',
           'Token minting is off: JWT_SECRET is not set on security-mcp (the marketplace must share it).',
         );
       }
-      requireAdmin(config.SECURITY_ADMIN_TOKEN, args.admin_token, 'jwt_token');
+      requireAdmin(config.SECURITY_ADMIN_TOKEN, args.admin_token ?? bearerToken(ctx.authorization), 'jwt_token');
       const extra = args.claims ?? {};
       const reserved = Object.keys(extra).filter((k) => RESERVED_CLAIMS.has(k));
       if (reserved.length) {

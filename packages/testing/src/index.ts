@@ -3,6 +3,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type http from 'node:http';
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
 import { createLogger, listen, type Logger, type RunningServer } from '@mcp-fleet/kit';
 
 /** Connection strings of the real engines the tests use (the machine's running servers by default). */
@@ -84,3 +86,35 @@ export function testEnv(extra: Record<string, string> = {}): Record<string, stri
   return { ...Object.fromEntries(Object.entries(testConfig).map(([k, v]) => [k, String(v)])), ...extra };
 }
 export * from './support';
+
+export interface PgScratchSchema {
+  /** The schema's name (a random, safe identifier). */
+  schema: string;
+  /** A client on the real server, search_path set to the schema. */
+  admin: Client;
+  /** The server's URL with `-c search_path=<schema>`, for the code under test. */
+  url: string;
+  /** Drops the schema with everything in it and closes the client. */
+  drop(): Promise<void>;
+}
+
+/** A fresh schema on the real PostgreSQL (backendUrl('postgres')), for one test file. */
+export async function pgScratchSchema(prefix: string): Promise<PgScratchSchema> {
+  const base = backendUrl('postgres');
+  const schema = `${prefix}_${randomBytes(5).toString('hex')}`;
+  const admin = new Client({ connectionString: base });
+  await admin.connect();
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  await admin.query(`SET search_path = ${schema}`);
+  const url = new URL(base);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return {
+    schema,
+    admin,
+    url: url.toString(),
+    drop: async () => {
+      await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await admin.end();
+    },
+  };
+}

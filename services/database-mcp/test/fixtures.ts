@@ -1,8 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { SqliteDb, type ServiceApp } from '@mcp-fleet/kit';
-import { backendUrl, tempDir, testConfig, testLogger } from '@mcp-fleet/testing';
-import pg from 'pg';
+import { pgScratchSchema, tempDir, testConfig, testLogger } from '@mcp-fleet/testing';
 import { createApp } from '../src/app';
 import { readConfig } from '../src/config';
 
@@ -67,18 +65,12 @@ export async function sqliteFixture(): Promise<EngineFixture> {
 
 /** A fresh PostgreSQL schema, reached through connection URLs whose search_path is that schema. */
 export async function postgresFixture(): Promise<EngineFixture> {
-  const base = backendUrl('postgres');
-  const schema = `dbmcp_${randomBytes(5).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: base });
-  await admin.connect();
-  await admin.query(`CREATE SCHEMA ${schema}`);
-  const url = new URL(base);
-  url.searchParams.set('options', `-c search_path=${schema}`);
+  const { schema, admin, url, drop } = await pgScratchSchema('dbmcp');
   const tmp = tempDir('database-mcp-');
   const app = await buildApp(
     testEnv({
       DATA_DIR: tmp.dir,
-      DATABASES: JSON.stringify({ pgw: { url: url.toString(), writable: true }, pgro: { url: url.toString(), writable: false } }),
+      DATABASES: JSON.stringify({ pgw: { url, writable: true }, pgro: { url, writable: false } }),
     }),
   );
   return {
@@ -91,8 +83,7 @@ export async function postgresFixture(): Promise<EngineFixture> {
     exists: async (table) => (await admin.query('SELECT to_regclass($1) AS r', [`${schema}."${table}"`])).rows[0].r !== null,
     cleanup: async () => {
       await app.close();
-      await admin.query(`DROP SCHEMA ${schema} CASCADE`);
-      await admin.end();
+      await drop();
       tmp.cleanup();
     },
   };

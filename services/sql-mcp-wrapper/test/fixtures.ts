@@ -1,8 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { SqliteDb, type ServiceApp } from '@mcp-fleet/kit';
-import { backendUrl, tempDir, testConfig, testLogger } from '@mcp-fleet/testing';
-import pg from 'pg';
+import { pgScratchSchema, tempDir, testConfig, testLogger } from '@mcp-fleet/testing';
 import { createApp } from '../src/app';
 import { readConfig } from '../src/config';
 
@@ -67,25 +65,17 @@ export async function sqliteFixture(): Promise<WrapperFixture> {
 }
 
 export async function postgresFixture(): Promise<WrapperFixture> {
-  const base = backendUrl('postgres');
-  const schema = `sqlw_${randomBytes(5).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: base });
-  await admin.connect();
-  await admin.query(`CREATE SCHEMA ${schema}`);
-  await admin.query(`SET search_path = ${schema}`);
+  const { schema, admin, url, drop } = await pgScratchSchema('sqlw');
   for (const sql of SEED) await admin.query(sql);
-  const url = new URL(base);
-  url.searchParams.set('options', `-c search_path=${schema}`);
   const tmp = tempDir('sql-wrapper-');
-  const app = await buildApp(testEnv({ DATA_DIR: tmp.dir, SQL_DATABASE_URL: url.toString() }));
+  const app = await buildApp(testEnv({ DATA_DIR: tmp.dir, SQL_DATABASE_URL: url }));
   return {
     engine: 'postgres',
     app,
     count: async (table) => Number((await admin.query(`SELECT count(*) AS n FROM ${schema}."${table}"`)).rows[0].n),
     cleanup: async () => {
       await app.close();
-      await admin.query(`DROP SCHEMA ${schema} CASCADE`);
-      await admin.end();
+      await drop();
       tmp.cleanup();
     },
   };

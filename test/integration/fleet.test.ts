@@ -267,6 +267,44 @@ describe('the fleet through the launcher', () => {
     expect({ status: refused.status, code: refused.body.code }).toEqual({ status: 403, code: 'FORBIDDEN' });
   });
 
+  it('answers hostile arguments to every tool in the catalog without a 500 or a crash', async () => {
+    const { body } = await getJson(`${fleet.gateway}/tools/list`);
+    const hostile: unknown[] = [
+      '\u0000../../../etc/passwd',
+      -1,
+      1e308,
+      { $gt: '' },
+      [[['deep']]],
+      '; rm -rf / #',
+      '--upload-pack=touch /tmp/fuzz',
+    ];
+    const failures: string[] = [];
+    let calls = 0;
+    for (const tool of body.tools as { name: string; inputSchema: any }[]) {
+      const variants: Record<string, unknown>[] = tool.inputSchema.oneOf ?? tool.inputSchema.anyOf ?? [tool.inputSchema];
+      const payloads: Record<string, unknown>[] = [{}];
+      for (const v of variants) {
+        const fixed: Record<string, unknown> = {};
+        for (const [k, p] of Object.entries<any>(v.properties ?? {})) if (p.const !== undefined) fixed[k] = p.const;
+        for (const value of hostile) {
+          const args: Record<string, unknown> = { ...fixed };
+          for (const k of Object.keys(v.properties ?? {})) if (!(k in fixed)) args[k] = value;
+          payloads.push(args);
+        }
+      }
+      for (const args of payloads) {
+        const res = await native(tool.name, args);
+        calls++;
+        if (res.status === 500 || res.status === 502 || typeof res.body !== 'object')
+          failures.push(`${tool.name} ${JSON.stringify(args).slice(0, 80)} -> ${res.status} ${JSON.stringify(res.body).slice(0, 160)}`);
+      }
+    }
+    expect(failures).toEqual([]);
+    expect(calls).toBeGreaterThan(body.tools.length * hostile.length);
+    expect(fs.existsSync('/tmp/fuzz')).toBe(false);
+    for (const s of fleet.state().services) expect({ id: s.id, alive: isAlive(s.pid) }).toEqual({ id: s.id, alive: true });
+  }, 120_000);
+
   it('drops a killed service from the catalog, fails its calls fast, keeps the rest, and takes it back', async () => {
     const fsState = fleet.state().services.find((s) => s.id === 'filesystem-mcp')!;
     process.kill(fsState.pid, 'SIGKILL');

@@ -222,3 +222,26 @@ describe('secrets stay secret', () => {
     }
   });
 });
+
+describe('admin credential guessing', () => {
+  it('refuses every attempt with RATE_LIMITED after 10 wrong credentials in a minute, then recovers', async () => {
+    const { AdminGuard } = await import('../src/admin');
+    const guard = new AdminGuard(ADMIN, { maxFailures: 10, windowMs: 60_000 });
+    const t0 = 1_000_000;
+    for (let i = 0; i < 10; i++)
+      expect(() => guard.check(`guess-${i}`, 'jwt_token', t0 + i)).toThrow(expect.objectContaining({ code: 'UNAUTHORIZED' }));
+    expect(() => guard.check(ADMIN, 'jwt_token', t0 + 20)).toThrow(expect.objectContaining({ code: 'RATE_LIMITED', retryAfter: 60 }));
+    expect(() => guard.check(ADMIN, 'jwt_token', t0 + 60_001)).not.toThrow();
+  });
+
+  it('answers 429 with Retry-After over HTTP once the limit is reached', async () => {
+    const own = createApp({ config, logger: testLogger(), defaultMetrics: false }).app;
+    for (let i = 0; i < 10; i++) {
+      await request(own).post('/tools/jwt_token').set('Authorization', `Bearer wrong-${i}`).send({ subject: 'x' }).expect(401);
+    }
+    const limited = await request(own).post('/tools/jwt_token').set('Authorization', `Bearer ${ADMIN}`).send({ subject: 'x' }).expect(429);
+    expect(limited.body.code).toBe('RATE_LIMITED');
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    expect(limited.text).not.toContain(ADMIN);
+  });
+});

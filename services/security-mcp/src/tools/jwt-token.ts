@@ -2,11 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { AppError, defineTool } from '@mcp-fleet/kit';
 import { SignJWT } from 'jose';
 import { z } from 'zod';
-import { bearerToken, requireAdmin } from '../admin';
+import { AdminGuard, bearerToken } from '../admin';
 import type { SecurityDeps } from '../deps';
 import { audienceField, RESERVED_CLAIMS, scopeField, scopesOf } from './jwt-shared';
 
 export function jwtTokenTool({ config, jwtKey }: SecurityDeps) {
+  const guard = new AdminGuard(config.SECURITY_ADMIN_TOKEN);
   return defineTool({
     name: 'jwt_token',
     title: 'Mint JWT',
@@ -14,7 +15,8 @@ export function jwtTokenTool({ config, jwtKey }: SecurityDeps) {
       `Mint a signed bearer token (${config.JWT_ALGORITHM}, JWT_SECRET) for a subject with scopes (space-separated in "scope"). ` +
       `Needs the admin credential: "Authorization: Bearer <SECURITY_ADMIN_TOKEN>" on a direct call or the admin_token argument ` +
       `(the gateway forwards arguments only). exp is always set: ttlSeconds default ${config.JWT_DEFAULT_TTL_SECONDS}, at most ` +
-      `${config.JWT_MAX_TTL_SECONDS}. Extra claims at most 4 KiB of JSON. NOT_CONFIGURED when JWT_SECRET or SECURITY_ADMIN_TOKEN is unset.`,
+      `${config.JWT_MAX_TTL_SECONDS}. Extra claims at most 4 KiB of JSON. NOT_CONFIGURED when JWT_SECRET or SECURITY_ADMIN_TOKEN is unset. ` +
+      `After 10 wrong admin credentials within a minute every attempt answers RATE_LIMITED (Retry-After) until the window passes.`,
     input: z
       .object({
         subject: z.string().min(1).max(256).describe('The "sub" claim: who the token is for.'),
@@ -42,7 +44,7 @@ export function jwtTokenTool({ config, jwtKey }: SecurityDeps) {
           'Token minting is off: JWT_SECRET is not set on security-mcp (the marketplace must share it).',
         );
       }
-      requireAdmin(config.SECURITY_ADMIN_TOKEN, args.admin_token ?? bearerToken(ctx.authorization), 'jwt_token');
+      guard.check(args.admin_token ?? bearerToken(ctx.authorization), 'jwt_token');
       const extra = args.claims ?? {};
       const reserved = Object.keys(extra).filter((k) => RESERVED_CLAIMS.has(k));
       if (reserved.length) {

@@ -109,6 +109,14 @@ export function createApp(deps: GatewayDeps): Gateway {
     logger,
   });
   registry.on('catalog', () => mcp.notifyToolsChanged());
+  stats.watchDownstreams(() =>
+    registry.services.map((s) => ({
+      id: s.id,
+      up: s.healthy,
+      breakerOpen: s.breaker.snapshot().state !== 'closed',
+      tools: s.tools.length,
+    })),
+  );
 
   const sendError = makeSendError(SERVICE_ID, logger, stats);
   const guard = originGuard(config.ALLOWED_ORIGINS, sendError);

@@ -1,4 +1,4 @@
-import { Counter, createMetrics, Histogram, type ServiceMetrics } from '@mcp-fleet/kit';
+import { Counter, createMetrics, Gauge, Histogram, type ServiceMetrics } from '@mcp-fleet/kit';
 import type { RoutingMode, Transport } from './types';
 
 interface Tally {
@@ -52,6 +52,26 @@ export class GatewayStats {
       buckets: BUCKETS,
       registers: [this.metrics.registry],
     });
+  }
+
+  /** Gauges read at scrape time: whether each downstream is up, its breaker state and its tool count. */
+  watchDownstreams(read: () => { id: string; up: boolean; breakerOpen: boolean; tools: number }[]): void {
+    const gauge = (name: string, help: string, value: (d: ReturnType<typeof read>[number]) => number) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['downstream'] as const,
+        registers: [this.metrics.registry],
+        collect() {
+          this.reset();
+          for (const d of read()) this.set({ downstream: d.id }, value(d));
+        },
+      });
+    gauge('mcp_fleet_downstream_up', '1 when the downstream answered its last health poll as healthy, else 0.', (d) => (d.up ? 1 : 0));
+    gauge('mcp_fleet_downstream_breaker_open', '1 while the downstream circuit breaker is open or half-open.', (d) =>
+      d.breakerOpen ? 1 : 0,
+    );
+    gauge('mcp_fleet_downstream_tools', 'Tools the downstream offered at its last good poll.', (d) => d.tools);
   }
 
   request(transport: Transport, ok: boolean): void {

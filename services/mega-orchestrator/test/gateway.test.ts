@@ -313,6 +313,9 @@ describe('inventory routes', () => {
     );
     expect(metrics.text).toMatch(/mcp_fleet_gateway_call_duration_seconds_bucket/);
     expect(metrics.text).toMatch(/mcp_fleet_http_requests_total/);
+    expect(metrics.text).toMatch(/mcp_fleet_downstream_up\{downstream="alpha-mcp",service="mega-orchestrator"\} 1/);
+    expect(metrics.text).toMatch(/mcp_fleet_downstream_breaker_open\{downstream="alpha-mcp",service="mega-orchestrator"\} 0/);
+    expect(metrics.text).toMatch(/mcp_fleet_downstream_tools\{downstream="alpha-mcp",service="mega-orchestrator"\} [1-9]/);
   });
 
   it('unknown routes answer a NOT_FOUND envelope', async () => {

@@ -60,6 +60,9 @@ describe('a downstream going away and coming back', () => {
     const a = services.body.services.find((s: { id: string }) => s.id === 'alpha-mcp');
     expect(a).toMatchObject({ status: 'unhealthy', reason: `connection refused at ${alpha.url}`, tools: 0, routable: false });
     expect((await request(g.url).get('/health').expect(200)).body).toMatchObject({ status: 'degraded', downstream: { unhealthy: 1 } });
+    const metrics = await request(g.url).get('/metrics').expect(200);
+    expect(metrics.text).toMatch(/mcp_fleet_downstream_up\{downstream="alpha-mcp",service="mega-orchestrator"\} 0/);
+    expect(metrics.text).toMatch(/mcp_fleet_downstream_up\{downstream="beta-mcp",service="mega-orchestrator"\} 1/);
 
     const down = await call(g, { tool: 'echo', arguments: { text: 'x' } }).expect(503);
     expect(down.body).toMatchObject({ success: false, code: 'UPSTREAM_UNAVAILABLE', service: 'mega-orchestrator', tool: 'echo' });

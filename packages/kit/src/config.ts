@@ -39,6 +39,9 @@ export const bool = (fallback: boolean) =>
     .optional()
     .transform((v) => (v === undefined ? fallback : ['1', 'true', 'yes', 'on'].includes(v.toLowerCase())));
 
+/** An optional variable where an empty value (`FOO=`) means unset, as shells and .env files write it. */
+export const unsetIfEmpty = <S extends z.ZodType>(schema: S) => z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
+
 export const port = () => z.coerce.number().int().min(0).max(65535);
 
 export const DEFAULT_DATA_DIR = path.join(os.homedir(), '.mcp-fleet');

@@ -1,6 +1,20 @@
 import { EmbeddedVectorStore } from './embedded';
 import { QdrantVectorStore } from './qdrant';
+import { unsetIfEmpty } from '@mcp-fleet/kit';
+import { z } from 'zod';
 import type { VectorStore, VectorStoreLimits } from './types';
+
+/** The Qdrant variables of every service built on this store (decisions.md "Backends"). */
+export const qdrantEnvShape = {
+  QDRANT_URL: unsetIfEmpty(z.url({ protocol: /^https?$/ })).describe('Qdrant base URL; unset: the embedded vector store under DATA_DIR.'),
+  QDRANT_API_KEY: unsetIfEmpty(z.string().min(1)).describe('Qdrant API key, if the server wants one (never logged).'),
+  QDRANT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000).describe('Time limit of one Qdrant request.'),
+};
+
+/** The openVectorStore options that come from those variables. */
+export function qdrantOptions(config: { QDRANT_URL?: string; QDRANT_API_KEY?: string; QDRANT_TIMEOUT_MS: number }) {
+  return { qdrantUrl: config.QDRANT_URL, qdrantApiKey: config.QDRANT_API_KEY, qdrantTimeoutMs: config.QDRANT_TIMEOUT_MS };
+}
 
 export interface OpenVectorStoreOptions {
   /** Qdrant base URL; when set, Qdrant is used and `dir` is ignored. */

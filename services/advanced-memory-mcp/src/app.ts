@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { createServiceApp, type Logger, type ServiceApp } from '@mcp-fleet/kit';
-import { openVectorStore, type VectorStore } from '@mcp-fleet/vector-store';
+import { openVectorStore, qdrantOptions, type VectorStore } from '@mcp-fleet/vector-store';
 import { SERVICE_ID, type Config } from './config';
 import { createEmbedder, type Embedder } from './embedder';
 import { MemoryBank } from './memories';
@@ -23,9 +23,7 @@ export async function createApp({
   const store =
     injected ??
     (await openVectorStore({
-      qdrantUrl: config.QDRANT_URL,
-      qdrantApiKey: config.QDRANT_API_KEY,
-      qdrantTimeoutMs: config.QDRANT_TIMEOUT_MS,
+      ...qdrantOptions(config),
       dir: path.join(config.DATA_DIR, SERVICE_ID),
       // content (16000 chars, up to 64 KB of UTF-8) + metadata (16 KB) + the other fields
       limits: { maxPayloadBytes: 128 * 1024 },

@@ -1,18 +1,14 @@
-import { baseEnvShape, loadConfig, type Env } from '@mcp-fleet/kit';
-import { collectionNameSchema } from '@mcp-fleet/vector-store';
+import { baseEnvShape, loadConfig, unsetIfEmpty, type Env } from '@mcp-fleet/kit';
+import { collectionNameSchema, qdrantEnvShape } from '@mcp-fleet/vector-store';
 import { z } from 'zod';
 
 export const SERVICE_ID = 'advanced-memory-mcp';
 
 /** Compose files often pass `VAR=` for "unset". */
-const unsetIfEmpty = <S extends z.ZodType>(schema: S) => z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
 
 export const configSchema = z.object({
   ...baseEnvShape,
-  /** Qdrant base URL; unset: the embedded vector store under DATA_DIR/advanced-memory-mcp. */
-  QDRANT_URL: unsetIfEmpty(z.url({ protocol: /^https?$/ })),
-  QDRANT_API_KEY: unsetIfEmpty(z.string().min(1)),
-  QDRANT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  ...qdrantEnvShape,
   MEMORY_COLLECTION: collectionNameSchema.default('memories'),
   /** Memories read by one search_memories call (text search scans payloads). */
   MEMORY_SCAN_LIMIT: z.coerce.number().int().min(100).max(1_000_000).default(50_000),

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { createServiceApp, type Logger, type ServiceApp } from '@mcp-fleet/kit';
-import { openVectorStore, type VectorStore } from '@mcp-fleet/vector-store';
+import { openVectorStore, qdrantOptions, type VectorStore } from '@mcp-fleet/vector-store';
 import { SERVICE_ID, type Config } from './config';
 import { createTools } from './tools';
 
@@ -15,9 +15,7 @@ export async function createApp({ config, logger, store: injected }: VectorWrapp
   const store =
     injected ??
     (await openVectorStore({
-      qdrantUrl: config.QDRANT_URL,
-      qdrantApiKey: config.QDRANT_API_KEY,
-      qdrantTimeoutMs: config.QDRANT_TIMEOUT_MS,
+      ...qdrantOptions(config),
       dir: path.join(config.DATA_DIR, SERVICE_ID),
       limits: { maxPointsPerCall: config.VECTOR_MAX_POINTS_PER_CALL, maxPayloadBytes: config.VECTOR_MAX_PAYLOAD_BYTES },
       maxPointsPerCollection: config.VECTOR_MAX_POINTS_PER_COLLECTION,

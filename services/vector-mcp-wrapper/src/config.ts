@@ -1,19 +1,16 @@
 import { baseEnvShape, loadConfig, type Env } from '@mcp-fleet/kit';
+import { qdrantEnvShape } from '@mcp-fleet/vector-store';
 import { z } from 'zod';
 
 export const SERVICE_ID = 'vector-mcp-wrapper';
 
 /** Compose files often pass `VAR=` for "unset". */
-const unsetIfEmpty = <S extends z.ZodType>(schema: S) => z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
 
 export const configSchema = z.object({
   ...baseEnvShape,
   /** 1000 points of 384 floats is about 4 MB of JSON, so the body limit is larger than the fleet's 1 MiB default. */
   BODY_LIMIT: baseEnvShape.BODY_LIMIT.removeDefault().default('8mb'),
-  /** Qdrant base URL (e.g. http://127.0.0.1:6333). Unset: the embedded store under DATA_DIR/vector-mcp-wrapper. */
-  QDRANT_URL: unsetIfEmpty(z.url({ protocol: /^https?$/ })),
-  QDRANT_API_KEY: unsetIfEmpty(z.string().min(1)),
-  QDRANT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  ...qdrantEnvShape,
   VECTOR_MAX_POINTS_PER_CALL: z.coerce.number().int().min(1).max(10_000).default(1000),
   VECTOR_MAX_PAYLOAD_BYTES: z.coerce
     .number()

@@ -9,11 +9,15 @@ import path from 'node:path';
 
 type Suite = { run: (o: { durationMs: number }) => Promise<{ json: unknown; markdown: string }> };
 
+/** Every bench/suites/<name>.ts is a suite; suites that live beside their package are listed here. */
 const SUITES: Record<string, () => Promise<Suite>> = {
-  gateway: () => import('./suites/gateway'),
-  memory: () => import('./suites/memory'),
+  ...Object.fromEntries(
+    fs
+      .readdirSync(path.join(__dirname, 'suites'))
+      .filter((f) => f.endsWith('.ts'))
+      .map((f) => [f.slice(0, -3), () => import(`./suites/${f.slice(0, -3)}`) as Promise<Suite>]),
+  ),
   vector: () => import('../packages/vector-store/bench/search.bench'),
-  cache: () => import('./suites/cache'),
 };
 
 async function main() {
@@ -54,7 +58,20 @@ async function main() {
   fs.writeFileSync(path.join(dir, `latest${suffix}.json`), json);
   fs.writeFileSync(path.join(dir, `latest${suffix}.md`), md);
   fs.writeFileSync(path.join(dir, `${stamp}${suffix}.json`), json);
-  process.stdout.write(`\n${md}\nbench: wrote ${path.relative(process.cwd(), path.join(dir, `latest${suffix}.md`))}\n`);
+  // Each suite's newest figures are kept in bench/results/suites/<name>.md (committed), whichever run made them.
+  const perSuite = path.join(dir, 'suites');
+  fs.mkdirSync(perSuite, { recursive: true });
+  names.forEach((name, i) => {
+    const header = `<!-- ${startedAt}; ${machine.cpus} × ${machine.cpuModel}, Node ${machine.node} -->\n`;
+    fs.writeFileSync(path.join(perSuite, `${name}.md`), header + sections[i] + '\n');
+    fs.writeFileSync(
+      path.join(perSuite, `${name}.json`),
+      JSON.stringify({ startedAt, machine, durationMs, result: results[name] }, null, 2),
+    );
+  });
+  process.stdout.write(
+    `\n${md}\nbench: wrote ${path.relative(process.cwd(), path.join(dir, `latest${suffix}.md`))} and bench/results/suites/\n`,
+  );
 }
 
 main().catch((err) => {

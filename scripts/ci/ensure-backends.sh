@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Make sure the engines the tests talk to are installed and running on loopback:
-# PostgreSQL 5432 (trust auth, database test), Redis 6379, Mosquitto 1883.
-# Installs from Debian's packages when missing (CI may run on a new machine), then starts them.
+# PostgreSQL 5432 (trust auth, database test), Redis 6379, Mosquitto 1883; and that the programs
+# tests start themselves (Dovecot, Postfix, ffmpeg, pocketsphinx, espeak-ng, sox, Prometheus, Loki,
+# shellcheck, bats, Chromium) are installed.
+# Installs from Debian's packages when missing (CI may run on a new machine), then starts the servers.
 set -euo pipefail
 
 log() { printf 'ci: %s\n' "$*" >&2; }
@@ -50,6 +52,24 @@ ensure_mosquitto() {
   wait_port 1883
 }
 
+# program on the PATH (or file) -> Debian package that provides it
+ensure_tools() {
+  local missing=() pair
+  for pair in \
+    dovecot:dovecot-imapd /usr/lib/dovecot/lmtp:dovecot-lmtpd /usr/sbin/postfix:postfix \
+    ffmpeg:ffmpeg ffprobe:ffmpeg pocketsphinx:pocketsphinx /usr/share/pocketsphinx/model/en-us:pocketsphinx-en-us \
+    espeak-ng:espeak-ng sox:sox prometheus:prometheus promtool:prometheus loki:loki \
+    shellcheck:shellcheck bats:bats chromium:chromium; do
+    local what=${pair%%:*} pkg=${pair#*:}
+    if [[ $what == /* ]]; then [ -e "$what" ] && continue; else command -v "$what" >/dev/null && continue; fi
+    [[ " ${missing[*]} " == *" $pkg "* ]] || missing+=("$pkg")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  log "installing ${missing[*]}"
+  apt_install "${missing[@]}"
+}
+
+ensure_tools
 ensure_postgres
 ensure_redis
 ensure_mosquitto

@@ -34,6 +34,8 @@ export interface ServiceEntry {
   primaryFor?: string[];
   /** Services that talk only JSON-RPC or stdio are not polled over /tools/list. */
   http: boolean;
+  /** The README's backends column: embedded default / real engine (rendered by `pnpm gen`). */
+  storage?: string;
 }
 
 export const SERVICES: readonly ServiceEntry[] = [
@@ -46,6 +48,7 @@ export const SERVICES: readonly ServiceEntry[] = [
     backends: ['sqlite'],
     status: 'available',
     http: true,
+    storage: 'SQLite session store',
   },
   {
     id: 'filesystem-mcp',
@@ -56,6 +59,7 @@ export const SERVICES: readonly ServiceEntry[] = [
     backends: ['filesystem'],
     status: 'available',
     http: true,
+    storage: 'workspace roots',
   },
   {
     id: 'git-mcp',
@@ -66,6 +70,7 @@ export const SERVICES: readonly ServiceEntry[] = [
     backends: ['git'],
     status: 'available',
     http: true,
+    storage: 'git',
   },
   {
     id: 'terminal-mcp',
@@ -76,6 +81,7 @@ export const SERVICES: readonly ServiceEntry[] = [
     backends: ['process'],
     status: 'available',
     http: true,
+    storage: 'child processes',
   },
   {
     id: 'database-mcp',
@@ -86,6 +92,7 @@ export const SERVICES: readonly ServiceEntry[] = [
     backends: ['sqlite', 'postgres'],
     status: 'available',
     http: true,
+    storage: 'SQLite sandbox / PostgreSQL (`DATABASES`, `DATABASE_URL`)',
   },
   {
     id: 'memory-mcp',
@@ -97,6 +104,7 @@ export const SERVICES: readonly ServiceEntry[] = [
     status: 'available',
     primaryFor: ['store_memory', 'search_memories'],
     http: true,
+    storage: 'SQLite FTS5 / PostgreSQL full text',
   },
   {
     id: 'network-mcp',
@@ -107,6 +115,7 @@ export const SERVICES: readonly ServiceEntry[] = [
     backends: ['http', 'sqlite'],
     status: 'available',
     http: true,
+    storage: 'outbound HTTP with an address policy',
   },
   {
     id: 'system-mcp',
@@ -118,6 +127,7 @@ export const SERVICES: readonly ServiceEntry[] = [
     status: 'available',
     primaryFor: ['system_info'],
     http: true,
+    storage: 'the host',
   },
   {
     id: 'security-mcp',
@@ -128,6 +138,7 @@ export const SERVICES: readonly ServiceEntry[] = [
     backends: ['http'],
     status: 'available',
     http: true,
+    storage: 'jose, bcrypt, AES-256-GCM',
   },
   {
     id: 'config-mcp',
@@ -139,6 +150,7 @@ export const SERVICES: readonly ServiceEntry[] = [
     backends: ['filesystem'],
     status: 'available',
     http: true,
+    storage: 'workspace roots',
   },
   {
     id: 'log-mcp',
@@ -149,6 +161,7 @@ export const SERVICES: readonly ServiceEntry[] = [
     backends: ['filesystem'],
     status: 'available',
     http: true,
+    storage: "`LOG_ROOTS` (the fleet's own logs by default)",
   },
   {
     id: 'research-mcp',
@@ -169,6 +182,7 @@ export const SERVICES: readonly ServiceEntry[] = [
     backends: ['sqlite', 'qdrant', 'embeddings'],
     status: 'available',
     http: true,
+    storage: 'embedded vectors / Qdrant; local embedder / OpenAI-compatible',
   },
   {
     id: 'transcriber-mcp',
@@ -259,6 +273,7 @@ export const SERVICES: readonly ServiceEntry[] = [
     backends: ['postgres', 'sqlite'],
     status: 'available',
     http: true,
+    storage: 'SQLite sandbox (read-only) / PostgreSQL',
   },
   {
     id: 'cache-mcp-wrapper',
@@ -269,6 +284,7 @@ export const SERVICES: readonly ServiceEntry[] = [
     backends: ['redis'],
     status: 'available',
     http: true,
+    storage: 'in-process / Redis (`REDIS_URL`)',
   },
   {
     id: 'vector-mcp-wrapper',
@@ -279,6 +295,7 @@ export const SERVICES: readonly ServiceEntry[] = [
     backends: ['sqlite', 'qdrant'],
     status: 'available',
     http: true,
+    storage: 'embedded / Qdrant (`QDRANT_URL`)',
   },
   {
     id: 'marketplace-mcp',

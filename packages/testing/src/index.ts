@@ -118,3 +118,30 @@ export async function pgScratchSchema(prefix: string): Promise<PgScratchSchema> 
     },
   };
 }
+
+/** True when `program` is on the PATH (or, for an absolute path, exists). */
+export function programAvailable(program: string): boolean {
+  if (path.isAbsolute(program)) return fs.existsSync(program);
+  return (process.env.PATH ?? '').split(path.delimiter).some((dir) => dir && fs.existsSync(path.join(dir, program)));
+}
+
+/**
+ * describe() that needs a program from a Debian package (ffmpeg, dovecot, prometheus, chromium...).
+ * Missing program: skipped locally, a failing test under REQUIRE_BACKENDS=1 (CI), never a silent pass.
+ * `scripts/ci/ensure-backends.sh` installs them.
+ */
+export function describeWithProgram(program: string, debianPackage: string, title: string, fn: () => void): void {
+  if (programAvailable(program)) {
+    describe(`${title} [${program}]`, fn);
+  } else if (requireBackends()) {
+    describe(`${title} [${program}]`, () => {
+      it(`needs ${program} (REQUIRE_BACKENDS=1)`, () => {
+        throw new Error(
+          `${program} is not installed; apt-get install ${debianPackage} (scripts/ci/ensure-backends.sh does) or unset REQUIRE_BACKENDS.`,
+        );
+      });
+    });
+  } else {
+    describe.skip(`${title} [${program} not installed: apt-get install ${debianPackage}]`, fn);
+  }
+}

@@ -57,7 +57,7 @@ ensure_tools() {
   local missing=() pair
   for pair in \
     dovecot:dovecot-imapd /usr/lib/dovecot/lmtp:dovecot-lmtpd /usr/sbin/postfix:postfix \
-    ffmpeg:ffmpeg ffprobe:ffmpeg pocketsphinx:pocketsphinx /usr/share/pocketsphinx/model/en-us:pocketsphinx-en-us \
+    ffmpeg:ffmpeg ffprobe:ffmpeg pocketsphinx_continuous:pocketsphinx /usr/share/pocketsphinx/model/en-us:pocketsphinx-en-us \
     espeak-ng:espeak-ng sox:sox prometheus:prometheus promtool:prometheus loki:loki \
     shellcheck:shellcheck bats:bats chromium:chromium; do
     local what=${pair%%:*} pkg=${pair#*:}

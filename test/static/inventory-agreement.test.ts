@@ -94,7 +94,8 @@ describe('inventory agreement', () => {
     expect(compose.services.mosquitto.volumes.length).toBeGreaterThan(0);
     expect(compose.services.dovecot.profiles).toEqual(['mail']);
     const named = Object.keys(compose.volumes);
-    for (const v of ['fleet-data', 'postgres-data', 'redis-data', 'prometheus-data', 'grafana-data', 'loki-data']) expect(named).toContain(v);
+    for (const v of ['fleet-data', 'postgres-data', 'redis-data', 'prometheus-data', 'grafana-data', 'loki-data'])
+      expect(named).toContain(v);
   });
 
   it('keeps Vault in the variant B overlay, which points the secret readers at it with a mounted token file', () => {

@@ -15,6 +15,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { ImapFlow } from 'imapflow';
 import nodemailer from 'nodemailer';
 import { SMTPServer } from 'smtp-server';
 
@@ -288,6 +289,31 @@ service imap-hibernate {
       fs.rmSync(base, { recursive: true, force: true });
     },
   };
+}
+
+/** A logged-in imapflow client on the test server (the caller logs it out). */
+export async function imapClient(servers: MailServers): Promise<ImapFlow> {
+  const client = new ImapFlow({
+    host: '127.0.0.1',
+    port: servers.imapPort,
+    secure: false,
+    auth: { user: servers.user, pass: servers.password },
+    logger: false,
+  });
+  await client.connect();
+  return client;
+}
+
+/** A pooled nodemailer transport that logs in to the test SMTP server (the caller closes it). */
+export function smtpTransport(servers: MailServers) {
+  return nodemailer.createTransport({
+    host: '127.0.0.1',
+    port: servers.smtpPort,
+    auth: { user: servers.user, pass: servers.password },
+    pool: true,
+    maxConnections: 3,
+    ignoreTLS: true,
+  });
 }
 
 function readLog(base: string): string {

@@ -5,10 +5,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ImapFlow } from 'imapflow';
+import type { ImapFlow } from 'imapflow';
 import request from 'supertest';
 import { describeWithProgram, tempDir, testEnv, testLogger } from '@mcp-fleet/testing';
-import { DOVECOT_LMTP, startMailServers, type MailServers } from '@mcp-fleet/testing/mail';
+import { DOVECOT_LMTP, imapClient, startMailServers, type MailServers } from '@mcp-fleet/testing/mail';
 import { createApp } from '../src/app';
 import { readConfig } from '../src/config';
 
@@ -51,14 +51,7 @@ describeWithProgram('dovecot', 'dovecot-imapd', 'mail-mcp against Dovecot', () =
         }),
       );
       svc = await createApp({ config, logger: testLogger(), defaultMetrics: false });
-      imap = new ImapFlow({
-        host: '127.0.0.1',
-        port: servers.imapPort,
-        secure: false,
-        auth: { user: servers.user, pass: servers.password },
-        logger: false,
-      });
-      await imap.connect();
+      imap = await imapClient(servers);
     }, 30_000);
 
     afterAll(async () => {

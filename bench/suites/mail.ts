@@ -180,7 +180,7 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
       `Folder built by writing ${MESSAGES} Maildir files (${Math.round(fillMs)} ms) and indexed by Dovecot on first SELECT (${Math.round(indexMs)} ms); ` +
         '5% have an attachment. Searches are IMAP SEARCH on Dovecot without full-text indexes (substring scans), newest first, limit 50. ' +
         '"imapflow direct" is the same SEARCH + FETCH of 50 summaries from one imapflow connection in this run: the service overhead is the difference. ' +
-        `Sends go through the service\'s pooled SMTP transport to the test SMTP server, which hands each message to Dovecot's LMTP before answering. Cells of ${cellMs} ms.`,
+        `Sends go through the service's pooled SMTP transport to the test SMTP server, which hands each message to Dovecot's LMTP before answering. Cells of ${cellMs} ms.`,
       '',
       markdownTable(
         ['operation', 'via', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'errors'],

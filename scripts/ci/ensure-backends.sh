@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Make sure the engines the tests talk to are installed and running on loopback:
 # PostgreSQL 5432 (trust auth, database test), Redis 6379, Mosquitto 1883; and that the programs
-# tests start themselves (Dovecot, Postfix, ffmpeg, pocketsphinx, espeak-ng, sox, Prometheus, Loki,
-# shellcheck, bats, Chromium) are installed.
+# tests start themselves (Dovecot, Postfix, ffmpeg, pocketsphinx, espeak-ng, sox, Prometheus,
+# ShellCheck, bats, Chromium) are installed. (Grafana Loki has no Debian package: Debian's `loki` is
+# an unrelated genetics program, so the Loki tests run only against a LOKI URL given to them.)
 # Installs from Debian's packages when missing (CI may run on a new machine), then starts the servers.
 set -euo pipefail
 
@@ -23,7 +24,7 @@ ensure_postgres() {
   if ! ls /etc/postgresql >/dev/null 2>&1; then
     log "installing PostgreSQL"; apt_install postgresql
   fi
-  local ver; ver=$(ls /etc/postgresql | sort -V | tail -n1)
+  local ver; ver=$(find /etc/postgresql -mindepth 1 -maxdepth 1 -printf "%f\n" | sort -V | tail -n1)
   local hba="/etc/postgresql/$ver/main/pg_hba.conf"
   if ! grep -q '^host all all 127.0.0.1/32 trust' "$hba"; then
     sed -i '1i host all all 127.0.0.1/32 trust\nhost all all ::1/128 trust\nlocal all all trust' "$hba"
@@ -58,7 +59,7 @@ ensure_tools() {
   for pair in \
     dovecot:dovecot-imapd /usr/lib/dovecot/lmtp:dovecot-lmtpd /usr/sbin/postfix:postfix \
     ffmpeg:ffmpeg ffprobe:ffmpeg pocketsphinx_continuous:pocketsphinx /usr/share/pocketsphinx/model/en-us:pocketsphinx-en-us \
-    espeak-ng:espeak-ng sox:sox prometheus:prometheus promtool:prometheus loki:loki \
+    espeak-ng:espeak-ng sox:sox prometheus:prometheus promtool:prometheus \
     shellcheck:shellcheck bats:bats chromium:chromium; do
     local what=${pair%%:*} pkg=${pair#*:}
     if [[ $what == /* ]]; then [ -e "$what" ] && continue; else command -v "$what" >/dev/null && continue; fi

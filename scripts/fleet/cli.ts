@@ -10,23 +10,33 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Launcher } from './launcher';
+import { monitoringTable, startMonitoring, stopMonitoring, waitMonitoring, type MonitoringProcess } from './monitoring';
 import { planFleet } from './plan';
 
 function parseArgs(argv: string[]) {
   const [command = 'up', ...rest] = argv;
   let only: string[] | undefined;
+  let monitoring = false;
   for (let i = 0; i < rest.length; i++) {
-    if (rest[i] === '--only') only = (rest[++i] ?? '').split(',').filter(Boolean);
+    if (rest[i] === '--monitoring') monitoring = true;
+    else if (rest[i] === '--only') only = (rest[++i] ?? '').split(',').filter(Boolean);
     else if (rest[i].startsWith('--only=')) only = rest[i].slice(7).split(',').filter(Boolean);
-    else throw new Error(`Unknown argument "${rest[i]}". Usage: fleet [up|plan] [--only id,id]`);
+    else throw new Error(`Unknown argument "${rest[i]}". Usage: fleet [up|plan] [--only id,id] [--monitoring]`);
   }
-  return { command, only };
+  return { command, only, monitoring };
 }
 
 async function main() {
-  const { command, only } = parseArgs(process.argv.slice(2));
+  const { command, only, monitoring } = parseArgs(process.argv.slice(2));
   const env = process.env;
-  const plan = planFleet({ env, only });
+  let plan = planFleet({ env, only });
+  let monitors: MonitoringProcess[] = [];
+  if (monitoring && command === 'up') {
+    monitors = startMonitoring({ specs: plan.specs, dataDir: plan.dataDir, offset: Number(env.FLEET_PORT_OFFSET ?? 0), env });
+    // Services push their logs to Loki when it runs.
+    const loki = monitors.find((m) => m.id === 'loki' && m.state === 'starting');
+    if (loki && !env.LOKI_URL) plan = planFleet({ env: { ...env, LOKI_URL: loki.url }, only });
+  }
   if (command === 'plan') {
     for (const s of plan.specs) process.stdout.write(`${s.entry.id.padEnd(22)} ${String(s.port).padEnd(6)} ${s.url}\n`);
     return;
@@ -40,13 +50,18 @@ async function main() {
     color,
     out: process.stdout,
     nodeArgs: ['--import', 'tsx'],
+    // A service that dies is restarted with backoff and a crash-loop limit; FLEET_RESTART=0 turns it off.
+    restart: {
+      enabled: env.FLEET_RESTART !== '0',
+      ...(env.FLEET_RESTART_BACKOFF_MS ? { initialBackoffMs: Number(env.FLEET_RESTART_BACKOFF_MS) } : {}),
+    },
   });
   let shuttingDown = false;
   const shutdown = async (signal: string) => {
     if (shuttingDown) return;
     shuttingDown = true;
     process.stdout.write(`\nfleet: ${signal} received, stopping ${launcher.services.length} processes...\n`);
-    await launcher.stop();
+    await Promise.all([launcher.stop(), stopMonitoring(monitors)]);
     fs.rmSync(plan.stateFile, { force: true });
     process.stdout.write('fleet: all stopped.\n');
     process.exit(0);
@@ -58,11 +73,12 @@ async function main() {
     `fleet: starting ${plan.specs.length} processes; data in ${plan.dataDir}, logs in ${path.join(plan.dataDir, 'logs')}\n`,
   );
   launcher.start(plan.specs);
-  await launcher.waitHealthy();
+  await Promise.all([launcher.waitHealthy(), waitMonitoring(monitors, 30_000)]);
   const writeState = () => fs.writeFileSync(plan.stateFile, JSON.stringify({ pid: process.pid, services: launcher.state() }, null, 2));
   writeState();
   const ok = launcher.services.filter((s) => s.state === 'healthy').length;
   process.stdout.write(`\n${launcher.table()}\n\n`);
+  if (monitoring) process.stdout.write(`monitoring:\n${monitoringTable(monitors)}\n\n`);
   const gateway = plan.specs.find((s) => s.entry.pattern === 'gateway');
   process.stdout.write(
     `fleet ready: ${ok}/${launcher.services.length} healthy. Gateway: ${gateway?.url}/mcp (MCP clients: Streamable HTTP at that URL). Ctrl-C stops everything.\n`,

@@ -11,6 +11,7 @@ import { renderConfigDocs } from './config-docs';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
 export const COMPOSE_FILE = path.join(REPO_ROOT, 'compose.yaml');
+export const COMPOSE_VAULT_FILE = path.join(REPO_ROOT, 'compose.vault.yaml');
 export const PROMETHEUS_FILE = path.join(REPO_ROOT, 'monitoring/prometheus/prometheus.yml');
 export const CONFIG_DOCS_FILE = path.join(REPO_ROOT, 'docs/configuration.md');
 export const README_FILE = path.join(REPO_ROOT, 'README.md');
@@ -28,11 +29,11 @@ export function composedServices(): ServiceEntry[] {
 
 function backendEnv(s: ServiceEntry): Record<string, string> {
   const env: Record<string, string> = {};
-  if (s.backends.includes('postgres')) env.DATABASE_URL = 'postgres://fleet:fleet@postgres:5432/fleet';
+  // Compose interpolates the password from the environment or .env; no secret is written in the file.
+  if (s.backends.includes('postgres')) env.DATABASE_URL = 'postgres://fleet:${POSTGRES_PASSWORD}@postgres:5432/fleet';
   if (s.backends.includes('redis')) env.REDIS_URL = 'redis://redis:6379';
   if (s.backends.includes('qdrant')) env.QDRANT_URL = 'http://qdrant:6333';
   if (s.backends.includes('mqtt')) env.MQTT_URL = 'mqtt://mosquitto:1883';
-  if (s.backends.includes('vault')) env.VAULT_ADDR = 'http://vault:8200';
   return env;
 }
 
@@ -42,7 +43,6 @@ function dependsOn(s: ServiceEntry): string[] {
   if (s.backends.includes('redis')) deps.push('redis');
   if (s.backends.includes('qdrant')) deps.push('qdrant');
   if (s.backends.includes('mqtt')) deps.push('mosquitto');
-  if (s.backends.includes('vault')) deps.push('vault');
   if (s.pattern === 'gateway')
     deps.push(
       ...composedServices()
@@ -60,7 +60,6 @@ export function buildCompose(): Record<string, unknown> {
       for (const d of composedServices()) if (d.id !== s.id) urls[`${envPrefix(d.id)}_URL`] = `http://${d.id}:${d.port}`;
     services[s.id] = {
       build: { context: '.', dockerfile: 'docker/Dockerfile', args: { SERVICE: s.id } },
-      image: `mcp-fleet/${s.id}:latest`,
       environment: {
         HOST: '0.0.0.0',
         PORT: String(s.port),
@@ -82,56 +81,172 @@ export function buildCompose(): Record<string, unknown> {
       ...(dependsOn(s).length ? { depends_on: dependsOn(s) } : {}),
     };
   }
+  const restart = 'unless-stopped';
+  const probe = (url: string) => ({
+    test: ['CMD', 'wget', '-q', '-O', '/dev/null', url],
+    interval: '10s',
+    timeout: '3s',
+    retries: 5,
+  });
   Object.assign(services, {
     postgres: {
       image: 'postgres:16',
-      environment: { POSTGRES_USER: 'fleet', POSTGRES_PASSWORD: 'fleet', POSTGRES_DB: 'fleet' },
+      environment: {
+        POSTGRES_USER: 'fleet',
+        POSTGRES_PASSWORD: '${POSTGRES_PASSWORD:?set POSTGRES_PASSWORD in .env (see .env.example)}',
+        POSTGRES_DB: 'fleet',
+      },
       volumes: ['postgres-data:/var/lib/postgresql/data'],
-      healthcheck: { test: ['CMD', 'pg_isready', '-U', 'fleet'], interval: '5s', retries: 10 },
+      healthcheck: { test: ['CMD', 'pg_isready', '-U', 'fleet'], interval: '5s', timeout: '3s', retries: 10 },
+      restart,
     },
-    redis: { image: 'redis:7', command: ['redis-server', '--appendonly', 'yes'], volumes: ['redis-data:/data'] },
-    qdrant: { image: 'qdrant/qdrant:v1.13.0', volumes: ['qdrant-data:/qdrant/storage'] },
-    mosquitto: { image: 'eclipse-mosquitto:2', volumes: ['./monitoring/mosquitto/mosquitto.conf:/mosquitto/config/mosquitto.conf:ro'] },
-    vault: {
-      image: 'hashicorp/vault:1.18',
-      cap_add: ['IPC_LOCK'],
-      environment: { VAULT_DEV_ROOT_TOKEN_ID: '${VAULT_TOKEN:-dev-only-token}' },
+    redis: {
+      image: 'redis:7',
+      command: ['redis-server', '--appendonly', 'yes'],
+      volumes: ['redis-data:/data'],
+      healthcheck: { test: ['CMD', 'redis-cli', 'ping'], interval: '5s', timeout: '3s', retries: 10 },
+      restart,
+    },
+    qdrant: {
+      image: 'qdrant/qdrant:v1.13.0',
+      volumes: ['qdrant-data:/qdrant/storage'],
+      healthcheck: { test: ['CMD', 'bash', '-c', 'exec 3<>/dev/tcp/127.0.0.1/6333'], interval: '10s', timeout: '3s', retries: 10 },
+      restart,
+    },
+    mosquitto: {
+      image: 'eclipse-mosquitto:2',
+      volumes: ['./monitoring/mosquitto/mosquitto.conf:/mosquitto/config/mosquitto.conf:ro', 'mosquitto-data:/mosquitto/data'],
+      healthcheck: {
+        test: ['CMD', 'mosquitto_sub', '-t', '$$SYS/broker/uptime', '-C', '1', '-W', '3'],
+        interval: '10s',
+        timeout: '5s',
+        retries: 5,
+      },
+      restart,
+    },
+    // The mail test servers (IMAP with LMTP delivery, SMTP relaying into it): `docker compose --profile mail up`.
+    dovecot: {
+      image: 'dovecot/dovecot:2.3.21',
+      profiles: ['mail'],
+      volumes: ['mail-data:/srv/mail'],
+      healthcheck: { test: ['CMD', 'doveadm', 'service', 'status'], interval: '10s', timeout: '3s', retries: 5 },
+      restart,
+    },
+    postfix: {
+      image: 'boky/postfix:v4.3.0',
+      profiles: ['mail'],
+      environment: { ALLOW_EMPTY_SENDER_DOMAINS: 'true', RELAYHOST: '[dovecot]:24' },
+      depends_on: ['dovecot'],
+      restart,
     },
     prometheus: {
       image: 'prom/prometheus:v3.1.0',
-      command: ['--config.file=/etc/prometheus/prometheus.yml', `--web.listen-address=:${MONITORING_PORTS.prometheus}`],
-      volumes: ['./monitoring/prometheus/prometheus.yml:/etc/prometheus/prometheus.yml:ro'],
+      command: [
+        '--config.file=/etc/prometheus/prometheus.yml',
+        `--web.listen-address=:${MONITORING_PORTS.prometheus}`,
+        '--storage.tsdb.path=/prometheus',
+      ],
+      volumes: ['./monitoring/prometheus:/etc/prometheus:ro', 'prometheus-data:/prometheus'],
       ports: [`127.0.0.1:${MONITORING_PORTS.prometheus}:${MONITORING_PORTS.prometheus}`],
+      healthcheck: probe(`http://127.0.0.1:${MONITORING_PORTS.prometheus}/-/healthy`),
+      restart,
     },
     grafana: {
       image: 'grafana/grafana:11.4.0',
-      environment: { GF_SERVER_HTTP_PORT: String(MONITORING_PORTS.grafana) },
-      volumes: ['./monitoring/grafana/provisioning:/etc/grafana/provisioning:ro'],
+      environment: {
+        GF_SERVER_HTTP_PORT: String(MONITORING_PORTS.grafana),
+        GF_SECURITY_ADMIN_PASSWORD__FILE: '/run/secrets/grafana_admin_password',
+        GF_AUTH_ANONYMOUS_ENABLED: 'false',
+      },
+      secrets: ['grafana_admin_password'],
+      volumes: [
+        './monitoring/grafana/provisioning:/etc/grafana/provisioning:ro',
+        './monitoring/grafana/dashboards:/var/lib/grafana/dashboards:ro',
+        'grafana-data:/var/lib/grafana',
+      ],
       ports: [`127.0.0.1:${MONITORING_PORTS.grafana}:${MONITORING_PORTS.grafana}`],
+      healthcheck: probe(`http://127.0.0.1:${MONITORING_PORTS.grafana}/api/health`),
       depends_on: ['prometheus', 'loki'],
+      restart,
     },
     loki: {
       image: 'grafana/loki:3.3.2',
       command: ['-config.file=/etc/loki/local-config.yaml', `-server.http-listen-port=${MONITORING_PORTS.loki}`],
+      volumes: ['loki-data:/loki'],
       ports: [`127.0.0.1:${MONITORING_PORTS.loki}:${MONITORING_PORTS.loki}`],
+      healthcheck: probe(`http://127.0.0.1:${MONITORING_PORTS.loki}/ready`),
+      restart,
     },
     promtail: {
       image: 'grafana/promtail:3.3.2',
       command: ['-config.file=/etc/promtail/promtail.yml'],
       volumes: ['./monitoring/promtail/promtail.yml:/etc/promtail/promtail.yml:ro', 'fleet-data:/data:ro'],
       depends_on: ['loki'],
+      restart,
     },
   });
   return {
     name: 'mcp-fleet',
     services,
-    volumes: { 'fleet-data': {}, 'postgres-data': {}, 'redis-data': {}, 'qdrant-data': {} },
+    volumes: Object.fromEntries(
+      [
+        'fleet-data',
+        'postgres-data',
+        'redis-data',
+        'qdrant-data',
+        'mosquitto-data',
+        'mail-data',
+        'prometheus-data',
+        'grafana-data',
+        'loki-data',
+      ].map((v) => [v, {}]),
+    ),
+    secrets: { grafana_admin_password: { environment: 'GRAFANA_ADMIN_PASSWORD' } },
+  };
+}
+
+/**
+ * Variant B: the secrets overlay. `docker compose -f compose.yaml -f compose.vault.yaml up` adds
+ * HashiCorp Vault and points the services that read secrets (the secrets UI) at it, with the token
+ * from a mounted file rather than the environment.
+ */
+export function buildVaultOverlay(): Record<string, unknown> {
+  const readers = composedServices().filter((s) => s.backends.includes('vault'));
+  const services: Record<string, unknown> = {
+    vault: {
+      image: 'hashicorp/vault:1.18',
+      cap_add: ['IPC_LOCK'],
+      command: ['server', '-config=/vault/config/vault.hcl'],
+      volumes: ['./monitoring/vault/vault.hcl:/vault/config/vault.hcl:ro', 'vault-data:/vault/file'],
+      ports: ['127.0.0.1:8200:8200'],
+      healthcheck: {
+        test: ['CMD', 'wget', '-q', '-O', '/dev/null', 'http://127.0.0.1:8200/v1/sys/health?standbyok=true&uninitcode=200&sealedcode=200'],
+        interval: '10s',
+        timeout: '3s',
+        retries: 5,
+      },
+      restart: 'unless-stopped',
+    },
+  };
+  for (const s of readers) {
+    services[s.id] = {
+      environment: { VAULT_ADDR: 'http://vault:8200', VAULT_TOKEN_FILE: '/run/secrets/vault_token' },
+      secrets: ['vault_token'],
+      depends_on: ['vault'],
+    };
+  }
+  return {
+    name: 'mcp-fleet',
+    services,
+    volumes: { 'vault-data': {} },
+    secrets: { vault_token: { file: '${VAULT_TOKEN_FILE:-./.secrets/vault-token}' } },
   };
 }
 
 export function buildPrometheus(): Record<string, unknown> {
   return {
     global: { scrape_interval: '15s', evaluation_interval: '15s' },
+    rule_files: ['rules/*.yml'],
     scrape_configs: [
       {
         job_name: 'mcp-fleet',
@@ -176,9 +291,62 @@ function withReadmeServices(readme: string): string {
   return readme.slice(0, start + README_START.length) + '\n\n' + renderReadmeServices() + '\n\n' + readme.slice(end);
 }
 
+// The key order dclint's service-keys-order rule expects; keys it does not name go last.
+const SERVICE_KEY_ORDER = [
+  'image',
+  'build',
+  'container_name',
+  'depends_on',
+  'volumes',
+  'volumes_from',
+  'configs',
+  'secrets',
+  'environment',
+  'env_file',
+  'ports',
+  'networks',
+  'network_mode',
+  'extra_hosts',
+  'command',
+  'entrypoint',
+  'working_dir',
+  'restart',
+  'healthcheck',
+  'logging',
+  'labels',
+  'user',
+  'isolation',
+  'cap_add',
+];
+
+/** Compose text: services sorted by name, keys in the linter's order, ports quoted, YAML 1.1 quoting. */
+export function composeYaml(file: Record<string, unknown>): string {
+  const services = file.services as Record<string, Record<string, unknown>>;
+  const rank = (k: string) => (SERVICE_KEY_ORDER.includes(k) ? SERVICE_KEY_ORDER.indexOf(k) : SERVICE_KEY_ORDER.length);
+  const ordered = Object.fromEntries(
+    Object.keys(services)
+      .sort()
+      .map((id) => {
+        const svc = { ...services[id] };
+        if (Array.isArray(svc.depends_on)) svc.depends_on = [...(svc.depends_on as string[])].sort();
+        return [id, Object.fromEntries(Object.entries(svc).sort(([a], [b]) => rank(a) - rank(b)))];
+      }),
+  );
+  // YAML 1.1 quoting keeps values such as `yes` and `22:22` strings for every Compose parser.
+  const doc = new YAML.Document({ ...file, services: ordered }, { version: '1.1' });
+  YAML.visit(doc, {
+    Pair(_, pair) {
+      if (YAML.isScalar(pair.key) && pair.key.value === 'ports' && YAML.isSeq(pair.value))
+        for (const item of pair.value.items) if (YAML.isScalar(item)) item.type = 'QUOTE_SINGLE';
+    },
+  });
+  return HEADER + doc.toString({ lineWidth: 0 });
+}
+
 export function render(): Record<string, string> {
   return {
-    [COMPOSE_FILE]: HEADER + YAML.stringify(buildCompose(), { lineWidth: 0 }),
+    [COMPOSE_FILE]: composeYaml(buildCompose()),
+    [COMPOSE_VAULT_FILE]: composeYaml(buildVaultOverlay()),
     [PROMETHEUS_FILE]: HEADER + YAML.stringify(buildPrometheus(), { lineWidth: 0 }),
     [CONFIG_DOCS_FILE]: renderConfigDocs(),
     [README_FILE]: withReadmeServices(fs.readFileSync(README_FILE, 'utf8')),

@@ -1,9 +1,10 @@
 /** Docs drift; checks don't: the inventory, launcher, compose file and Prometheus targets agree. */
 import fs from 'node:fs';
 import path from 'node:path';
+import { spawnSync } from 'node:child_process';
 import YAML from 'yaml';
 import { SERVICES, collisions, downstreamServices, GATEWAY_ID } from '@mcp-fleet/inventory';
-import { COMPOSE_FILE, MONITORING_PORTS, PROMETHEUS_FILE, composedServices, render } from '../../scripts/gen/generate';
+import { COMPOSE_FILE, COMPOSE_VAULT_FILE, MONITORING_PORTS, PROMETHEUS_FILE, composedServices, render } from '../../scripts/gen/generate';
 import { planFleet } from '../../scripts/fleet/plan';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -55,7 +56,7 @@ describe('inventory agreement', () => {
       expect(svc.healthcheck.test.join(' ')).toContain(`:${s.port}/health`);
       expect(fs.existsSync(path.join(ROOT, 'services', s.id, 'src/server.ts'))).toBe(true);
     }
-    for (const engine of ['postgres', 'redis', 'qdrant', 'mosquitto', 'vault', 'prometheus', 'grafana', 'loki'])
+    for (const engine of ['postgres', 'redis', 'qdrant', 'mosquitto', 'prometheus', 'grafana', 'loki'])
       expect(compose.services[engine]).toBeDefined();
     expect(compose.services.prometheus.ports).toEqual([`127.0.0.1:${MONITORING_PORTS.prometheus}:7028`]);
     expect(compose.services.loki.ports).toEqual(['127.0.0.1:7032:7032']);
@@ -64,6 +65,56 @@ describe('inventory agreement', () => {
       const local = mount.split(':')[0];
       if (local.startsWith('./')) expect(fs.existsSync(path.join(ROOT, local))).toBe(true);
     }
+  });
+
+  it('passes the Compose Specification linter (dclint) with no finding', () => {
+    const dclint = path.join(ROOT, 'node_modules/.bin/dclint');
+    const run = spawnSync(dclint, [COMPOSE_FILE, COMPOSE_VAULT_FILE, '--max-warnings', '0', '--color', 'false'], { encoding: 'utf8' });
+    expect(run.stdout + run.stderr).not.toMatch(/error|warning/);
+    expect(run.status).toBe(0);
+  });
+
+  it('gives every long-running container a restart policy and a healthcheck, and writes no secret into the files', () => {
+    const compose = YAML.parse(fs.readFileSync(COMPOSE_FILE, 'utf8'));
+    for (const [id, svc] of Object.entries<Record<string, unknown>>(compose.services)) {
+      expect([id, svc.restart]).toEqual([id, 'unless-stopped']);
+      if (id !== 'promtail' && id !== 'postfix') expect([id, svc.healthcheck !== undefined]).toEqual([id, true]);
+    }
+    // YAML 1.1 readers (older Compose, PyYAML) must read Redis's flag as the string "yes".
+    expect(YAML.parse(fs.readFileSync(COMPOSE_FILE, 'utf8'), { version: '1.1' }).services.redis.command).toEqual([
+      'redis-server',
+      '--appendonly',
+      'yes',
+    ]);
+    for (const file of [COMPOSE_FILE, COMPOSE_VAULT_FILE]) {
+      const text = fs.readFileSync(file, 'utf8');
+      expect(text).not.toMatch(/(PASSWORD|TOKEN|SECRET)(?![A-Z_]*_FILE:)[A-Z_]*: (?!\$\{)[^\s]+/);
+      expect(text).not.toMatch(/:\/\/[^:/\s]+:(?!\$\{)[^@\s]+@/);
+    }
+    expect(compose.services.mosquitto.volumes.length).toBeGreaterThan(0);
+    expect(compose.services.dovecot.profiles).toEqual(['mail']);
+    const named = Object.keys(compose.volumes);
+    for (const v of ['fleet-data', 'postgres-data', 'redis-data', 'prometheus-data', 'grafana-data', 'loki-data'])
+      expect(named).toContain(v);
+  });
+
+  it('keeps Vault in the variant B overlay, which points the secret readers at it with a mounted token file', () => {
+    const base = YAML.parse(fs.readFileSync(COMPOSE_FILE, 'utf8'));
+    const overlay = YAML.parse(fs.readFileSync(COMPOSE_VAULT_FILE, 'utf8'));
+    expect(base.services.vault).toBeUndefined();
+    expect(overlay.services.vault.healthcheck.test.join(' ')).toContain('/v1/sys/health');
+    for (const s of composedServices().filter((x) => x.backends.includes('vault'))) {
+      expect(overlay.services[s.id].environment.VAULT_ADDR).toBe('http://vault:8200');
+      expect(overlay.services[s.id].secrets).toEqual(['vault_token']);
+    }
+    expect(fs.existsSync(path.join(ROOT, 'monitoring/vault/vault.hcl'))).toBe(true);
+  });
+
+  it('builds images that run as an unprivileged user with a healthcheck', () => {
+    const dockerfile = fs.readFileSync(path.join(ROOT, 'docker/Dockerfile'), 'utf8');
+    const users = [...dockerfile.matchAll(/^USER\s+(\S+)/gm)].map((m) => m[1]);
+    expect(users.at(-1)).toBe('node');
+    expect(dockerfile).toMatch(/^HEALTHCHECK .*\n?.*\/health/m);
   });
 
   it('scrapes exactly the composed services', () => {

@@ -12,7 +12,7 @@ export interface FleetHandle {
   env: NodeJS.ProcessEnv;
   stateFile: string;
   serviceUrl(id: string, port: number): string;
-  state(): { services: { id: string; pid: number; port: number; state: string }[] };
+  state(): { services: { id: string; pid: number; port: number; state: string; restarts?: number }[] };
   stop(): Promise<number | null>;
 }
 
@@ -22,6 +22,10 @@ export async function startFleet(options: {
   workspace: string;
   env?: NodeJS.ProcessEnv;
   timeoutMs?: number;
+  /** Start only these services (plus the gateway), as `fleet up --only`. */
+  only?: string[];
+  /** More arguments for `fleet up`, e.g. --monitoring. */
+  args?: string[];
 }): Promise<FleetHandle> {
   const offset = 20_000 + Math.floor(Math.random() * 200) * 100;
   const env: NodeJS.ProcessEnv = {
@@ -34,11 +38,22 @@ export async function startFleet(options: {
     LOG_LEVEL: 'info',
     ...options.env,
   };
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'scripts/fleet/cli.ts'), 'up'], {
-    cwd: REPO_ROOT,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      path.join(REPO_ROOT, 'scripts/fleet/cli.ts'),
+      'up',
+      ...(options.only ? ['--only', options.only.join(',')] : []),
+      ...(options.args ?? []),
+    ],
+    {
+      cwd: REPO_ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const output: string[] = [];
   const ready = new Promise<void>((resolve, reject) => {
     const timer = setTimeout(

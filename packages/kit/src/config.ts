@@ -55,6 +55,9 @@ export const baseEnvShape = {
     .default('info')
     .describe('Least severe level written to the JSON log.'),
   LOG_FILE: z.string().optional().describe('Also append JSON log lines to this file (the launcher uses DATA_DIR/logs/<service>.log).'),
+  LOKI_URL: unsetIfEmpty(z.url({ protocol: /^https?$/ })).describe(
+    'Also push the JSON log lines to Grafana Loki at this base URL (e.g. http://loki:3100); unset, logs go to stdout and LOG_FILE only.',
+  ),
   DATA_DIR: z.string().min(1).default(DEFAULT_DATA_DIR).describe('Where embedded stores keep their files (the launcher uses ./.data).'),
   BODY_LIMIT: z
     .string()

@@ -1,4 +1,5 @@
 import winston from 'winston';
+import { LokiTransport } from './loki';
 
 export type Logger = winston.Logger;
 
@@ -45,12 +46,15 @@ export interface LoggerOptions {
   level?: string;
   file?: string;
   silent?: boolean;
+  /** Also push the lines to Grafana Loki at this URL (LOKI_URL). */
+  lokiUrl?: string;
 }
 
 export function createLogger(options: LoggerOptions): Logger {
   const format = winston.format.combine(winston.format.timestamp(), errorCause(), redactFormat(), winston.format.json());
   const transports: winston.transport[] = [new winston.transports.Console({ stderrLevels: ['error'] })];
   if (options.file) transports.push(new winston.transports.File({ filename: options.file }));
+  if (options.lokiUrl) transports.push(new LokiTransport({ url: options.lokiUrl, labels: { job: 'mcp-fleet', service: options.service } }));
   return winston.createLogger({
     level: options.level ?? 'info',
     defaultMeta: { service: options.service },

@@ -85,7 +85,9 @@ export async function runService(handler: http.RequestListener, options: RunOpti
   return running;
 }
 
-export interface BootOptions<C extends { HOST: string; PORT?: number; LOG_LEVEL: string; LOG_FILE?: string; SHUTDOWN_TIMEOUT_MS: number }> {
+export interface BootOptions<
+  C extends { HOST: string; PORT?: number; LOG_LEVEL: string; LOG_FILE?: string; LOKI_URL?: string; SHUTDOWN_TIMEOUT_MS: number },
+> {
   service: string;
   defaultPort: number;
   readConfig: () => C;
@@ -97,7 +99,7 @@ export interface BootOptions<C extends { HOST: string; PORT?: number; LOG_LEVEL:
 
 /** The whole of a service's server.ts: parse config (fail fast), build the app, listen, stop cleanly. */
 export async function bootService<
-  C extends { HOST: string; PORT?: number; LOG_LEVEL: string; LOG_FILE?: string; SHUTDOWN_TIMEOUT_MS: number },
+  C extends { HOST: string; PORT?: number; LOG_LEVEL: string; LOG_FILE?: string; LOKI_URL?: string; SHUTDOWN_TIMEOUT_MS: number },
 >(options: BootOptions<C>): Promise<RunningServer> {
   const { createLogger } = await import('./logger');
   let config: C;
@@ -107,7 +109,7 @@ export async function bootService<
     process.stderr.write(`${(err as Error).message}\n`);
     process.exit(1);
   }
-  const logger = createLogger({ service: options.service, level: config.LOG_LEVEL, file: config.LOG_FILE });
+  const logger = createLogger({ service: options.service, level: config.LOG_LEVEL, file: config.LOG_FILE, lokiUrl: config.LOKI_URL });
   let service: Awaited<ReturnType<BootOptions<C>['createApp']>>;
   try {
     service = await options.createApp({ config, logger });

@@ -118,6 +118,8 @@ export function createApp(deps: GatewayDeps): Gateway {
     })),
   );
 
+  stats.watchHistoryQueue(() => ({ length: sessions.queued, capacity: sessions.capacity, dropped: sessions.dropped }));
+
   const sendError = makeSendError(SERVICE_ID, logger, stats);
   const guard = originGuard(config.ALLOWED_ORIGINS, sendError);
 

@@ -140,6 +140,11 @@ export class SessionStore {
     return this.queue.length;
   }
 
+  /** Records held in memory before the oldest are dropped. */
+  get capacity(): number {
+    return QUEUE_MAX;
+  }
+
   private schedule(delay: number): void {
     if (this.timer && delay > 0) return;
     if (this.timer) clearTimeout(this.timer);

@@ -74,6 +74,22 @@ export class GatewayStats {
     gauge('mcp_fleet_downstream_tools', 'Tools the downstream offered at its last good poll.', (d) => d.tools);
   }
 
+  /** Gauges of the call-history write queue (the FleetSessionQueueFull alert reads them). */
+  watchHistoryQueue(read: () => { length: number; capacity: number; dropped: number }): void {
+    const gauge = (name: string, help: string, value: (q: ReturnType<typeof read>) => number) =>
+      new Gauge({
+        name,
+        help,
+        registers: [this.metrics.registry],
+        collect() {
+          this.set(value(read()));
+        },
+      });
+    gauge('mcp_fleet_gateway_history_queue_length', 'Call records waiting to be written to the history store.', (q) => q.length);
+    gauge('mcp_fleet_gateway_history_queue_capacity', 'Records the history queue holds before dropping the oldest.', (q) => q.capacity);
+    gauge('mcp_fleet_gateway_history_dropped', 'Call records dropped because the history queue was full (since start).', (q) => q.dropped);
+  }
+
   request(transport: Transport, ok: boolean): void {
     const key = transport;
     let t = this.requests.get(key);

@@ -30,7 +30,7 @@ export async function run(options: { durationMs: number; count?: number }): Prom
   const word = () => WORDS[Math.floor(random() * WORDS.length)];
   try {
     const store = await SqliteMemoryStore.open(path.join(dir, 'memories.sqlite'));
-    let t = performance.now();
+    const t = performance.now();
     for (let start = 0; start < count; start += 5000) {
       const batch = [];
       for (let i = start; i < Math.min(count, start + 5000); i++) {

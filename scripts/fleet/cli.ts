@@ -50,6 +50,11 @@ async function main() {
     color,
     out: process.stdout,
     nodeArgs: ['--import', 'tsx'],
+    // A service that dies is restarted with backoff and a crash-loop limit; FLEET_RESTART=0 turns it off.
+    restart: {
+      enabled: env.FLEET_RESTART !== '0',
+      ...(env.FLEET_RESTART_BACKOFF_MS ? { initialBackoffMs: Number(env.FLEET_RESTART_BACKOFF_MS) } : {}),
+    },
   });
   let shuttingDown = false;
   const shutdown = async (signal: string) => {

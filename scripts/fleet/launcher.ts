@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import readline from 'node:readline';
 import type { LaunchSpec } from './plan';
 
-export type ServiceState = 'starting' | 'healthy' | 'failed' | 'exited' | 'stopped';
+export type ServiceState = 'starting' | 'healthy' | 'failed' | 'exited' | 'restarting' | 'crash-loop' | 'stopped';
 
 export interface RunningService {
   spec: LaunchSpec;
@@ -12,7 +12,33 @@ export interface RunningService {
   error?: string;
   startedMs?: number;
   lastLines: string[];
+  /** Restarts after a crash, and when they happened (for the crash-loop window). */
+  restarts: number;
+  restartTimes: number[];
+  colorCode: number;
 }
+
+/**
+ * What happens when a service that was healthy dies, as compose's `restart: unless-stopped` with a
+ * crash-loop limit: restart after a backoff that doubles from `initialBackoffMs` to `maxBackoffMs`,
+ * and give up after `maxRestarts` restarts within `windowMs`. A service that never became healthy
+ * is not restarted: that is a configuration error to fix, reported with its last error line.
+ */
+export interface RestartPolicy {
+  enabled: boolean;
+  maxRestarts: number;
+  windowMs: number;
+  initialBackoffMs: number;
+  maxBackoffMs: number;
+}
+
+export const DEFAULT_RESTART: RestartPolicy = {
+  enabled: true,
+  maxRestarts: 5,
+  windowMs: 60_000,
+  initialBackoffMs: 500,
+  maxBackoffMs: 30_000,
+};
 
 export interface LauncherOptions {
   startTimeoutMs: number;
@@ -21,6 +47,7 @@ export interface LauncherOptions {
   out: NodeJS.WritableStream;
   /** Node flags for the children (the tsx loader). */
   nodeArgs: string[];
+  restart?: Partial<RestartPolicy>;
 }
 
 const COLORS = [36, 32, 33, 35, 34, 96, 92, 93, 95, 94];
@@ -65,40 +92,118 @@ export class Launcher {
     this.options.out.write(line + '\n');
   }
 
+  private get restartPolicy(): RestartPolicy {
+    return { ...DEFAULT_RESTART, ...this.options.restart };
+  }
+
   start(specs: LaunchSpec[]): RunningService[] {
-    const width = Math.max(...specs.map((s) => s.entry.id.length));
+    this.width = Math.max(this.width, ...specs.map((s) => s.entry.id.length));
     specs.forEach((spec, i) => {
       fs.mkdirSync(spec.env.DATA_DIR!, { recursive: true });
-      const child = spawn(process.execPath, [...this.options.nodeArgs, spec.script], {
-        env: spec.env as NodeJS.ProcessEnv,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      const svc: RunningService = { spec, child, state: 'starting', lastLines: [], startedMs: Date.now() };
+      // `child` is set by spawn() right below.
+      const svc = { spec, state: 'starting', lastLines: [], restarts: 0, restartTimes: [], colorCode: COLORS[i % COLORS.length] } as Omit<
+        RunningService,
+        'child'
+      > as RunningService;
       this.services.push(svc);
-      const colorCode = COLORS[i % COLORS.length];
-      for (const stream of [child.stdout!, child.stderr!]) {
-        readline.createInterface({ input: stream }).on('line', (line) => {
-          svc.lastLines.push(line);
-          if (svc.lastLines.length > 20) svc.lastLines.shift();
-          this.write(formatLine(spec.entry.id, width, line, this.options.color, colorCode));
-        });
-      }
-      child.on('error', (err) => {
-        svc.state = 'failed';
-        svc.error = err.message;
-      });
-      child.on('exit', (code, signal) => {
-        if (this.stopping) {
-          svc.state = 'stopped';
-          return;
-        }
-        const was = svc.state;
-        svc.state = was === 'starting' ? 'failed' : 'exited';
-        svc.error = `exited with ${signal ?? `code ${code}`}${svc.lastLines.length ? `: ${lastMeaningful(svc.lastLines)}` : ''}`;
-        this.write(paint(this.options.color, 31, `!! ${spec.entry.id} ${svc.error}; the rest keep running.`));
-      });
+      this.spawn(svc);
     });
     return this.services;
+  }
+
+  private width = 0;
+
+  private spawn(svc: RunningService): void {
+    const { spec } = svc;
+    const child = spawn(process.execPath, [...this.options.nodeArgs, spec.script], {
+      env: spec.env as NodeJS.ProcessEnv,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    svc.child = child;
+    svc.startedMs = Date.now();
+    for (const stream of [child.stdout!, child.stderr!]) {
+      readline.createInterface({ input: stream }).on('line', (line) => {
+        svc.lastLines.push(line);
+        if (svc.lastLines.length > 20) svc.lastLines.shift();
+        this.write(formatLine(spec.entry.id, this.width, line, this.options.color, svc.colorCode));
+      });
+    }
+    child.on('error', (err) => {
+      svc.state = 'failed';
+      svc.error = err.message;
+    });
+    child.on('exit', (code, signal) => {
+      if (this.stopping) {
+        svc.state = 'stopped';
+        return;
+      }
+      const wasHealthy = svc.state === 'healthy';
+      const why = lastMeaningful(svc.lastLines);
+      svc.error = `exited with ${signal ?? `code ${code}`}${why ? `: ${why}` : ''}`;
+      if (!wasHealthy) {
+        svc.state = svc.state === 'starting' ? 'failed' : 'exited';
+        this.write(paint(this.options.color, 31, `!! ${spec.entry.id} ${svc.error}; the rest keep running.`));
+        return;
+      }
+      this.scheduleRestart(svc);
+    });
+  }
+
+  private scheduleRestart(svc: RunningService): void {
+    const policy = this.restartPolicy;
+    const id = svc.spec.entry.id;
+    if (!policy.enabled) {
+      svc.state = 'exited';
+      this.write(paint(this.options.color, 31, `!! ${id} ${svc.error}; restarts are off (FLEET_RESTART=0), the rest keep running.`));
+      return;
+    }
+    const now = Date.now();
+    svc.restartTimes = svc.restartTimes.filter((t) => now - t < policy.windowMs);
+    if (svc.restartTimes.length >= policy.maxRestarts) {
+      svc.state = 'crash-loop';
+      svc.error = `crashed ${svc.restartTimes.length + 1} times in ${Math.round(policy.windowMs / 1000)} s, not restarted again; last: ${svc.error}`;
+      this.write(paint(this.options.color, 31, `!! ${id} ${svc.error}. Fix the cause and restart the fleet; the rest keep running.`));
+      return;
+    }
+    const backoff = Math.min(policy.maxBackoffMs, policy.initialBackoffMs * 2 ** svc.restartTimes.length);
+    svc.restartTimes.push(now);
+    svc.restarts += 1;
+    svc.state = 'restarting';
+    this.write(
+      paint(
+        this.options.color,
+        33,
+        `!! ${id} ${svc.error}; restarting in ${backoff} ms (restart ${svc.restartTimes.length} of ${policy.maxRestarts} allowed in ${Math.round(policy.windowMs / 1000)} s).`,
+      ),
+    );
+    const timer = setTimeout(() => {
+      if (this.stopping) return;
+      svc.state = 'starting';
+      this.spawn(svc);
+      void this.watchUntilHealthy(svc);
+    }, backoff);
+    timer.unref();
+  }
+
+  /** After a restart: healthy again, or failed when it does not answer in the start timeout. */
+  private async watchUntilHealthy(svc: RunningService): Promise<void> {
+    const deadline = Date.now() + this.options.startTimeoutMs;
+    const child = svc.child;
+    while (svc.state === 'starting' && svc.child === child && !this.stopping) {
+      if (await healthy(svc.spec.url)) {
+        if (svc.state === 'starting' && svc.child === child) {
+          svc.state = 'healthy';
+          this.write(paint(this.options.color, 32, `!! ${svc.spec.entry.id} is healthy again after restart ${svc.restarts}.`));
+        }
+        return;
+      }
+      if (Date.now() > deadline) {
+        svc.state = 'failed';
+        svc.error = `not healthy ${this.options.startTimeoutMs} ms after restart ${svc.restarts}`;
+        return;
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
   }
 
   /** Resolves when every service is healthy, failed or out of time. */
@@ -132,7 +237,7 @@ export class Launcher {
       s.state,
       String(s.child.pid ?? '-'),
       s.spec.url,
-      s.error ?? '',
+      [s.restarts ? `restarted ${s.restarts}×` : '', s.state === 'healthy' ? '' : (s.error ?? '')].filter(Boolean).join('; '),
     ]);
     const head = ['SERVICE', 'PORT', 'PATTERN', 'STATE', 'PID', 'URL', 'NOTE'];
     const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
@@ -152,6 +257,7 @@ export class Launcher {
       pid: s.child.pid,
       state: s.state,
       error: s.error,
+      restarts: s.restarts,
       logFile: s.spec.logFile,
     }));
   }
@@ -187,5 +293,6 @@ function lastMeaningful(lines: string[]): string {
       return l.trim().slice(0, 300);
     }
   }
-  return lines[lines.length - 1]?.slice(0, 300) ?? '';
+  // Only info lines: nothing said why it stopped.
+  return '';
 }

@@ -3,20 +3,19 @@
  * services of the spine, reached through the gateway (native and JSON-RPC), directly, and with the
  * official MCP SDK client; one service killed and restarted; hostile input everywhere.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { downstreamServices } from '@mcp-fleet/inventory';
 import { tempDir } from '@mcp-fleet/testing';
-import { REPO_ROOT, getJson, isAlive, postJson, startFleet, waitFor, type FleetHandle } from '../support/fleet-process';
+import { getJson, isAlive, postJson, startFleet, waitFor, type FleetHandle } from '../support/fleet-process';
 
 let fleet: FleetHandle;
 let tmp: { dir: string; cleanup: () => void };
 let workspace: string;
 let outside: string;
-let restarted: ChildProcess | undefined;
 const statuses: number[] = [];
 
 const PORTS = { 'filesystem-mcp': 7001, 'git-mcp': 7002, 'terminal-mcp': 7003, 'system-mcp': 7007 } as const;
@@ -55,7 +54,7 @@ beforeAll(async () => {
   fs.writeFileSync(path.join(workspace, 'repo', 'README.md'), '# repo\n');
   git('add', '.');
   git('commit', '-qm', 'first');
-  fleet = await startFleet({ dataDir: path.join(tmp.dir, 'data'), workspace });
+  fleet = await startFleet({ dataDir: path.join(tmp.dir, 'data'), workspace, env: { FLEET_RESTART_BACKOFF_MS: '3000' } });
   await waitFor('gateway catalog with all four services', async () => {
     const { body } = await getJson(`${fleet.gateway}/tools/list`);
     const names: string[] = body.tools.map((t: { name: string }) => t.name);
@@ -64,7 +63,6 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  restarted?.kill('SIGTERM');
   if (fleet) {
     const pids = fleet.state().services.map((s) => s.pid);
     const code = await fleet.stop();
@@ -305,7 +303,7 @@ describe('the fleet through the launcher', () => {
     for (const s of fleet.state().services) expect({ id: s.id, alive: isAlive(s.pid) }).toEqual({ id: s.id, alive: true });
   }, 120_000);
 
-  it('drops a killed service from the catalog, fails its calls fast, keeps the rest, and takes it back', async () => {
+  it('drops a killed service from the catalog, fails its calls fast, keeps the rest, and takes it back when the launcher restarts it', async () => {
     const fsState = fleet.state().services.find((s) => s.id === 'filesystem-mcp')!;
     process.kill(fsState.pid, 'SIGKILL');
     await waitFor('file_read to leave the catalog', async () => {
@@ -320,10 +318,7 @@ describe('the fleet through the launcher', () => {
     expect((await native('system_info', {})).body.success).toBe(true);
     expect((await native('git_status', { path: 'repo' })).body.success).toBe(true);
 
-    restarted = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'services/filesystem-mcp/src/server.ts')], {
-      env: { ...fleet.env, PORT: String(PORTS['filesystem-mcp'] + fleet.offset), DATA_DIR: path.join(tmp.dir, 'data') },
-      stdio: 'ignore',
-    });
+    // The launcher restarts it after its backoff (FLEET_RESTART_BACKOFF_MS, long enough here to see it gone).
     await waitFor(
       'file_read to return to the catalog',
       async () => {
@@ -334,5 +329,12 @@ describe('the fleet through the launcher', () => {
     );
     const back = await native('file_read', { path: 'notes/hello.txt' });
     expect(back.body).toMatchObject({ success: true, result: { content: 'hello fleet' } });
+    // fleet.json is rewritten every 2 s.
+    const again = await waitFor('the state file to show the restart', async () => {
+      const s = fleet.state().services.find((x) => x.id === 'filesystem-mcp')!;
+      return s.restarts === 1 && s.state === 'healthy' ? s : undefined;
+    });
+    expect(again.pid).not.toBe(fsState.pid);
+    expect(fleet.output.join('')).toMatch(/filesystem-mcp exited with SIGKILL; restarting in \d+ ms/);
   }, 60_000);
 });

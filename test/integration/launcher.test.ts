@@ -6,7 +6,7 @@ import { getService } from '@mcp-fleet/inventory';
 import { tempDir } from '@mcp-fleet/testing';
 import { formatLine, Launcher } from '../../scripts/fleet/launcher';
 import { planFleet } from '../../scripts/fleet/plan';
-import { isAlive } from '../support/fleet-process';
+import { isAlive, waitFor } from '../support/fleet-process';
 
 describe('launcher', () => {
   it('reports a service that fails at boot with its error and keeps the healthy one running', async () => {
@@ -61,4 +61,80 @@ describe('launcher', () => {
     expect(pretty).toContain('port=7001');
     expect(formatLine('git-mcp', 7, 'plain text', true, 36)).toMatch(/git-mcp \|.* plain text$/);
   });
+});
+
+describe('launcher restarts', () => {
+  const tmp = tempDir('launcher-restart-');
+  afterAll(() => tmp.cleanup());
+
+  it('restarts a healthy service that dies, with the restart in the table and the state', async () => {
+    const offset = 26_000 + Math.floor(Math.random() * 100) * 100;
+    const plan = planFleet({
+      env: { ...process.env, FLEET_PORT_OFFSET: String(offset), FLEET_DATA_DIR: tmp.dir, WORKSPACE_ROOTS: tmp.dir },
+      only: ['system-mcp'],
+    });
+    const system = plan.specs.find((s) => s.entry.id === 'system-mcp')!;
+    const out = new PassThrough();
+    const lines: string[] = [];
+    out.on('data', (b: Buffer) => lines.push(b.toString()));
+    const launcher = new Launcher({
+      startTimeoutMs: 30_000,
+      stopTimeoutMs: 5_000,
+      color: false,
+      out,
+      nodeArgs: ['--import', 'tsx'],
+      restart: { initialBackoffMs: 100 },
+    });
+    launcher.start([system]);
+    await launcher.waitHealthy();
+    const first = launcher.state()[0].pid!;
+    process.kill(first, 'SIGKILL');
+    await waitFor(
+      'restarted and healthy',
+      async () => launcher.state()[0].state === 'healthy' && launcher.state()[0].pid !== first,
+      30_000,
+    );
+    expect(isAlive(first)).toBe(false);
+    expect(launcher.state()[0].restarts).toBe(1);
+    expect((await fetch(`${system.url}/health`)).status).toBe(200);
+    expect(launcher.table()).toMatch(/system-mcp .* healthy .* restarted 1×/);
+    expect(lines.join('')).toMatch(/system-mcp exited with SIGKILL; restarting in 100 ms \(restart 1 of 5 allowed in 60 s\)/);
+    await launcher.stop();
+  }, 60_000);
+
+  it('gives up on a crash loop and says so, leaving the others running', async () => {
+    const port = 27_000 + Math.floor(Math.random() * 1000);
+    // Healthy for a moment, then dies: every restart does the same.
+    const flaky = path.join(tmp.dir, 'flaky.js');
+    fs.writeFileSync(
+      flaky,
+      `require('node:http').createServer((q, s) => s.end('{}')).listen(${port}, '127.0.0.1'); setTimeout(() => process.exit(7), 400);\n`,
+    );
+    const spec = {
+      ...planFleet({ env: { ...process.env, FLEET_DATA_DIR: tmp.dir }, only: ['system-mcp'] }).specs[0],
+      entry: { ...getService('config-mcp')!, id: 'flaky-mcp' },
+      script: flaky,
+      port,
+      url: `http://127.0.0.1:${port}`,
+    };
+    const out = new PassThrough();
+    const lines: string[] = [];
+    out.on('data', (b: Buffer) => lines.push(b.toString()));
+    const launcher = new Launcher({
+      startTimeoutMs: 10_000,
+      stopTimeoutMs: 2_000,
+      color: false,
+      out,
+      nodeArgs: [],
+      restart: { maxRestarts: 2, windowMs: 30_000, initialBackoffMs: 50 },
+    });
+    launcher.start([spec]);
+    await launcher.waitHealthy();
+    await waitFor('crash loop detected', async () => launcher.state()[0].state === 'crash-loop', 20_000);
+    const s = launcher.state()[0];
+    expect(s.restarts).toBe(2);
+    expect(s.error).toMatch(/^crashed 3 times in 30 s, not restarted again; last: exited with code 7/);
+    expect(lines.join('')).toMatch(/flaky-mcp crashed 3 times in 30 s, not restarted again.*Fix the cause and restart the fleet/);
+    await launcher.stop();
+  }, 60_000);
 });

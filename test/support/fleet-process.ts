@@ -12,7 +12,7 @@ export interface FleetHandle {
   env: NodeJS.ProcessEnv;
   stateFile: string;
   serviceUrl(id: string, port: number): string;
-  state(): { services: { id: string; pid: number; port: number; state: string }[] };
+  state(): { services: { id: string; pid: number; port: number; state: string; restarts?: number }[] };
   stop(): Promise<number | null>;
 }
 

@@ -4,7 +4,8 @@ import { tempDir, testLogger } from '@mcp-fleet/testing';
 import request from 'supertest';
 import { createApp } from '../src/app';
 import { memoryDatabaseUrl, readConfig } from '../src/config';
-import { openMemoryStore } from '../src/store';
+import { parseSearchQuery } from '../src/query';
+import { openMemoryStore, SqliteMemoryStore } from '../src/store';
 import { memoryBehaviour, suiteConfig } from './memory-behaviour';
 
 describe('memory-mcp on embedded SQLite', () => {
@@ -41,6 +42,38 @@ describe('embedded store specifics', () => {
       expect(again.body.result).toMatchObject({ created: false, memory: { id: stored.body.result.memory.id } });
       await second.close();
     } finally {
+      tmp.cleanup();
+    }
+  });
+
+  it('ranks in two stages without changing the answer: filters, ties newest first, pages and snippets', async () => {
+    const tmp = tempDir('memory-mcp-rank-');
+    const store = await SqliteMemoryStore.open(path.join(tmp.dir, 'm.sqlite'));
+    try {
+      // Equal bm25 scores (same text), then a better match, with a type and tag filter on some.
+      const same = [];
+      for (const input of Array.from({ length: 5 }, (_, i) => ({
+        content: 'walrus tusk ivory',
+        type: i % 2 ? 'fact' : 'note',
+        tags: i < 3 ? ['arctic'] : [],
+        importance: 0.5,
+        metadata: {},
+      })))
+        same.push(await store.store(input));
+      const best = await store.store({ content: 'walrus walrus walrus', type: 'note', tags: [], importance: 0.5, metadata: {} });
+      const search = (extra: Partial<Parameters<typeof store.search>[0]> = {}) =>
+        store.search({ query: parseSearchQuery('walrus'), tags: [], offset: 0, limit: 10, ...extra });
+      const all = await search();
+      expect(all.map((h) => h.memory.id)).toEqual([best.memory.id, ...same.map((r) => r.memory.id).reverse()]);
+      expect(all[0].score).toBeGreaterThan(all[1].score);
+      expect(all[1].snippet).toBe('**walrus** tusk ivory');
+      const page2 = await search({ offset: 2, limit: 2 });
+      expect(page2.map((h) => h.memory.id)).toEqual(all.slice(2, 4).map((h) => h.memory.id));
+      const facts = await search({ type: 'fact', tags: ['arctic'] });
+      expect(facts.map((h) => h.memory.id)).toEqual([same[1].memory.id]);
+      expect(await search({ query: parseSearchQuery('narwhal') })).toEqual([]);
+    } finally {
+      await store.close();
       tmp.cleanup();
     }
   });

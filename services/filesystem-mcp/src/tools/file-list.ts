@@ -1,3 +1,4 @@
+import { lstatSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { AppError, defineTool, pageShape, paginate } from '@mcp-fleet/kit';
@@ -25,11 +26,15 @@ export function createFileListTool(deps: FsDeps) {
     let size: number | null = null;
     let modifiedAt: string | null = null;
     try {
-      const st = await fs.lstat(e.absolute);
-      size = e.type === 'file' ? st.size : null;
-      modifiedAt = iso(st.mtime);
+      // Synchronous on purpose: one lstat is a couple of microseconds, while a thread-pool round trip
+      // per entry cost ~0.7 ms per 50 entries (issue 14). A page is at most 500 entries.
+      const st = lstatSync(e.absolute, { throwIfNoEntry: false });
+      if (st) {
+        size = e.type === 'file' ? st.size : null;
+        modifiedAt = iso(st.mtime);
+      }
     } catch {
-      // removed between listing and stat: keep the entry with what is known
+      // unreadable, or removed between listing and stat: keep the entry with what is known
     }
     return {
       name: e.name,

@@ -315,8 +315,9 @@ export const SERVICES: readonly ServiceEntry[] = [
     description: 'Inspect and update runtime secrets.',
     tools: [],
     backends: ['vault'],
-    status: 'planned',
+    status: 'available',
     http: true,
+    storage: 'encrypted file store / HashiCorp Vault KV v2 (`VAULT_ADDR`)',
   },
 ];
 

@@ -12,3 +12,4 @@ export * from './sqlite';
 export * from './tool';
 export * from './validation';
 export * from './workspace';
+export * from './envfile';

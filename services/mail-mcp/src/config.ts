@@ -28,12 +28,17 @@ export const configSchema = z.object({
   BODY_LIMIT: baseEnvShape.BODY_LIMIT.default('4mb').describe(
     'Largest accepted request body (PAYLOAD_TOO_LARGE above it); mail text and HTML travel in it, attachments come from WORKSPACE_ROOTS.',
   ),
-  IMAP_URL: mailUrl(['imap', 'imaps']).describe(
-    'Incoming mail server, imap://host:143 (STARTTLS when offered) or imaps://host:993; may carry user:password@. Unset: the reading tools answer NOT_CONFIGURED.',
-  ),
-  SMTP_URL: mailUrl(['smtp', 'smtps']).describe(
-    'Outgoing mail server, smtp://host:587 (STARTTLS when offered) or smtps://host:465; may carry user:password@. Unset: mail_send and mail_forward answer NOT_CONFIGURED.',
-  ),
+  // Secrets (for the secrets UI): the URLs may carry user:password@.
+  IMAP_URL: mailUrl(['imap', 'imaps']).meta({
+    secret: true,
+    description:
+      'Incoming mail server, imap://host:143 (STARTTLS when offered) or imaps://host:993; may carry user:password@. Unset: the reading tools answer NOT_CONFIGURED.',
+  }),
+  SMTP_URL: mailUrl(['smtp', 'smtps']).meta({
+    secret: true,
+    description:
+      'Outgoing mail server, smtp://host:587 (STARTTLS when offered) or smtps://host:465; may carry user:password@. Unset: mail_send and mail_forward answer NOT_CONFIGURED.',
+  }),
   MAIL_USER: unsetIfEmpty(z.string().max(512)).describe('Login for both servers when their URL carries none.'),
   MAIL_PASSWORD: unsetIfEmpty(z.string().max(1024)).describe(
     'Password for both servers when their URL carries none. Never logged or shown.',

@@ -1,4 +1,6 @@
+import fs from 'node:fs';
 import path from 'node:path';
+import { parseEnvFile } from '../../packages/kit/src/envfile';
 import { GATEWAY_ID, SERVICES, downstreamServices, envPrefix, resolvePort, type Env, type ServiceEntry } from '@mcp-fleet/inventory';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
@@ -33,6 +35,7 @@ export function planFleet({ env, only }: FleetOptions): { specs: LaunchSpec[]; d
 
   const wanted = downstreamServices().filter((e) => !only || only.includes(e.id));
   const gateway = SERVICES.find((s) => s.id === GATEWAY_ID)!;
+  const secretsDir = path.resolve(env.SECRETS_EXPORT_DIR ?? path.join(dataDir, 'secrets-ui', 'env'));
   const specs = [...wanted, gateway].map((entry): LaunchSpec => {
     const port = portOf(entry);
     const logFile = path.join(logDir, `${entry.id}.log`);
@@ -44,6 +47,8 @@ export function planFleet({ env, only }: FleetOptions): { specs: LaunchSpec[]; d
       logFile,
       env: {
         ...env,
+        // The runtime secrets written by secrets-ui win over the inherited environment.
+        ...runtimeSecrets(secretsDir, entry.id),
         ...portEnv,
         PORT: String(port),
         HOST: env.HOST ?? '127.0.0.1',
@@ -55,4 +60,11 @@ export function planFleet({ env, only }: FleetOptions): { specs: LaunchSpec[]; d
     };
   });
   return { specs, dataDir, stateFile: path.join(dataDir, 'fleet.json') };
+}
+
+/** The export file secrets-ui writes for a service (`<dir>/<id>.env`), if there is one. */
+export function runtimeSecrets(dir: string, id: string): Env {
+  const file = path.join(dir, `${id}.env`);
+  if (!fs.existsSync(file)) return {};
+  return parseEnvFile(fs.readFileSync(file, 'utf8'));
 }

@@ -8,6 +8,7 @@ import path from 'node:path';
 import YAML from 'yaml';
 import { SERVICES, envPrefix, type ServiceEntry } from '@mcp-fleet/inventory';
 import { renderConfigDocs } from './config-docs';
+import { SECRET_VARIABLES_FILE, renderSecretVariables } from './secret-variables';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
 export const COMPOSE_FILE = path.join(REPO_ROOT, 'compose.yaml');
@@ -349,6 +350,7 @@ export function render(): Record<string, string> {
     [COMPOSE_VAULT_FILE]: composeYaml(buildVaultOverlay()),
     [PROMETHEUS_FILE]: HEADER + YAML.stringify(buildPrometheus(), { lineWidth: 0 }),
     [CONFIG_DOCS_FILE]: renderConfigDocs(),
+    [SECRET_VARIABLES_FILE]: renderSecretVariables(),
     [README_FILE]: withReadmeServices(fs.readFileSync(README_FILE, 'utf8')),
   };
 }

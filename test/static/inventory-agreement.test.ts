@@ -88,7 +88,7 @@ describe('inventory agreement', () => {
     ]);
     for (const file of [COMPOSE_FILE, COMPOSE_VAULT_FILE]) {
       const text = fs.readFileSync(file, 'utf8');
-      expect(text).not.toMatch(/(PASSWORD|TOKEN|SECRET)(?![A-Z_]*_FILE:)[A-Z_]*: (?!\$\{)[^\s]+/);
+      expect(text).not.toMatch(/(PASSWORD|TOKEN|SECRET)(?![A-Z_]*_(FILE|URL):)[A-Z_]*: (?!\$\{)[^\s]+/);
       expect(text).not.toMatch(/:\/\/[^:/\s]+:(?!\$\{)[^@\s]+@/);
     }
     expect(compose.services.mosquitto.volumes.length).toBeGreaterThan(0);

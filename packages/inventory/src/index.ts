@@ -221,8 +221,9 @@ export const SERVICES: readonly ServiceEntry[] = [
       'mail_move',
     ],
     backends: ['smtp', 'imap'],
-    status: 'planned',
+    status: 'available',
     http: true,
+    storage: 'none (NOT_CONFIGURED until set) / IMAP (`IMAP_URL`) + SMTP (`SMTP_URL`)',
   },
   {
     id: 'media-mcp',
@@ -314,8 +315,9 @@ export const SERVICES: readonly ServiceEntry[] = [
     description: 'Inspect and update runtime secrets.',
     tools: [],
     backends: ['vault'],
-    status: 'planned',
+    status: 'available',
     http: true,
+    storage: 'encrypted file store / HashiCorp Vault KV v2 (`VAULT_ADDR`)',
   },
 ];
 

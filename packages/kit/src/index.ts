@@ -13,3 +13,4 @@ export * from './tool';
 export * from './validation';
 export * from './workspace';
 export * from './tracing';
+export * from './envfile';

@@ -30,9 +30,11 @@ export const configSchema = z.object({
   ENV_ALLOWED_PREFIXES: csv(DEFAULT_ALLOWED_PREFIXES).describe(
     `env_vars shows only variables whose names start with one of these (default ${DEFAULT_ALLOWED_PREFIXES.join(',')}).`,
   ),
-  ENV_SECRET_PATTERNS: regexList(DEFAULT_SECRET_PATTERNS).describe(
-    `Comma-separated case-insensitive regexes of secret names, on top of the kit's password/secret/token/api key/authorization/cookie/credential rule (default ${DEFAULT_SECRET_PATTERNS.join(',')}).`,
-  ),
+  ENV_SECRET_PATTERNS: regexList(DEFAULT_SECRET_PATTERNS)
+    .describe(
+      `Comma-separated case-insensitive regexes of secret names, on top of the kit's password/secret/token/api key/authorization/cookie/credential rule (default ${DEFAULT_SECRET_PATTERNS.join(',')}).`,
+    )
+    .meta({ secret: false }),
   CONFIG_MAX_BYTES: z.coerce
     .number()
     .int()

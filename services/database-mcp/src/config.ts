@@ -9,9 +9,9 @@ export const SANDBOX = 'sandbox';
 export const configSchema = z.object({
   ...baseEnvShape,
   /** Named connections: JSON {"name": {"url"|"file", "writable"}} or `name=url;name2=url2` (read-only). */
-  DATABASES: z.string().optional(),
+  DATABASES: z.string().optional().meta({ secret: true }),
   /** Shortcut: one PostgreSQL connection named `main`. */
-  DATABASE_URL: z.string().optional(),
+  DATABASE_URL: z.string().optional().meta({ secret: true }),
   /** Make `main` writable (read-only by default). */
   DATABASE_WRITABLE: bool(false),
   /** The embedded sandbox file; default ${DATA_DIR}/database-mcp/sandbox.sqlite. */

@@ -12,9 +12,9 @@ const optionalUrl = z
 export const configSchema = z.object({
   ...baseEnvShape,
   /** PostgreSQL for memories; falls back to DATABASE_URL; neither means SQLite under DATA_DIR. */
-  MEMORY_DATABASE_URL: optionalUrl,
+  MEMORY_DATABASE_URL: optionalUrl.meta({ secret: true }),
   /** Fleet-wide database URL; used for memories only when it is a postgres:// URL. */
-  DATABASE_URL: z.string().optional(),
+  DATABASE_URL: z.string().optional().meta({ secret: true }),
   /** Schema holding the memories table (created when missing). */
   MEMORY_PG_SCHEMA: z
     .string()

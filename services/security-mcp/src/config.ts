@@ -43,7 +43,8 @@ export const configSchema = z.object({
     .string()
     .optional()
     .transform((v) => (v === undefined || v === '' ? undefined : v))
-    .refine((v) => v === undefined || decodeKey(v) !== undefined, 'ENCRYPTION_KEY must be 32 bytes as 64 hex characters or base64'),
+    .refine((v) => v === undefined || decodeKey(v) !== undefined, 'ENCRYPTION_KEY must be 32 bytes as 64 hex characters or base64')
+    .meta({ secret: true }),
 });
 
 export type Config = z.output<typeof configSchema>;

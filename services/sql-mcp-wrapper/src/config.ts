@@ -8,8 +8,8 @@ export const SERVICE_ID = 'sql-mcp-wrapper';
 export const configSchema = z.object({
   ...baseEnvShape,
   /** PostgreSQL to serve (read-only). Falls back to DATABASE_URL; with neither, the embedded SQLite sandbox. */
-  SQL_DATABASE_URL: z.string().optional(),
-  DATABASE_URL: z.string().optional(),
+  SQL_DATABASE_URL: z.string().optional().meta({ secret: true }),
+  DATABASE_URL: z.string().optional().meta({ secret: true }),
   /** The SQLite file served without PostgreSQL; default: database-mcp's sandbox, ${DATA_DIR}/database-mcp/sandbox.sqlite. */
   SQL_SANDBOX_FILE: z.string().min(1).optional(),
   SQL_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(10_000),

@@ -38,14 +38,17 @@ export const configSchema = z.object({
     .max(64 * 1024 * 1024)
     .default(1024 * 1024),
   /** Extra environment names copied into children; names that look like secrets are refused. */
-  TERMINAL_ENV_PASSTHROUGH: csv([]).pipe(
-    z.array(
-      z
-        .string()
-        .regex(ENV_NAME, 'environment variable names only')
-        .refine((name) => !isSecretName(name), 'looks like a secret; secrets are never passed to commands'),
-    ),
-  ),
+  TERMINAL_ENV_PASSTHROUGH: csv([])
+    .pipe(
+      z.array(
+        z
+          .string()
+          .regex(ENV_NAME, 'environment variable names only')
+          .refine((name) => !isSecretName(name), 'looks like a secret; secrets are never passed to commands'),
+      ),
+    )
+    // A list of variable names, not a secret (the secrets UI reads this marker).
+    .meta({ secret: false }),
 });
 
 export type Config = z.output<typeof configSchema> & {

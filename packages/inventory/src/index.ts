@@ -221,8 +221,9 @@ export const SERVICES: readonly ServiceEntry[] = [
       'mail_move',
     ],
     backends: ['smtp', 'imap'],
-    status: 'planned',
+    status: 'available',
     http: true,
+    storage: 'none (NOT_CONFIGURED until set) / IMAP (`IMAP_URL`) + SMTP (`SMTP_URL`)',
   },
   {
     id: 'media-mcp',

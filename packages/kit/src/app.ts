@@ -8,6 +8,7 @@ import { runHealthChecks, type HealthCheck } from './health';
 import type { Logger } from './logger';
 import { createMetrics, type ServiceMetrics } from './metrics';
 import { invokeTool, toolToJson, type ToolDefinition } from './tool';
+import { getProcessTracer, type FleetSpan, type FleetTracer } from './tracing';
 import { parseOrThrow } from './validation';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -35,6 +36,8 @@ export interface ServiceAppOptions {
   onClose?: () => Promise<void> | void;
   /** Process-level default metrics (off in tests that create many apps). */
   defaultMetrics?: boolean;
+  /** Spans per request (W3C traceparent); the process tracer set at boot by default. */
+  tracer?: FleetTracer;
 }
 
 export interface CallOptions {
@@ -42,6 +45,10 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** The caller's Authorization header, handed to the tool as ctx.authorization. */
   authorization?: string;
+  /** The request's logger (with trace_id and span_id) for the tool's log lines. */
+  logger?: Logger;
+  /** The request span's traceparent, for tools that call further services. */
+  traceparent?: string;
 }
 
 export interface KitHandle {
@@ -102,6 +109,7 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
   const version = options.version ?? '0.1.0';
   const startedAt = Date.now();
   const metrics = createMetrics(service, options.defaultMetrics ?? false);
+  const tracer = options.tracer ?? getProcessTracer();
   const tools = new Map<string, ToolDefinition>();
   for (const t of options.tools) {
     if (tools.has(t.name)) throw new Error(`${service}: tool ${t.name} is declared twice`);
@@ -110,10 +118,12 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
 
   const sendError = (res: Response, err: unknown) => {
     const appErr = toAppError(err);
+    const log: Logger = res.locals.logger ?? logger;
+    (res.locals.span as FleetSpan | undefined)?.fail(appErr.code, appErr.message);
     if (appErr.status >= 500) {
-      logger.error(appErr.message, { code: appErr.code, requestId: res.locals.requestId, err: appErr.cause ?? appErr });
+      log.error(appErr.message, { code: appErr.code, requestId: res.locals.requestId, err: appErr.cause ?? appErr });
     } else {
-      logger.debug(appErr.message, { code: appErr.code, requestId: res.locals.requestId });
+      log.debug(appErr.message, { code: appErr.code, requestId: res.locals.requestId });
     }
     if (appErr.retryAfter !== undefined) res.setHeader('Retry-After', String(appErr.retryAfter));
     if (res.headersSent) {
@@ -133,14 +143,15 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
     try {
       const result = await invokeTool(tool, args, {
         service,
-        logger,
+        logger: call.logger ?? logger,
+        traceparent: call.traceparent,
         requestId: call.requestId ?? randomUUID(),
         defaultTimeoutMs: options.config.TOOL_TIMEOUT_MS,
         signal: call.signal,
         authorization: call.authorization,
       });
       metrics.toolCalls.inc({ tool: name, outcome: 'ok' });
-      logger.debug('tool call', { tool: name, requestId: call.requestId, ms: Math.round(performance.now() - started) });
+      (call.logger ?? logger).debug('tool call', { tool: name, requestId: call.requestId, ms: Math.round(performance.now() - started) });
       return result;
     } catch (err) {
       const appErr = toAppError(err);
@@ -162,12 +173,22 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
     const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     res.locals.requestId = requestId;
     res.setHeader('X-Request-Id', requestId);
+    // One span per request: a child of the caller's traceparent (the gateway's span) when sent.
+    const span = tracer.startSpan(`${req.method} ${req.path}`, {
+      traceparent: req.get('traceparent'),
+      attributes: { 'mcp_fleet.service': service },
+    });
+    res.locals.span = span;
+    res.locals.logger = logger.child({ trace_id: span.traceId, span_id: span.spanId });
     const started = process.hrtime.bigint();
     res.on('finish', () => {
       const route = req.route?.path ? String(req.baseUrl + req.route.path) : 'unmatched';
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       metrics.httpRequests.inc({ method: req.method, route, status: String(res.statusCode) });
       metrics.httpDuration.observe({ method: req.method, route }, seconds);
+      span.setAttribute('http.route', route);
+      span.setAttribute('http.response.status_code', res.statusCode);
+      span.end();
     });
     next();
   });
@@ -189,6 +210,8 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
       requestId: res.locals.requestId,
       signal: abortOnClose(res),
       authorization: req.get('authorization'),
+      logger: res.locals.logger,
+      traceparent: (res.locals.span as FleetSpan).traceparent,
     });
     res.json(successEnvelope(service, result));
   };

@@ -58,6 +58,12 @@ export const baseEnvShape = {
   LOKI_URL: unsetIfEmpty(z.url({ protocol: /^https?$/ })).describe(
     'Also push the JSON log lines to Grafana Loki at this base URL (e.g. http://loki:3100); unset, logs go to stdout and LOG_FILE only.',
   ),
+  OTEL_EXPORTER_OTLP_ENDPOINT: unsetIfEmpty(z.url({ protocol: /^https?$/ })).describe(
+    'Export trace spans over OTLP/HTTP to <this>/v1/traces (OpenTelemetry); unset, only W3C trace ids travel and reach the logs.',
+  ),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: unsetIfEmpty(z.url({ protocol: /^https?$/ })).describe(
+    'Full OTLP/HTTP traces URL, overriding OTEL_EXPORTER_OTLP_ENDPOINT for traces.',
+  ),
   DATA_DIR: z.string().min(1).default(DEFAULT_DATA_DIR).describe('Where embedded stores keep their files (the launcher uses ./.data).'),
   BODY_LIMIT: z
     .string()

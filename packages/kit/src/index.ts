@@ -12,4 +12,5 @@ export * from './sqlite';
 export * from './tool';
 export * from './validation';
 export * from './workspace';
+export * from './tracing';
 export * from './envfile';

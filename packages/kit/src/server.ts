@@ -85,9 +85,7 @@ export async function runService(handler: http.RequestListener, options: RunOpti
   return running;
 }
 
-export interface BootOptions<
-  C extends { HOST: string; PORT?: number; LOG_LEVEL: string; LOG_FILE?: string; LOKI_URL?: string; SHUTDOWN_TIMEOUT_MS: number },
-> {
+export interface BootOptions<C extends BootConfig> {
   service: string;
   defaultPort: number;
   readConfig: () => C;
@@ -97,10 +95,19 @@ export interface BootOptions<
   }) => { app: http.RequestListener; close(): Promise<void> } | Promise<{ app: http.RequestListener; close(): Promise<void> }>;
 }
 
+export interface BootConfig {
+  HOST: string;
+  PORT?: number;
+  LOG_LEVEL: string;
+  LOG_FILE?: string;
+  LOKI_URL?: string;
+  OTEL_EXPORTER_OTLP_ENDPOINT?: string;
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?: string;
+  SHUTDOWN_TIMEOUT_MS: number;
+}
+
 /** The whole of a service's server.ts: parse config (fail fast), build the app, listen, stop cleanly. */
-export async function bootService<
-  C extends { HOST: string; PORT?: number; LOG_LEVEL: string; LOG_FILE?: string; LOKI_URL?: string; SHUTDOWN_TIMEOUT_MS: number },
->(options: BootOptions<C>): Promise<RunningServer> {
+export async function bootService<C extends BootConfig>(options: BootOptions<C>): Promise<RunningServer> {
   const { createLogger } = await import('./logger');
   let config: C;
   try {
@@ -110,6 +117,13 @@ export async function bootService<
     process.exit(1);
   }
   const logger = createLogger({ service: options.service, level: config.LOG_LEVEL, file: config.LOG_FILE, lokiUrl: config.LOKI_URL });
+  const { createTracer, setProcessTracer } = await import('./tracing');
+  const tracer = await createTracer({
+    service: options.service,
+    endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT,
+    tracesUrl: config.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,
+  });
+  setProcessTracer(tracer);
   let service: Awaited<ReturnType<BootOptions<C>['createApp']>>;
   try {
     service = await options.createApp({ config, logger });
@@ -124,6 +138,9 @@ export async function bootService<
     host: config.HOST,
     port: config.PORT ?? options.defaultPort,
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
-    onClose: () => service.close(),
+    onClose: async () => {
+      await service.close();
+      await tracer.shutdown();
+    },
   });
 }

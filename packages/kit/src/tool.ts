@@ -23,6 +23,8 @@ export interface ToolContext {
   timeoutMs: number;
   /** The HTTP Authorization header of a direct call, for tools that take a credential. */
   authorization?: string;
+  /** W3C traceparent of this call's span, for tools that call further services. */
+  traceparent?: string;
 }
 
 /** Tool inputs are objects: a z.object, or a discriminated union of objects (one schema per action). */
@@ -83,6 +85,7 @@ export interface InvokeOptions {
   /** Aborts the call, e.g. when the HTTP client disconnects. */
   signal?: AbortSignal;
   authorization?: string;
+  traceparent?: string;
 }
 
 /** Validate at the edge, then run the handler under its time limit. */
@@ -110,6 +113,7 @@ export async function invokeTool(tool: ToolDefinition, rawArgs: unknown, options
           signal: controller.signal,
           timeoutMs,
           authorization: options.authorization,
+          traceparent: options.traceparent,
         }),
       ),
       timeout,

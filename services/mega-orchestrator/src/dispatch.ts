@@ -1,4 +1,13 @@
-import { AppError, errorEnvelope, isErrorCode, toAppError, type Logger } from '@mcp-fleet/kit';
+import {
+  AppError,
+  errorEnvelope,
+  getProcessTracer,
+  isErrorCode,
+  toAppError,
+  type FleetSpan,
+  type FleetTracer,
+  type Logger,
+} from '@mcp-fleet/kit';
 import type { Registry } from './registry';
 import type { Route, Router, Target } from './router';
 import type { SessionStore } from './sessions';
@@ -18,6 +27,8 @@ export interface CallRequest {
   contextId?: string;
   signal?: AbortSignal;
   timeoutMs?: number;
+  /** The caller's W3C traceparent: the gateway's span becomes its child. */
+  traceparent?: string;
 }
 
 export interface CallResult {
@@ -35,6 +46,8 @@ export interface DispatcherOptions {
   service: string;
   timeoutMs: number;
   logger: Logger;
+  /** Spans per call; the process tracer (OTLP when configured) by default. */
+  tracer?: FleetTracer;
 }
 
 /** Downstream error codes that say the downstream itself is broken (they count against its breaker). */
@@ -62,6 +75,11 @@ export class Dispatcher {
 
   async call(req: CallRequest): Promise<CallResult> {
     const started = performance.now();
+    // The gateway's span: a child of the caller's traceparent; the downstream's span is its child.
+    const span = (this.options.tracer ?? getProcessTracer()).startSpan(`tools/call ${req.tool.slice(0, 64)}`, {
+      traceparent: req.traceparent,
+      attributes: { 'mcp_fleet.tool': req.tool.slice(0, 64), 'mcp_fleet.transport': req.transport },
+    });
     let result: Omit<CallResult, 'durationMs'>;
     try {
       let route: Route;
@@ -72,11 +90,14 @@ export class Dispatcher {
       } else {
         route = this.router.resolve(req.tool, req.mode);
       }
-      result = await this.forward(route, req);
+      result = await this.forward(route, req, span);
     } catch (err) {
-      result = this.failure(toAppError(err));
+      result = this.failure(toAppError(err), undefined, span);
     }
     const durationMs = round(performance.now() - started);
+    if (result.service) span.setAttribute('mcp_fleet.downstream', result.service);
+    if (!result.ok) span.fail(result.code ?? 'ERROR');
+    span.end();
     this.stats.call({
       transport: req.transport,
       tool: req.tool,
@@ -104,6 +125,8 @@ export class Dispatcher {
     }
     if (this.debug) {
       this.options.logger.debug('tool call', {
+        trace_id: span.traceId,
+        span_id: span.spanId,
         tool: req.tool,
         service: result.service,
         status: result.status,
@@ -114,8 +137,9 @@ export class Dispatcher {
     return { ...result, durationMs };
   }
 
-  private failure(err: AppError, service?: string): Omit<CallResult, 'durationMs'> {
-    if (err.status >= 500 && err.code === 'INTERNAL') this.options.logger.error(err.message, { err: err.cause ?? err });
+  private failure(err: AppError, service?: string, span?: FleetSpan): Omit<CallResult, 'durationMs'> {
+    if (err.status >= 500 && err.code === 'INTERNAL')
+      this.options.logger.error(err.message, { err: err.cause ?? err, trace_id: span?.traceId, span_id: span?.spanId });
     return {
       ok: false,
       status: err.status,
@@ -126,13 +150,13 @@ export class Dispatcher {
     };
   }
 
-  private async forward(route: Route, req: CallRequest): Promise<Omit<CallResult, 'durationMs'>> {
+  private async forward(route: Route, req: CallRequest, span: FleetSpan): Promise<Omit<CallResult, 'durationMs'>> {
     const argsJson = JSON.stringify(req.args);
     let last: Omit<CallResult, 'durationMs'> | undefined;
     for (let i = 0; i < route.candidates.length; i++) {
       const target = route.candidates[i];
       if (i > 0) this.stats.failovers += 1;
-      const outcome = await this.callTarget(target, req, argsJson, i < route.candidates.length - 1);
+      const outcome = await this.callTarget(target, req, argsJson, i < route.candidates.length - 1, span.traceparent);
       if (outcome.kind === 'answer') return outcome.result;
       last = outcome.result;
       if (outcome.kind === 'final') return last;
@@ -146,6 +170,7 @@ export class Dispatcher {
     req: CallRequest,
     argsJson: string,
     hasNext: boolean,
+    traceparent: string,
   ): Promise<{ kind: 'answer' | 'final' | 'next'; result: Omit<CallResult, 'durationMs'> }> {
     const { service } = target;
     const body = `{"name":${JSON.stringify(target.toolName)},"arguments":${argsJson}}`;
@@ -169,6 +194,7 @@ export class Dispatcher {
           path: '/tools/call',
           body,
           requestId: req.requestId,
+          traceparent,
           timeoutMs: req.timeoutMs ?? this.options.timeoutMs,
           signal: req.signal,
         });

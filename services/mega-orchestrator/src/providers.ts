@@ -168,8 +168,22 @@ export class Providers {
           }),
       speech(),
       ...research,
-      tcp({ id: 'smtp', kind: 'mail', description: 'Outgoing mail server (SMTP_URL); unset means the local mailbox store.' }, c.SMTP_URL),
-      tcp({ id: 'imap', kind: 'mail', description: 'Incoming mail server (IMAP_URL); unset means the local mailbox store.' }, c.IMAP_URL),
+      tcp(
+        {
+          id: 'smtp',
+          kind: 'mail',
+          description: 'Outgoing mail server for mail-mcp (SMTP_URL); unset: mail_send and mail_forward answer NOT_CONFIGURED.',
+        },
+        c.SMTP_URL,
+      ),
+      tcp(
+        {
+          id: 'imap',
+          kind: 'mail',
+          description: 'Incoming mail server for mail-mcp (IMAP_URL); unset: its reading tools answer NOT_CONFIGURED.',
+        },
+        c.IMAP_URL,
+      ),
       http({ id: 'marketplace', kind: 'marketplace', description: 'Skill marketplace (MARKETPLACE_URL).' }, c.MARKETPLACE_URL, {
         tokenConfigured: Boolean(c.MARKETPLACE_JWT_TOKEN),
       }),

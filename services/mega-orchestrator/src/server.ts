@@ -1,4 +1,4 @@
-import { createLogger, runService } from '@mcp-fleet/kit';
+import { createLogger, createTracer, runService, setProcessTracer } from '@mcp-fleet/kit';
 import { getService } from '@mcp-fleet/inventory';
 import { createApp } from './app';
 import { readConfig, SERVICE_ID } from './config';
@@ -10,15 +10,28 @@ try {
   process.stderr.write(`${(err as Error).message}\n`);
   process.exit(1);
 }
-const logger = createLogger({ service: SERVICE_ID, level: config.LOG_LEVEL, file: config.LOG_FILE });
-const gateway = createApp({ config, logger, defaultMetrics: true });
-// End MCP sessions (and their SSE streams) first so the server can stop without waiting on them.
-for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => void gateway.mcp.close());
-void runService(gateway.app, {
-  service: SERVICE_ID,
-  logger,
-  host: config.HOST,
-  port: config.PORT ?? getService(SERVICE_ID)!.port,
-  shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
-  onClose: () => gateway.close(),
-});
+const logger = createLogger({ service: SERVICE_ID, level: config.LOG_LEVEL, file: config.LOG_FILE, lokiUrl: config.LOKI_URL });
+async function main() {
+  const tracer = await createTracer({
+    service: SERVICE_ID,
+    endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT,
+    tracesUrl: config.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,
+  });
+  setProcessTracer(tracer);
+  const gateway = createApp({ config, logger, defaultMetrics: true });
+  // End MCP sessions (and their SSE streams) first so the server can stop without waiting on them.
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => void gateway.mcp.close());
+  await runService(gateway.app, {
+    service: SERVICE_ID,
+    logger,
+    host: config.HOST,
+    port: config.PORT ?? getService(SERVICE_ID)!.port,
+    shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+    onClose: async () => {
+      await gateway.close();
+      await tracer.shutdown();
+    },
+  });
+}
+
+void main();

@@ -29,6 +29,8 @@ export interface UpstreamRequest {
   path: string;
   body?: string;
   requestId?: string;
+  /** W3C traceparent of the gateway's span for this call. */
+  traceparent?: string;
   timeoutMs: number;
   /** Aborted when the caller goes away. */
   signal?: AbortSignal;
@@ -86,6 +88,7 @@ export class Upstream {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (req.body !== undefined) headers['content-type'] = 'application/json';
     if (req.requestId) headers['x-request-id'] = req.requestId;
+    if (req.traceparent) headers.traceparent = req.traceparent;
     if (this.authorization) headers.authorization = this.authorization;
     try {
       const res = await this.pool.request({

@@ -94,6 +94,7 @@ export function createMcpServer({ ctx, validator, pageSize, sessionId }: McpServ
     }
     const contextId = typeof meta.context_id === 'string' && ID.test(meta.context_id) ? meta.context_id : undefined;
     const headerId = extra.requestInfo?.headers['x-request-id'];
+    const traceparent = extra.requestInfo?.headers.traceparent;
     const out = await ctx.dispatcher.call({
       tool: name,
       args,
@@ -104,6 +105,7 @@ export function createMcpServer({ ctx, validator, pageSize, sessionId }: McpServ
       sessionId: sessionId() ?? (typeof meta.session_id === 'string' && ID.test(meta.session_id) ? meta.session_id : undefined),
       contextId,
       signal: extra.signal,
+      traceparent: typeof traceparent === 'string' ? traceparent : undefined,
     });
     if (!out.ok && out.code === 'UNKNOWN_TOOL') throw new McpError(INVALID_PARAMS, String(out.body.error));
     if (out.ok) {

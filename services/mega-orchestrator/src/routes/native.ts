@@ -63,6 +63,7 @@ export function registerNativeRoutes(app: Express, ctx: GatewayContext, mcp: Mcp
         sessionId: body.session_id,
         contextId: body.context_id,
         signal: abortOnClose(res),
+        traceparent: req.get('traceparent'),
       });
       ok = out.ok;
       send(res, body, out);

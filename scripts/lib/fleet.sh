@@ -1,0 +1,101 @@
+# shellcheck shell=bash
+# Shared by the operator scripts (sourced, never run): messages, the inventory, service addresses,
+# HTTP probes and atomic writes. Every script sets PROG before sourcing this file.
+#
+# Where a service is: <SERVICE_ID>_URL, else http://$FLEET_HOST:<port>, where <port> is
+# <SERVICE_ID>_PORT, else the inventory port plus FLEET_PORT_OFFSET (as the launcher places it).
+
+FLEET_LIB_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+REPO_ROOT="$(cd "$FLEET_LIB_DIR/../.." && pwd)"
+FLEET_HOST="${FLEET_HOST:-127.0.0.1}"
+FLEET_PORT_OFFSET="${FLEET_PORT_OFFSET:-0}"
+FLEET_SERVICES_FILE="${FLEET_SERVICES_FILE:-$FLEET_LIB_DIR/services.tsv}"
+
+log() { printf '%s: %s\n' "${PROG:-fleet}" "$*" >&2; }
+
+# die EXIT_CODE MESSAGE...: the message names what failed and what to do.
+die() {
+  local code="$1"
+  shift
+  printf '%s: %s\n' "${PROG:-fleet}" "$*" >&2
+  exit "$code"
+}
+
+need_value() { [[ $# -ge 2 && -n "$2" ]] || die 64 "$1 needs a value (see --help)"; }
+
+# need_program NAME HINT: exits 69 naming how to install NAME when it is missing.
+need_program() { command -v "$1" >/dev/null 2>&1 || die 69 "$1 is not installed: $2"; }
+
+[[ "$FLEET_PORT_OFFSET" =~ ^[0-9]+$ ]] || die 64 "FLEET_PORT_OFFSET must be a whole number, got \"$FLEET_PORT_OFFSET\""
+
+# filesystem-mcp -> FILESYSTEM_MCP
+env_prefix() {
+  local s="${1^^}"
+  printf '%s' "${s//[^A-Z0-9]/_}"
+}
+
+service_port() {
+  local var
+  var="$(env_prefix "$1")_PORT"
+  if [[ -n "${!var:-}" ]]; then printf '%s' "${!var}"; else printf '%s' "$(($2 + FLEET_PORT_OFFSET))"; fi
+}
+
+service_url() {
+  local var
+  var="$(env_prefix "$1")_URL"
+  if [[ -n "${!var:-}" ]]; then
+    printf '%s' "${!var%/}"
+  else
+    printf 'http://%s:%s' "$FLEET_HOST" "$(service_port "$1" "$2")"
+  fi
+}
+
+# fleet_services [ONLY]: "id port pattern url" for every running service of the inventory, or only
+# those named in the comma-separated ONLY. An unknown name in ONLY is an error.
+fleet_services() {
+  local only="${1:-}" id port pattern name found
+  [[ -r "$FLEET_SERVICES_FILE" ]] || die 66 "cannot read the service list $FLEET_SERVICES_FILE (run pnpm gen)"
+  if [[ -n "$only" ]]; then
+    local -a wanted
+    IFS=',' read -r -a wanted <<<"$only"
+    for name in "${wanted[@]}"; do
+      found=0
+      while IFS=$'\t' read -r id port pattern; do
+        [[ "$id" == "$name" ]] && found=1
+      done < <(grep -v '^#' "$FLEET_SERVICES_FILE")
+      [[ $found == 1 ]] || die 64 "unknown service \"$name\"; known: $(grep -v '^#' "$FLEET_SERVICES_FILE" | cut -f1 | paste -sd, -)"
+    done
+  fi
+  while IFS=$'\t' read -r id port pattern; do
+    [[ -z "$id" ]] && continue
+    if [[ -n "$only" && ",$only," != *",$id,"* ]]; then continue; fi
+    printf '%s %s %s %s\n' "$id" "$(service_port "$id" "$port")" "$pattern" "$(service_url "$id" "$port")"
+  done < <(grep -v '^#' "$FLEET_SERVICES_FILE")
+}
+
+# probe URL TIMEOUT BODY_FILE: prints "HTTP_CODE MILLISECONDS" (code 000 when nothing answered).
+probe() {
+  local out code seconds
+  out="$(curl -sS -o "$3" -w '%{http_code} %{time_total}' --max-time "$2" "$1" 2>/dev/null)" || true
+  code="${out%% *}"
+  seconds="${out##* }"
+  [[ "$code" =~ ^[0-9]{3}$ ]] || code=000
+  [[ "$seconds" =~ ^[0-9.]+$ ]] || seconds=0
+  printf '%s %s\n' "$code" "$(awk -v s="$seconds" 'BEGIN { printf "%d", s * 1000 }')"
+}
+
+# atomic_write DEST [MODE]: stdin to DEST through a temporary file in the same directory and a
+# rename, so a reader never sees half a file.
+atomic_write() {
+  local dest="$1" mode="${2:-644}" tmp
+  tmp="$(mktemp "$(dirname "$dest")/.$(basename "$dest").XXXXXX")"
+  if ! cat >"$tmp"; then
+    rm -f "$tmp"
+    return 1
+  fi
+  chmod "$mode" "$tmp"
+  mv -f "$tmp" "$dest"
+}
+
+# The launcher's data directory (where fleet.json, logs/ and the SQLite stores live).
+fleet_data_dir() { printf '%s' "${FLEET_DATA_DIR:-${DATA_DIR:-$REPO_ROOT/.data}}"; }

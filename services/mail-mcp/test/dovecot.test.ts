@@ -294,6 +294,13 @@ describeWithProgram('dovecot', 'dovecot-imapd', 'mail-mcp against Dovecot', () =
       const mixed = await post('/mail/search', { folder: 'Bulk', subject: 'other', cursor: tenth.nextCursor }).expect(400);
       expect(mixed.body.details[0].path).toBe('cursor');
       expect(await count({ folder: 'Bulk', from: 's3@example.org' })).toBe(144);
+      await imap.append('Bulk', make(7000), [], new Date('2020-06-15T12:00:00Z'));
+      expect(await count({ folder: 'Bulk', before: '2021-01-01' })).toBe(1);
+      expect(await count({ folder: 'Bulk', since: '2020-06-01', before: '2020-07-01T00:00:00Z' })).toBe(1);
+      expect(await count({ folder: 'Bulk', unread: true })).toBe(1002);
+      expect(await count({ folder: 'Bulk', unread: false })).toBe(0);
+      expect(await count({ folder: 'Bulk', text: 'message number 7000' })).toBe(1);
+      expect(await count({ folder: 'Bulk', to: servers.user, since: '2021-01-01' })).toBe(1001);
 
       // Deleting and recreating the folder gives it a new UIDVALIDITY: old ids and cursors are refused.
       const oldId = first.messages[1].id;

@@ -189,12 +189,19 @@ export class ImapPool {
    * connection the server has dropped meanwhile (timeout, mailbox deleted, restart) is replaced and
    * fn run again, but only when fn is idempotent or failed on its first, idempotent command.
    */
-  async use<T>(fn: (client: ImapFlow) => Promise<T>, options: { idempotent?: boolean } = {}): Promise<T> {
+  async use<T>(fn: (client: ImapFlow) => Promise<T>, options: { idempotent?: boolean; signal?: AbortSignal } = {}): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       const p = await this.acquire();
       const reused = p.used === true;
       p.used = true;
       let broken = false;
+      // A call that timed out or whose client left must not keep the connection busy: close it.
+      const onAbort = () => {
+        broken = true;
+        p.client.close();
+      };
+      if (options.signal?.aborted) onAbort();
+      options.signal?.addEventListener('abort', onAbort, { once: true });
       try {
         return await fn(p.client);
       } catch (err) {
@@ -206,49 +213,61 @@ export class ImapPool {
         }
         throw imapError(err instanceof StaleConnection ? err.cause : err, this.where);
       } finally {
+        options.signal?.removeEventListener('abort', onAbort);
         this.release(p, broken);
       }
     }
   }
 
   /** Every folder (LIST); withCounts adds STATUS messages/unseen. */
-  listFolders(withCounts = false): Promise<ListResponse[]> {
-    return this.use((c) => c.list(withCounts ? { statusQuery: { messages: true, unseen: true } } : undefined), { idempotent: true });
+  listFolders(withCounts = false, signal?: AbortSignal): Promise<ListResponse[]> {
+    return this.use((c) => c.list(withCounts ? { statusQuery: { messages: true, unseen: true } } : undefined), {
+      idempotent: true,
+      signal,
+    });
   }
 
   /** Selects a folder (read-only unless writing) for the duration of fn. */
-  async inFolder<T>(folder: string, fn: (client: ImapFlow, mailbox: MailboxObject) => Promise<T>, write = false): Promise<T> {
-    return this.use(async (client) => {
-      let lock;
-      // imapflow skips SELECT when the folder is already selected: a NOOP then picks up changes made
-      // by other sessions since, and finds out whether the server dropped the connection meanwhile.
-      const current = client.mailbox ? client.mailbox.path : undefined;
-      try {
-        lock = await client.getMailboxLock(folder, { readOnly: !write });
-        if (current === folder) {
-          await client.noop();
-          // Dovecot closes sessions whose selected folder was deleted ("BYE ... deleted").
-          if (!client.usable || !client.mailbox) throw new StaleConnection(new Error('the selected folder went away'));
+  async inFolder<T>(
+    folder: string,
+    fn: (client: ImapFlow, mailbox: MailboxObject) => Promise<T>,
+    write = false,
+    signal?: AbortSignal,
+  ): Promise<T> {
+    return this.use(
+      async (client) => {
+        let lock;
+        // imapflow skips SELECT when the folder is already selected: a NOOP then picks up changes made
+        // by other sessions since, and finds out whether the server dropped the connection meanwhile.
+        const current = client.mailbox ? client.mailbox.path : undefined;
+        try {
+          lock = await client.getMailboxLock(folder, { readOnly: !write });
+          if (current === folder) {
+            await client.noop();
+            // Dovecot closes sessions whose selected folder was deleted ("BYE ... deleted").
+            if (!client.usable || !client.mailbox) throw new StaleConnection(new Error('the selected folder went away'));
+          }
+        } catch (err) {
+          lock?.release();
+          if (err instanceof StaleConnection) throw err;
+          if (isConnectionLoss(err) || !client.usable) throw new StaleConnection(err);
+          const e = imapError(err, this.where);
+          // A NO to SELECT/EXAMINE means the folder is missing or not selectable (\Noselect).
+          if (e.code === 'NOT_FOUND' || (err as { responseText?: string }).responseText !== undefined) {
+            throw new AppError('NOT_FOUND', `Folder "${folder}" does not exist; GET /mail/labels lists the folders.`, {
+              details: { folder },
+            });
+          }
+          throw e;
         }
-      } catch (err) {
-        lock?.release();
-        if (err instanceof StaleConnection) throw err;
-        if (isConnectionLoss(err) || !client.usable) throw new StaleConnection(err);
-        const e = imapError(err, this.where);
-        // A NO to SELECT/EXAMINE means the folder is missing or not selectable (\Noselect).
-        if (e.code === 'NOT_FOUND' || (err as { responseText?: string }).responseText !== undefined) {
-          throw new AppError('NOT_FOUND', `Folder "${folder}" does not exist; GET /mail/labels lists the folders.`, {
-            details: { folder },
-          });
+        try {
+          return await fn(client, client.mailbox as MailboxObject);
+        } finally {
+          lock.release();
         }
-        throw e;
-      }
-      try {
-        return await fn(client, client.mailbox as MailboxObject);
-      } finally {
-        lock.release();
-      }
-    });
+      },
+      { signal },
+    );
   }
 
   /** Checks that a message id's UIDVALIDITY still holds for the selected folder. */

@@ -106,68 +106,80 @@ export async function searchMail(
   limit: number,
   cursor: string | undefined,
   scanMax: number,
+  signal?: AbortSignal,
 ): Promise<SearchPage> {
   const hash = filterHash({ ...f, folder: undefined });
-  return pool.inFolder(f.folder, async (client, mailbox) => {
-    const validity = mailbox.uidValidity.toString();
-    const q = criteria(f, pool.gmail);
-    let below: number | undefined;
-    if (cursor) {
-      const c = decodeSearchCursor(cursor);
-      if (c.folder !== f.folder || c.filter !== hash) {
-        throw new AppError(
-          'VALIDATION_ERROR',
-          'The cursor belongs to a different search; repeat the same filter or start without a cursor.',
-          {
-            details: [{ path: 'cursor', message: 'cursor of another search' }],
-          },
-        );
+  return pool.inFolder(
+    f.folder,
+    async (client, mailbox) => {
+      const validity = mailbox.uidValidity.toString();
+      const q = criteria(f, pool.gmail);
+      let below: number | undefined;
+      if (cursor) {
+        const c = decodeSearchCursor(cursor);
+        if (c.folder !== f.folder || c.filter !== hash) {
+          throw new AppError(
+            'VALIDATION_ERROR',
+            'The cursor belongs to a different search; repeat the same filter or start without a cursor.',
+            {
+              details: [{ path: 'cursor', message: 'cursor of another search' }],
+            },
+          );
+        }
+        if (c.uidValidity !== validity) throw uidValidityChanged(f.folder, c.uidValidity, validity);
+        below = c.below;
+        if (below <= 1) return { folder: f.folder, messages: [] };
+        q.uid = `1:${below - 1}`;
       }
-      if (c.uidValidity !== validity) throw uidValidityChanged(f.folder, c.uidValidity, validity);
-      below = c.below;
-      if (below <= 1) return { folder: f.folder, messages: [] };
-      q.uid = `1:${below - 1}`;
-    }
-    const uids = await matchingUids(client, q);
-    let page: number[];
-    let truncated = false;
-    let resumeBelow: number | undefined;
-    if (f.hasAttachment === undefined) {
-      page = uids.slice(0, limit);
-      if (uids.length > limit) resumeBelow = page[page.length - 1];
-    } else {
-      const r = await byAttachment(client, uids, f.hasAttachment, limit, scanMax);
-      page = r.kept;
-      const last = r.lastScanned;
-      const moreToScan = last !== undefined && uids.indexOf(last) < uids.length - 1;
-      if (moreToScan) resumeBelow = last;
-      truncated = r.scanned >= scanMax && moreToScan && page.length < limit;
-    }
-    const fetched = page.length
-      ? await client.fetchAll(page, { ...SUMMARY_QUERY, ...(pool.gmail ? { labels: true } : {}) }, { uid: true })
-      : [];
-    const messages = fetched.sort((a, b) => b.uid - a.uid).map((m) => summarize(m, f.folder, validity));
-    return {
-      folder: f.folder,
-      messages,
-      ...(cursor === undefined && f.hasAttachment === undefined ? { total: uids.length } : {}),
-      ...(resumeBelow !== undefined
-        ? { nextCursor: encodeSearchCursor({ folder: f.folder, uidValidity: validity, below: resumeBelow, filter: hash }) }
-        : {}),
-      ...(truncated ? { truncated: true } : {}),
-    };
-  });
+      const uids = await matchingUids(client, q);
+      let page: number[];
+      let truncated = false;
+      let resumeBelow: number | undefined;
+      if (f.hasAttachment === undefined) {
+        page = uids.slice(0, limit);
+        if (uids.length > limit) resumeBelow = page[page.length - 1];
+      } else {
+        const r = await byAttachment(client, uids, f.hasAttachment, limit, scanMax);
+        page = r.kept;
+        const last = r.lastScanned;
+        const moreToScan = last !== undefined && uids.indexOf(last) < uids.length - 1;
+        if (moreToScan) resumeBelow = last;
+        truncated = r.scanned >= scanMax && moreToScan && page.length < limit;
+      }
+      const fetched = page.length
+        ? await client.fetchAll(page, { ...SUMMARY_QUERY, ...(pool.gmail ? { labels: true } : {}) }, { uid: true })
+        : [];
+      const messages = fetched.sort((a, b) => b.uid - a.uid).map((m) => summarize(m, f.folder, validity));
+      return {
+        folder: f.folder,
+        messages,
+        ...(cursor === undefined && f.hasAttachment === undefined ? { total: uids.length } : {}),
+        ...(resumeBelow !== undefined
+          ? { nextCursor: encodeSearchCursor({ folder: f.folder, uidValidity: validity, below: resumeBelow, filter: hash }) }
+          : {}),
+        ...(truncated ? { truncated: true } : {}),
+      };
+    },
+    false,
+    signal,
+  );
 }
 
 export async function countMail(
   pool: ImapPool,
   f: Filter,
   scanMax: number,
+  signal?: AbortSignal,
 ): Promise<{ folder: string; count: number; truncated?: boolean }> {
-  return pool.inFolder(f.folder, async (client) => {
-    const uids = await matchingUids(client, criteria(f, pool.gmail));
-    if (f.hasAttachment === undefined) return { folder: f.folder, count: uids.length };
-    const r = await byAttachment(client, uids, f.hasAttachment, Number.MAX_SAFE_INTEGER, scanMax);
-    return { folder: f.folder, count: r.kept.length, ...(r.scanned < uids.length ? { truncated: true } : {}) };
-  });
+  return pool.inFolder(
+    f.folder,
+    async (client) => {
+      const uids = await matchingUids(client, criteria(f, pool.gmail));
+      if (f.hasAttachment === undefined) return { folder: f.folder, count: uids.length };
+      const r = await byAttachment(client, uids, f.hasAttachment, Number.MAX_SAFE_INTEGER, scanMax);
+      return { folder: f.folder, count: r.kept.length, ...(r.scanned < uids.length ? { truncated: true } : {}) };
+    },
+    false,
+    signal,
+  );
 }

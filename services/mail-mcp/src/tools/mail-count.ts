@@ -12,6 +12,6 @@ export function mailCountTool(deps: MailDeps) {
       `With hasAttachment at most MAIL_SCAN_MAX (${deps.config.MAIL_SCAN_MAX}) messages are inspected and the answer says truncated: true beyond. Also served as POST /mail/count.`,
     input: z.object(filterShape).strict(),
     annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: true },
-    handler: (filter) => countMail(needImap(deps), filter, deps.config.MAIL_SCAN_MAX),
+    handler: (filter, ctx) => countMail(needImap(deps), filter, deps.config.MAIL_SCAN_MAX, ctx.signal),
   });
 }

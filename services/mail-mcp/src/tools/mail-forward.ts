@@ -34,27 +34,32 @@ export function mailForwardTool(deps: MailDeps) {
       })
       .strict(),
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-    handler: async (args) => {
+    handler: async (args, ctx) => {
       const imap = needImap(deps);
       needSmtp(deps);
       checkBody('text', args.text, limits);
       checkBody('html', args.html, limits);
       const ref = decodeEmailId(args.email_id);
       const extra = await readAttachments(deps.ws, args.attachments, limits);
-      const original = await imap.inFolder(ref.folder, async (client, mailbox) => {
-        ImapPool.checkValidity(ref, mailbox);
-        const meta = await client.fetchOne(String(ref.uid), { uid: true, size: true }, { uid: true });
-        if (!meta) throw new AppError('NOT_FOUND', `Message ${args.email_id} is no longer in "${ref.folder}"; search again.`);
-        if ((meta.size ?? 0) > Math.min(deps.config.MAIL_MAX_MESSAGE_BYTES, limits.maxSendBytes)) {
-          throw new AppError(
-            'PAYLOAD_TOO_LARGE',
-            `The message is ${meta.size} bytes, too large to forward (MAIL_MAX_MESSAGE_BYTES / MAIL_MAX_SEND_BYTES).`,
-          );
-        }
-        const dl = await client.fetchOne(String(ref.uid), { uid: true, source: true }, { uid: true });
-        if (!dl || !dl.source) throw new AppError('NOT_FOUND', `Message ${args.email_id} could not be read; search again.`);
-        return dl.source;
-      });
+      const original = await imap.inFolder(
+        ref.folder,
+        async (client, mailbox) => {
+          ImapPool.checkValidity(ref, mailbox);
+          const meta = await client.fetchOne(String(ref.uid), { uid: true, size: true }, { uid: true });
+          if (!meta) throw new AppError('NOT_FOUND', `Message ${args.email_id} is no longer in "${ref.folder}"; search again.`);
+          if ((meta.size ?? 0) > Math.min(deps.config.MAIL_MAX_MESSAGE_BYTES, limits.maxSendBytes)) {
+            throw new AppError(
+              'PAYLOAD_TOO_LARGE',
+              `The message is ${meta.size} bytes, too large to forward (MAIL_MAX_MESSAGE_BYTES / MAIL_MAX_SEND_BYTES).`,
+            );
+          }
+          const dl = await client.fetchOne(String(ref.uid), { uid: true, source: true }, { uid: true });
+          if (!dl || !dl.source) throw new AppError('NOT_FOUND', `Message ${args.email_id} could not be read; search again.`);
+          return dl.source;
+        },
+        false,
+        ctx.signal,
+      );
       const parsed = await parseMessage(Readable.from([original]), {
         keep: args.mode === 'inline' ? '*' : undefined,
         maxAttachmentBytes: limits.maxSendBytes,

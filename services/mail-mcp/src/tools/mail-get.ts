@@ -33,64 +33,69 @@ export function mailGetTool(deps: MailDeps) {
       })
       .strict(),
     annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: true },
-    handler: async (args) => {
+    handler: async (args, ctx) => {
       const ref = decodeEmailId(args.email_id);
       const imap = needImap(deps);
-      return imap.inFolder(ref.folder, async (client, mailbox) => {
-        ImapPool.checkValidity(ref, mailbox);
-        const meta = await client.fetchOne(
-          String(ref.uid),
-          { uid: true, flags: true, size: true, internalDate: true, ...(imap.gmail ? { labels: true } : {}) },
-          { uid: true },
-        );
-        if (!meta) {
-          throw new AppError('NOT_FOUND', `Message ${args.email_id} is no longer in "${ref.folder}" (deleted or moved); search again.`, {
-            details: { email_id: args.email_id },
-          });
-        }
-        if ((meta.size ?? 0) > maxMessage) {
-          throw new AppError('PAYLOAD_TOO_LARGE', `The message is ${meta.size} bytes, above MAIL_MAX_MESSAGE_BYTES (${maxMessage}).`, {
-            details: { size: meta.size, limit: maxMessage },
-          });
-        }
-        const dl = await client.download(String(ref.uid), undefined, { uid: true });
-        if (!dl.content) throw new AppError('NOT_FOUND', `Message ${args.email_id} could not be read; search again.`);
-        const parsed = await parseMessage(dl.content, { keep: args.attachmentId, maxAttachmentBytes: maxAttachment });
-        if (args.attachmentId !== undefined) {
-          const att = parsed.attachments.find((a) => a.id === args.attachmentId);
-          const bytes = parsed.contents.get(args.attachmentId);
-          if (!att || !bytes) {
-            throw new AppError(
-              'NOT_FOUND',
-              `Message ${args.email_id} has no attachment "${args.attachmentId}"; mail_get without attachmentId lists them.`,
-              {
-                details: { attachments: parsed.attachments.map((a) => a.id) },
-              },
-            );
+      return imap.inFolder(
+        ref.folder,
+        async (client, mailbox) => {
+          ImapPool.checkValidity(ref, mailbox);
+          const meta = await client.fetchOne(
+            String(ref.uid),
+            { uid: true, flags: true, size: true, internalDate: true, ...(imap.gmail ? { labels: true } : {}) },
+            { uid: true },
+          );
+          if (!meta) {
+            throw new AppError('NOT_FOUND', `Message ${args.email_id} is no longer in "${ref.folder}" (deleted or moved); search again.`, {
+              details: { email_id: args.email_id },
+            });
           }
-          return { email_id: args.email_id, attachment: { ...att, contentBase64: bytes.toString('base64') } };
-        }
-        const flags = [...(meta.flags ?? [])];
-        const text = cut(parsed.text, maxText);
-        const html = args.includeHtml && parsed.html !== undefined ? cut(parsed.html, maxText) : undefined;
-        const { contents: _contents, text: _text, html: _html, ...rest } = parsed;
-        return {
-          id: args.email_id,
-          folder: ref.folder,
-          uid: ref.uid,
-          ...rest,
-          receivedAt: meta.internalDate ? new Date(meta.internalDate).toISOString() : undefined,
-          size: meta.size,
-          unread: !flags.includes('\\Seen'),
-          flagged: flags.includes('\\Flagged'),
-          flags: flags.filter((f) => f.startsWith('\\')),
-          labels: [...flags.filter((f) => !f.startsWith('\\')), ...[...(meta.labels ?? [])]],
-          text: text.value,
-          hasHtml: parsed.html !== undefined,
-          ...(html ? { html: html.value } : {}),
-          ...(text.truncated || html?.truncated ? { truncated: true } : {}),
-        };
-      });
+          if ((meta.size ?? 0) > maxMessage) {
+            throw new AppError('PAYLOAD_TOO_LARGE', `The message is ${meta.size} bytes, above MAIL_MAX_MESSAGE_BYTES (${maxMessage}).`, {
+              details: { size: meta.size, limit: maxMessage },
+            });
+          }
+          const dl = await client.download(String(ref.uid), undefined, { uid: true });
+          if (!dl.content) throw new AppError('NOT_FOUND', `Message ${args.email_id} could not be read; search again.`);
+          const parsed = await parseMessage(dl.content, { keep: args.attachmentId, maxAttachmentBytes: maxAttachment });
+          if (args.attachmentId !== undefined) {
+            const att = parsed.attachments.find((a) => a.id === args.attachmentId);
+            const bytes = parsed.contents.get(args.attachmentId);
+            if (!att || !bytes) {
+              throw new AppError(
+                'NOT_FOUND',
+                `Message ${args.email_id} has no attachment "${args.attachmentId}"; mail_get without attachmentId lists them.`,
+                {
+                  details: { attachments: parsed.attachments.map((a) => a.id) },
+                },
+              );
+            }
+            return { email_id: args.email_id, attachment: { ...att, contentBase64: bytes.toString('base64') } };
+          }
+          const flags = [...(meta.flags ?? [])];
+          const text = cut(parsed.text, maxText);
+          const html = args.includeHtml && parsed.html !== undefined ? cut(parsed.html, maxText) : undefined;
+          const { contents: _contents, text: _text, html: _html, ...rest } = parsed;
+          return {
+            id: args.email_id,
+            folder: ref.folder,
+            uid: ref.uid,
+            ...rest,
+            receivedAt: meta.internalDate ? new Date(meta.internalDate).toISOString() : undefined,
+            size: meta.size,
+            unread: !flags.includes('\\Seen'),
+            flagged: flags.includes('\\Flagged'),
+            flags: flags.filter((f) => f.startsWith('\\')),
+            labels: [...flags.filter((f) => !f.startsWith('\\')), ...[...(meta.labels ?? [])]],
+            text: text.value,
+            hasHtml: parsed.html !== undefined,
+            ...(html ? { html: html.value } : {}),
+            ...(text.truncated || html?.truncated ? { truncated: true } : {}),
+          };
+        },
+        false,
+        ctx.signal,
+      );
     },
   });
 }

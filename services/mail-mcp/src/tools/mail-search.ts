@@ -14,6 +14,7 @@ export function mailSearchTool(deps: MailDeps) {
       `Each hit is a summary (id, addresses, subject, dates, size, flags, labels, hasAttachments); mail_get reads one. hasAttachment inspects at most MAIL_SCAN_MAX (${deps.config.MAIL_SCAN_MAX}) messages per page. Also served as POST /mail/search.`,
     input: z.object({ ...filterShape, ...pageShape }).strict(),
     annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: true },
-    handler: async ({ limit, cursor, ...filter }) => searchMail(needImap(deps), filter, limit, cursor, deps.config.MAIL_SCAN_MAX),
+    handler: async ({ limit, cursor, ...filter }, ctx) =>
+      searchMail(needImap(deps), filter, limit, cursor, deps.config.MAIL_SCAN_MAX, ctx.signal),
   });
 }

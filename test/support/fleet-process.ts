@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { SERVICES } from '@mcp-fleet/inventory';
+import { REFERENCE_PORTS, SERVICES } from '@mcp-fleet/inventory';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
 
@@ -32,7 +32,8 @@ function portFree(port: number): Promise<boolean> {
  * take them. Several fleets start at once in one jest run: each checks before it takes its block.
  */
 async function freeOffset(): Promise<number> {
-  const base = [...SERVICES.map((s) => s.port), 7028, 7031, 7032, 8020];
+  // the reference profile's ports too (fleet up --profile reference)
+  const base = [...SERVICES.map((s) => s.port), ...Object.values(REFERENCE_PORTS), 7028, 7031, 7032, 8020];
   const top = Math.max(...base);
   for (let attempt = 0; attempt < 50; attempt++) {
     const offset = 3_000 + Math.floor(Math.random() * Math.floor((32_000 - top - 3_000) / 100)) * 100;

@@ -44,7 +44,17 @@ describeWithProgram('dovecot', 'dovecot-imapd', 'mail-mcp through the fleet', ()
       const { body } = await getJson(`${fleet.gateway}/tools/list`);
       const mail = body.tools.filter((t: { name: string }) => t.name.startsWith('mail_'));
       expect(mail.map((t: { name: string }) => t.name).sort()).toEqual(
-        ['mail_count', 'mail_forward', 'mail_get', 'mail_label_apply', 'mail_label_create', 'mail_labels', 'mail_move', 'mail_search', 'mail_send'].sort(),
+        [
+          'mail_count',
+          'mail_forward',
+          'mail_get',
+          'mail_label_apply',
+          'mail_label_create',
+          'mail_labels',
+          'mail_move',
+          'mail_search',
+          'mail_send',
+        ].sort(),
       );
       const search = mail.find((t: { name: string }) => t.name === 'mail_search');
       expect(search.inputSchema.properties.subject.description).toMatch(/subject/i);

@@ -6,6 +6,7 @@
  *   pnpm start                      # all services
  *   pnpm fleet up --only git-mcp    # some services (plus the gateway)
  *   pnpm fleet plan                 # print the plan without starting anything
+ *   pnpm fleet up --profile reference   # the earlier reference's ports (8001-8008, 8011) for old clients
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -17,18 +18,22 @@ function parseArgs(argv: string[]) {
   const [command = 'up', ...rest] = argv;
   let only: string[] | undefined;
   let monitoring = false;
+  let profile: string | undefined;
   for (let i = 0; i < rest.length; i++) {
     if (rest[i] === '--monitoring') monitoring = true;
+    else if (rest[i] === '--profile') profile = rest[++i] ?? '';
+    else if (rest[i].startsWith('--profile=')) profile = rest[i].slice(10);
     else if (rest[i] === '--only') only = (rest[++i] ?? '').split(',').filter(Boolean);
     else if (rest[i].startsWith('--only=')) only = rest[i].slice(7).split(',').filter(Boolean);
-    else throw new Error(`Unknown argument "${rest[i]}". Usage: fleet [up|plan] [--only id,id] [--monitoring]`);
+    else
+      throw new Error(`Unknown argument "${rest[i]}". Usage: fleet [up|plan] [--only id,id] [--monitoring] [--profile default|reference]`);
   }
-  return { command, only, monitoring };
+  return { command, only, monitoring, profile };
 }
 
 async function main() {
-  const { command, only, monitoring } = parseArgs(process.argv.slice(2));
-  const env = process.env;
+  const { command, only, monitoring, profile } = parseArgs(process.argv.slice(2));
+  const env = profile === undefined ? process.env : { ...process.env, FLEET_PROFILE: profile };
   let plan = planFleet({ env, only });
   let monitors: MonitoringProcess[] = [];
   if (monitoring && command === 'up') {

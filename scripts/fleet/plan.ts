@@ -1,7 +1,18 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseEnvFile } from '../../packages/kit/src/envfile';
-import { GATEWAY_ID, SERVICES, downstreamServices, envPrefix, resolvePort, type Env, type ServiceEntry } from '@mcp-fleet/inventory';
+import {
+  FLEET_PROFILES,
+  GATEWAY_ID,
+  SERVICES,
+  downstreamServices,
+  envPrefix,
+  profilePort,
+  resolvePort,
+  type Env,
+  type FleetProfile,
+  type ServiceEntry,
+} from '@mcp-fleet/inventory';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
 
@@ -27,7 +38,11 @@ export function planFleet({ env, only }: FleetOptions): { specs: LaunchSpec[]; d
     throw new Error(`FLEET_PORT_OFFSET must be a whole number 0-50000, got "${env.FLEET_PORT_OFFSET}"`);
   const dataDir = path.resolve(env.FLEET_DATA_DIR ?? env.DATA_DIR ?? path.join(REPO_ROOT, '.data'));
   const logDir = path.join(dataDir, 'logs');
-  const portOf = (e: ServiceEntry) => (env[`${envPrefix(e.id)}_PORT`] ? resolvePort(e, env) : e.port + offset);
+  const profile = (env.FLEET_PROFILE || 'default') as FleetProfile;
+  if (!FLEET_PROFILES.includes(profile))
+    throw new Error(`FLEET_PROFILE must be one of ${FLEET_PROFILES.join(', ')}, got "${env.FLEET_PROFILE}"`);
+  // The reference profile serves the old clients' ports (8001-8008, 8011); an explicit <ID>_PORT still wins.
+  const portOf = (e: ServiceEntry) => (env[`${envPrefix(e.id)}_PORT`] ? resolvePort(e, env) : profilePort(e, profile) + offset);
 
   // Every child learns every port, so the gateway finds services moved by FLEET_PORT_OFFSET.
   const portEnv: Env = {};

@@ -3,13 +3,15 @@
 # HTTP probes and atomic writes. Every script sets PROG before sourcing this file.
 #
 # Where a service is: <SERVICE_ID>_URL, else http://$FLEET_HOST:<port>, where <port> is
-# <SERVICE_ID>_PORT, else the inventory port plus FLEET_PORT_OFFSET (as the launcher places it).
+# <SERVICE_ID>_PORT, else the inventory port plus FLEET_PORT_OFFSET (as the launcher places it);
+# with FLEET_PROFILE=reference, the reference's ports (8001-8008, 8011) where it has one.
 
 FLEET_LIB_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO_ROOT="$(cd "$FLEET_LIB_DIR/../.." && pwd)"
 FLEET_HOST="${FLEET_HOST:-127.0.0.1}"
 FLEET_PORT_OFFSET="${FLEET_PORT_OFFSET:-0}"
 FLEET_SERVICES_FILE="${FLEET_SERVICES_FILE:-$FLEET_LIB_DIR/services.tsv}"
+FLEET_PROFILE="${FLEET_PROFILE:-default}"
 
 log() { printf '%s: %s\n' "${PROG:-fleet}" "$*" >&2; }
 
@@ -27,6 +29,7 @@ need_value() { [[ $# -ge 2 && -n "$2" ]] || die 64 "$1 needs a value (see --help
 need_program() { command -v "$1" >/dev/null 2>&1 || die 69 "$1 is not installed: $2"; }
 
 [[ "$FLEET_PORT_OFFSET" =~ ^[0-9]+$ ]] || die 64 "FLEET_PORT_OFFSET must be a whole number, got \"$FLEET_PORT_OFFSET\""
+[[ "$FLEET_PROFILE" == default || "$FLEET_PROFILE" == reference ]] || die 64 "FLEET_PROFILE must be default or reference, got \"$FLEET_PROFILE\""
 
 # filesystem-mcp -> FILESYSTEM_MCP
 env_prefix() {
@@ -53,21 +56,22 @@ service_url() {
 # fleet_services [ONLY]: "id port pattern url" for every running service of the inventory, or only
 # those named in the comma-separated ONLY. An unknown name in ONLY is an error.
 fleet_services() {
-  local only="${1:-}" id port pattern name found
+  local only="${1:-}" id port pattern ref name found
   [[ -r "$FLEET_SERVICES_FILE" ]] || die 66 "cannot read the service list $FLEET_SERVICES_FILE (run pnpm gen)"
   if [[ -n "$only" ]]; then
     local -a wanted
     IFS=',' read -r -a wanted <<<"$only"
     for name in "${wanted[@]}"; do
       found=0
-      while IFS=$'\t' read -r id port pattern; do
+      while IFS=$'\t' read -r id port pattern ref; do
         [[ "$id" == "$name" ]] && found=1
       done < <(grep -v '^#' "$FLEET_SERVICES_FILE")
       [[ $found == 1 ]] || die 64 "unknown service \"$name\"; known: $(grep -v '^#' "$FLEET_SERVICES_FILE" | cut -f1 | paste -sd, -)"
     done
   fi
-  while IFS=$'\t' read -r id port pattern; do
+  while IFS=$'\t' read -r id port pattern ref; do
     [[ -z "$id" ]] && continue
+    [[ "$FLEET_PROFILE" == reference && -n "$ref" ]] && port="$ref"
     if [[ -n "$only" && ",$only," != *",$id,"* ]]; then continue; fi
     printf '%s %s %s %s\n' "$id" "$(service_port "$id" "$port")" "$pattern" "$(service_url "$id" "$port")"
   done < <(grep -v '^#' "$FLEET_SERVICES_FILE")

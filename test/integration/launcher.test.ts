@@ -1,5 +1,6 @@
 /** The launcher on its own: a service that fails to start is reported with its error, the rest keep running. */
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { getService } from '@mcp-fleet/inventory';
@@ -103,7 +104,12 @@ describe('launcher restarts', () => {
   }, 60_000);
 
   it('gives up on a crash loop and says so, leaving the others running', async () => {
-    const port = 27_000 + Math.floor(Math.random() * 1000);
+    const port = await new Promise<number>((resolve) => {
+      const srv = net.createServer().listen(0, '127.0.0.1', () => {
+        const { port: p } = srv.address() as net.AddressInfo;
+        srv.close(() => resolve(p));
+      });
+    });
     // Healthy for a moment, then dies: every restart does the same.
     const flaky = path.join(tmp.dir, 'flaky.js');
     fs.writeFileSync(

@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
+import { REFERENCE_PORTS, SERVICES } from '@mcp-fleet/inventory';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
 
@@ -16,6 +18,31 @@ export interface FleetHandle {
   stop(): Promise<number | null>;
 }
 
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = net.createServer();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+  });
+}
+
+/**
+ * A port offset whose every port (each inventory service, the monitoring ports) is free right now
+ * and below the kernel's ephemeral range (32768+), so outgoing connections of other tests cannot
+ * take them. Several fleets start at once in one jest run: each checks before it takes its block.
+ */
+async function freeOffset(): Promise<number> {
+  // the reference profile's ports too (fleet up --profile reference)
+  const base = [...SERVICES.map((s) => s.port), ...Object.values(REFERENCE_PORTS), 7028, 7031, 7032, 8020];
+  const top = Math.max(...base);
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const offset = 3_000 + Math.floor(Math.random() * Math.floor((32_000 - top - 3_000) / 100)) * 100;
+    const checks = await Promise.all(base.map((p) => portFree(p + offset)));
+    if (checks.every(Boolean)) return offset;
+  }
+  throw new Error('no free block of fleet ports found below 32768');
+}
+
 /** Start the real fleet through the launcher (separate processes), on ports moved by an offset. */
 export async function startFleet(options: {
   dataDir: string;
@@ -27,7 +54,7 @@ export async function startFleet(options: {
   /** More arguments for `fleet up`, e.g. --monitoring. */
   args?: string[];
 }): Promise<FleetHandle> {
-  const offset = 20_000 + Math.floor(Math.random() * 200) * 100;
+  const offset = await freeOffset();
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     FLEET_PORT_OFFSET: String(offset),

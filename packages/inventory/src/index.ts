@@ -323,6 +323,32 @@ export const SERVICES: readonly ServiceEntry[] = [
 
 export const GATEWAY_ID = 'mega-orchestrator';
 
+/**
+ * The ports of the earlier reference (platform-interface.md, "Alternate coordinator surface"), served by
+ * the launcher's reference profile (`fleet up --profile reference`) for old clients: its tool services
+ * on 8001-8005, advanced memory on 8006, the vector database on 8007, the transcriber on 8008 and
+ * research on 8011. Services not listed keep their own ports.
+ */
+export const REFERENCE_PORTS: Readonly<Record<string, number>> = {
+  'filesystem-mcp': 8001,
+  'git-mcp': 8002,
+  'terminal-mcp': 8003,
+  'database-mcp': 8004,
+  'memory-mcp': 8005,
+  'advanced-memory-mcp': 8006,
+  'vector-mcp-wrapper': 8007,
+  'transcriber-mcp': 8008,
+  'research-mcp': 8011,
+};
+
+export const FLEET_PROFILES = ['default', 'reference'] as const;
+export type FleetProfile = (typeof FLEET_PROFILES)[number];
+
+/** A service's port before any offset under a profile: the reference port where the profile has one. */
+export function profilePort(entry: ServiceEntry, profile: FleetProfile): number {
+  return profile === 'reference' ? (REFERENCE_PORTS[entry.id] ?? entry.port) : entry.port;
+}
+
 export function getService(id: string): ServiceEntry | undefined {
   return SERVICES.find((s) => s.id === id);
 }

@@ -42,6 +42,15 @@ export async function createApp({
       { name: 'embedder', required: false, check: () => embedder.describe() },
     ],
     onClose: () => store.close(),
+    // The reference's direct interface: POST /memories {content, metadata}, POST /search {query, limit, threshold}.
+    routes: (r) => {
+      r.tool('post', '/memories', 'store_memory');
+      r.tool('post', '/search', 'vector_search', (req) => {
+        const body = req.body && typeof req.body === 'object' && !Array.isArray(req.body) ? (req.body as Record<string, unknown>) : {};
+        const { threshold, ...rest } = body;
+        return { ...rest, ...(threshold === undefined ? {} : { scoreThreshold: threshold }) };
+      });
+    },
   });
   return { ...service, bank };
 }

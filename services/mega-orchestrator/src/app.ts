@@ -16,6 +16,7 @@ import { Router } from './router';
 import { registerInfoRoutes } from './routes/info';
 import { registerNativeRoutes } from './routes/native';
 import { registerProxyRoute } from './routes/proxy';
+import { registerStatusPage } from './routes/status-page';
 import { SessionStore } from './sessions';
 import { GatewayStats } from './stats';
 import type { DownstreamSpec } from './types';
@@ -137,6 +138,7 @@ export function createApp(deps: GatewayDeps): Gateway {
 
   registerNativeRoutes(app, ctx, mcp);
   registerInfoRoutes(app, ctx);
+  registerStatusPage(app, ctx);
 
   app.use((req: Request, res: Response) => {
     sendError(

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { createServiceApp, type Logger, type ServiceApp } from '@mcp-fleet/kit';
 import { openVectorStore, qdrantOptions, type VectorStore } from '@mcp-fleet/vector-store';
 import { SERVICE_ID, type Config } from './config';
+import { registerQdrantRoutes } from './qdrant-routes';
 import { createTools } from './tools';
 
 export interface VectorWrapperDeps {
@@ -28,6 +29,7 @@ export async function createApp({ config, logger, store: injected }: VectorWrapp
     tools: createTools(store, { maxPointsPerCall: store.limits.maxPointsPerCall, maxPayloadBytes: store.limits.maxPayloadBytes }),
     defaultMetrics: true,
     healthChecks: [{ name: `vector-store:${store.kind}`, required: true, check: () => store.health() }],
+    extend: (app, kit) => registerQdrantRoutes(app, kit, store, config.BODY_LIMIT),
     onClose: () => store.close(),
   });
   return { ...service, store };

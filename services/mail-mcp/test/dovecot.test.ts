@@ -4,6 +4,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import type { ImapFlow } from 'imapflow';
 import request from 'supertest';
@@ -197,6 +198,64 @@ describeWithProgram('dovecot', 'dovecot-imapd', 'mail-mcp against Dovecot', () =
       expect(there).toMatchObject({ folder: 'Archive', subject });
       expect((await post('/mail/move', { ids: [emailId], folder: 'Archive' }).expect(404)).body.details.missing).toEqual([emailId]);
       emailId = newId;
+    });
+
+    // Before any failed login: Dovecot slows later logins from an address after a failure (auth penalty).
+    it('closes a connection whose call timed out, so a stuck server cannot exhaust the pool', async () => {
+      // A TCP proxy in front of Dovecot that can freeze the connections open so far (new ones pass).
+      const frozen: net.Socket[] = [];
+      const live = new Set<net.Socket>();
+      const proxy = net.createServer((client) => {
+        const upstream = net.connect(servers.imapPort, '127.0.0.1');
+        client.pipe(upstream);
+        upstream.pipe(client);
+        live.add(client);
+        const drop = () => {
+          live.delete(client);
+          client.destroy();
+          upstream.destroy();
+        };
+        client.on('close', drop).on('error', drop);
+        upstream.on('close', drop).on('error', drop);
+        (client as net.Socket & { upstream?: net.Socket }).upstream = upstream;
+      });
+      await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', () => r()));
+      const port = (proxy.address() as net.AddressInfo).port;
+      const stuck = await createApp({
+        config: readConfig(
+          testEnv({
+            WORKSPACE_ROOTS: ws,
+            IMAP_URL: `imap://127.0.0.1:${port}`,
+            MAIL_USER: servers.user,
+            MAIL_PASSWORD: servers.password,
+            MAIL_POOL_SIZE: '1',
+            TOOL_TIMEOUT_MS: '3000',
+          }),
+        ),
+        logger: testLogger(),
+        defaultMetrics: false,
+      });
+      try {
+        expect((await request(stuck.app).post('/mail/count').send({}).expect(200)).body.result.count).toEqual(expect.any(Number));
+        for (const c of live) {
+          const up = (c as net.Socket & { upstream?: net.Socket }).upstream!;
+          c.unpipe(up);
+          up.unpipe(c);
+          frozen.push(c);
+        }
+        expect((await request(stuck.app).post('/mail/count').send({}).expect(504)).body.code).toBe('TIMEOUT');
+        // The only pooled connection was stuck; it was closed on the timeout, so this call gets a new one.
+        expect((await request(stuck.app).post('/mail/count').send({}).expect(200)).body.result.count).toEqual(expect.any(Number));
+        // Drain the frozen side: its end (the service closed it) then destroys the pair.
+        for (const c of frozen) c.resume();
+        for (let i = 0; i < 40 && !frozen.every((c) => c.destroyed); i++) await new Promise((r) => setTimeout(r, 50));
+        expect(frozen.length).toBe(1);
+        expect(frozen.every((c) => c.destroyed)).toBe(true);
+      } finally {
+        await stuck.close();
+        for (const c of live) c.destroy();
+        await new Promise((r) => proxy.close(r));
+      }
     });
 
     it('refuses hostile and impossible requests with the documented codes', async () => {

@@ -9,7 +9,7 @@ import { Dispatcher } from './dispatch';
 import { makeSendError, originGuard, requestContext } from './http';
 import { McpHttp } from './mcp/http';
 import { looksLikeJsonRpc, PARSE_ERROR, sendRpcError } from './mcp/jsonrpc';
-import { createMcpServer } from './mcp/server';
+import { callTool, createMcpServer } from './mcp/server';
 import { Providers } from './providers';
 import { Registry } from './registry';
 import { Router } from './router';
@@ -105,6 +105,15 @@ export function createApp(deps: GatewayDeps): Gateway {
   const validator = new AjvJsonSchemaValidator();
   const mcp = new McpHttp({
     buildServer: (sessionId) => createMcpServer({ ctx, validator, pageSize: config.MCP_PAGE_SIZE, sessionId }),
+    callTool: (params, call) => {
+      const requestId = call.req.get('x-request-id');
+      return callTool(ctx, params, {
+        requestId: requestId && /^[\w.:-]{1,128}$/.test(requestId) ? requestId : String(call.req.res?.locals.requestId ?? ''),
+        signal: call.signal,
+        traceparent: call.req.get('traceparent'),
+        sessionId: call.sessionId,
+      });
+    },
     idleMs: config.MCP_SESSION_IDLE_MS,
     maxSessions: config.MCP_MAX_SESSIONS,
     logger,

@@ -224,3 +224,54 @@ describe('MCP 2026-07-28 (stateless)', () => {
     },
   );
 });
+
+describe('2025-11-25 sessions: tools/call fast path and no per-request leak', () => {
+  const post = (sid: string | undefined, body: unknown) =>
+    fetch(`${g.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-11-25',
+        ...(sid ? { 'mcp-session-id': sid } : {}),
+      },
+      body: JSON.stringify(body),
+    });
+
+  it('answers tools/call in a session as the SDK would, and keeps no stream entry per answered request', async () => {
+    const init = await post(undefined, {
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'leak-test', version: '1' } },
+    });
+    const sid = init.headers.get('mcp-session-id')!;
+    expect(sid).toBeTruthy();
+    await post(sid, { jsonrpc: '2.0', method: 'notifications/initialized' });
+    for (let i = 1; i <= 60; i++) {
+      const list = await post(sid, { jsonrpc: '2.0', id: `l${i}`, method: 'tools/list' });
+      expect(list.status).toBe(200);
+      const call = await post(sid, { jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'echo', arguments: { text: `n${i}` } } });
+      expect(call.headers.get('mcp-session-id')).toBe(sid);
+      expect(await call.json()).toEqual({
+        jsonrpc: '2.0',
+        id: i,
+        result: {
+          content: [{ type: 'text', text: JSON.stringify({ text: `n${i}` }) }],
+          structuredContent: { text: `n${i}` },
+          isError: false,
+        },
+      });
+    }
+    // The regression: SDK 1.32.2 kept one entry per answered request (typescript-sdk #2559).
+    expect(g.gw.mcp.streamEntries(sid)).toBe(0);
+    const unknown = (await (
+      await post(sid, { jsonrpc: '2.0', id: 'u', method: 'tools/call', params: { name: 'nope', arguments: {} } })
+    ).json()) as any;
+    expect(unknown).toMatchObject({ id: 'u', error: { code: -32602 } });
+    const bad = (await (
+      await post(sid, { jsonrpc: '2.0', id: 'b', method: 'tools/call', params: { name: 'echo', arguments: { text: 1 } } })
+    ).json()) as any;
+    expect(bad.result).toMatchObject({ isError: true, structuredContent: { code: 'VALIDATION_ERROR' } });
+  });
+});

@@ -25,6 +25,11 @@ interface LiveSession {
 export interface McpHttpOptions {
   /** Builds the SDK Server for a session (or for one sessionless request). */
   buildServer: (sessionId: () => string | undefined) => Server;
+  /**
+   * Answers one tools/call of a live session without the SDK transport (the hot path): the
+   * result, or a thrown McpError for a JSON-RPC error. Everything else goes through the SDK.
+   */
+  callTool?: (params: Record<string, unknown>, call: { sessionId: string; req: Request; signal: AbortSignal }) => Promise<unknown>;
   idleMs: number;
   maxSessions: number;
   logger: Logger;
@@ -58,6 +63,40 @@ export function normaliseRequest(req: IncomingMessage): void {
     setHeader(req, 'mcp-protocol-version', LATEST_PROTOCOL_VERSION);
 }
 
+interface StreamEntry {
+  resolveJson?: unknown;
+}
+interface TransportInternals {
+  _webStandardTransport?: { _streamMapping?: Map<string, StreamEntry>; _requestToStreamMapping?: Map<unknown, string> };
+}
+
+/**
+ * SDK 1.32.2 with enableJsonResponse keeps one stream entry per answered request in the transport
+ * (typescript-sdk issue #2559): a session's heap grows with every call. Entries whose requests are
+ * all answered are released here after each request. Reads the transport's private maps, so it is
+ * tested (a session's entry count stays at zero) and does nothing if a later SDK renames them.
+ */
+export function releaseAnsweredStreams(transport: StreamableHTTPServerTransport): number {
+  const inner = (transport as unknown as TransportInternals)._webStandardTransport;
+  const streams = inner?._streamMapping;
+  const pending = inner?._requestToStreamMapping;
+  if (!streams || !pending) return 0;
+  const waiting = new Set(pending.values());
+  let released = 0;
+  for (const [id, entry] of streams) {
+    if (entry.resolveJson !== undefined && !waiting.has(id)) {
+      streams.delete(id);
+      released++;
+    }
+  }
+  return released;
+}
+
+/** Size of the transport's stream map (for the leak regression test). */
+export function streamEntries(transport: StreamableHTTPServerTransport): number {
+  return (transport as unknown as TransportInternals)._webStandardTransport?._streamMapping?.size ?? -1;
+}
+
 /** MCP over Streamable HTTP: stateful sessions for clients that initialize, one-shot transports for the rest. */
 export class McpHttp {
   private readonly sessions = new Map<string, LiveSession>();
@@ -71,6 +110,12 @@ export class McpHttp {
 
   get count(): number {
     return this.sessions.size;
+  }
+
+  /** Entries the SDK transport of a session holds (-1 when unknown): 0 once every request is answered. */
+  streamEntries(sessionId: string): number {
+    const live = this.sessions.get(sessionId);
+    return live ? streamEntries(live.transport) : -1;
   }
 
   async handlePost(req: Request, res: Response, body: unknown): Promise<void> {
@@ -133,7 +178,16 @@ export class McpHttp {
       res.on('close', () => {
         for (const id of ids) live.inFlight.delete(id);
       });
-      await live.transport.handleRequest(req, res, body);
+      const single = Array.isArray(body) ? undefined : (body as Record<string, unknown>);
+      if (single && single.method === 'tools/call' && 'id' in single && this.options.callTool) {
+        await this.fastToolsCall(live, single, req, res);
+        return;
+      }
+      try {
+        await live.transport.handleRequest(req, res, body);
+      } finally {
+        releaseAnsweredStreams(live.transport);
+      }
       return;
     }
     if (messages.some((m) => isInitializeRequest(m))) {
@@ -141,6 +195,34 @@ export class McpHttp {
       return;
     }
     await this.sessionless(req, res, body);
+  }
+
+  /**
+   * tools/call in a live session, answered straight from the dispatcher: no Node/Web request
+   * conversion and no second validation of the message (issue 14; about 0.4 ms per call). The
+   * answer is what the SDK would send: the result, or a JSON-RPC error with status 200.
+   */
+  private async fastToolsCall(live: LiveSession, msg: Record<string, unknown>, req: Request, res: Response): Promise<void> {
+    const id = idOf(msg);
+    const controller = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) controller.abort();
+    });
+    let payload: Record<string, unknown>;
+    try {
+      const params = (msg.params ?? {}) as Record<string, unknown>;
+      const result = await this.options.callTool!(params, { sessionId: live.id, req, signal: controller.signal });
+      payload = { jsonrpc: '2.0', id, result };
+    } catch (err) {
+      const e = err as { code?: unknown; message?: string; data?: unknown };
+      const code = typeof e.code === 'number' ? e.code : -32603;
+      const message = code === -32603 ? 'Internal error' : String(e.message ?? '').replace(/^MCP error -?\d+: /, '');
+      if (code === -32603) this.options.logger.error('tools/call failed', { err });
+      payload = rpcError(id, code, message, e.data);
+    }
+    if (res.writableEnded) return;
+    res.status(200).setHeader('mcp-session-id', live.id);
+    res.json(payload);
   }
 
   private async initialize(req: Request, res: Response, body: unknown): Promise<void> {

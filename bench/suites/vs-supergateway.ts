@@ -1,0 +1,162 @@
+/**
+ * MCP tools/call through our gateway against the simplest alternative, measured in the same run:
+ * supergateway (stdio to Streamable HTTP, stateful) in front of the official filesystem server,
+ * both listing the same directory in an MCP session. Also direct on filesystem-mcp, so the gateway's
+ * own cost shows. Target (issue 14): our gateway at 2x the alternative's calls/s at 32 connections,
+ * and under 1 ms added at p50 at one connection.
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { markdownTable, REPO_ROOT, runLoad, startServiceProcess, stopProcesses, type LoadResult } from '../lib';
+
+async function session(origin: string, pathName: string): Promise<Record<string, string>> {
+  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  const init = await fetch(origin + pathName, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } },
+    }),
+  });
+  await init.text();
+  const sid = init.headers.get('mcp-session-id');
+  const out: Record<string, string> = { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
+  if (sid) out['mcp-session-id'] = sid;
+  await fetch(origin + pathName, {
+    method: 'POST',
+    headers: { ...headers, ...out },
+    body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+  }).then((r) => r.text());
+  return out;
+}
+
+async function waitHttp(url: string, timeoutMs: number): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end) {
+    const ok = await fetch(url, { method: 'GET' }).then(
+      () => true,
+      () => false,
+    );
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${url} did not come up`);
+}
+
+export async function run(options: { durationMs: number }): Promise<{ json: unknown; markdown: string }> {
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'bench-vs-sg-')));
+  for (let i = 0; i < 20; i++) fs.writeFileSync(path.join(dir, `file-${i}.txt`), `line ${i}\n`);
+  const offset = 3000 + Math.floor(Math.random() * 150) * 100;
+  const fsPort = 7001 + offset;
+  const gwPort = 7000 + offset;
+  const sgPort = 7050 + offset;
+  const env = { DATA_DIR: path.join(dir, '.data'), WORKSPACE_ROOTS: dir, FILESYSTEM_MCP_PORT: String(fsPort), HEALTH_POLL_MS: '1000' };
+  const children = [await startServiceProcess('filesystem-mcp', env, fsPort)];
+  children.push(await startServiceProcess('mega-orchestrator', env, gwPort));
+  const bin = (name: string) => path.join(REPO_ROOT, 'node_modules', '.bin', name);
+  const sg = spawn(
+    bin('supergateway'),
+    [
+      '--stdio',
+      `${bin('mcp-server-filesystem')} ${dir}`,
+      '--outputTransport',
+      'streamableHttp',
+      '--stateful',
+      '--port',
+      String(sgPort),
+      '--logLevel',
+      'none',
+    ],
+    { stdio: 'ignore' },
+  );
+  children.push(sg);
+  try {
+    await waitHttp(`http://127.0.0.1:${sgPort}/healthz`, 30_000).catch(() => waitHttp(`http://127.0.0.1:${sgPort}/mcp`, 10_000));
+    const gw = `http://127.0.0.1:${gwPort}`;
+    for (let i = 0; i < 100; i++) {
+      const body = (await (await fetch(`${gw}/tools/list`)).json()) as { tools: { name: string }[] };
+      if (body.tools.some((t) => t.name === 'file_list')) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const ours = await session(gw, '/mcp');
+    const theirs = await session(`http://127.0.0.1:${sgPort}`, '/mcp');
+    let id = 0;
+    const ok = (b: string, s: number) => s === 200 && b.includes('"isError":false');
+    const okTheirs = (b: string, s: number) => s === 200 && b.includes('file-19.txt') && !b.includes('"isError":true');
+    const calls = {
+      supergateway: {
+        origin: `http://127.0.0.1:${sgPort}`,
+        call: {
+          path: '/mcp',
+          headers: theirs,
+          body: () =>
+            JSON.stringify({
+              jsonrpc: '2.0',
+              id: ++id,
+              method: 'tools/call',
+              params: { name: 'list_directory', arguments: { path: dir } },
+            }),
+          check: okTheirs,
+        },
+      },
+      gateway: {
+        origin: gw,
+        call: {
+          path: '/mcp',
+          headers: ours,
+          body: () =>
+            JSON.stringify({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name: 'file_list', arguments: { path: '.' } } }),
+          check: ok,
+        },
+      },
+      direct: {
+        origin: `http://127.0.0.1:${fsPort}`,
+        call: {
+          path: '/tools/file_list',
+          body: JSON.stringify({ path: '.' }),
+          check: (b: string, s: number) => s === 200 && b.includes('file-19.txt'),
+        },
+      },
+    };
+    const rows: { path: string; result: LoadResult }[] = [];
+    for (const concurrency of [1, 32]) {
+      for (const [name, c] of Object.entries(calls)) {
+        const result = await runLoad(c.origin, c.call, concurrency, options.durationMs);
+        rows.push({ path: name, result });
+        process.stdout.write(
+          `vs-supergateway ${name.padEnd(12)} c=${concurrency} ${result.throughput}/s p50 ${result.p50Ms} ms errors ${result.errors}\n`,
+        );
+      }
+    }
+    const get = (p: string, c: number) => rows.find((r) => r.path === p && r.result.concurrency === c)!.result;
+    const ratio32 = Math.round((get('gateway', 32).throughput / get('supergateway', 32).throughput) * 100) / 100;
+    const addedP50 = Math.round((get('gateway', 1).p50Ms - get('direct', 1).p50Ms) * 1000) / 1000;
+    const markdown = [
+      `### MCP tools/call: our gateway vs supergateway + the official filesystem server (same run, ${options.durationMs} ms per cell)`,
+      '',
+      markdownTable(
+        ['path', 'connections', 'calls/s', 'p50 ms', 'p90 ms', 'p99 ms', 'errors'],
+        rows.map((r) => [
+          r.path,
+          r.result.concurrency,
+          r.result.throughput,
+          r.result.p50Ms,
+          r.result.p90Ms,
+          r.result.p99Ms,
+          r.result.errors,
+        ]),
+      ),
+      '',
+      `Gateway / supergateway at 32 connections: **${ratio32}×** (target 2×). Gateway p50 added over direct filesystem-mcp at one connection: **${addedP50} ms** (target under 1 ms).`,
+    ].join('\n');
+    return { json: { rows, ratio32, addedP50 }, markdown };
+  } finally {
+    await stopProcesses(children);
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}

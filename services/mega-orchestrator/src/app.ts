@@ -75,6 +75,7 @@ export function createApp(deps: GatewayDeps): Gateway {
   const router = new Router(registry, inventory, Math.max(1, Math.ceil(config.HEALTH_POLL_MS / 1000)));
   const sessions = new SessionStore({
     file: config.SESSION_DB ?? path.join(dataDir, 'gateway', 'contexts.sqlite'),
+    databaseUrl: config.SESSION_DATABASE_URL,
     maxCallsPerSession: config.SESSION_MAX_CALLS,
     flushMs: config.SESSION_FLUSH_MS,
     retentionHours: config.SESSION_RETENTION_HOURS,

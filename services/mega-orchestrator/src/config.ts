@@ -1,4 +1,4 @@
-import { baseEnvShape, csv, loadConfig, type Env } from '@mcp-fleet/kit';
+import { baseEnvShape, csv, loadConfig, unsetIfEmpty, type Env } from '@mcp-fleet/kit';
 import { downstreamServices, resolveUrl, SERVICES, type ServiceEntry } from '@mcp-fleet/inventory';
 import { z } from 'zod';
 import type { DownstreamSpec } from './types';
@@ -41,6 +41,9 @@ export const configSchema = z.object({
   ALLOWED_ORIGINS: csv([]),
   /** Session/context store; defaults to ${DATA_DIR}/gateway/contexts.sqlite. */
   SESSION_DB: z.string().min(1).optional(),
+  SESSION_DATABASE_URL: unsetIfEmpty(z.string().regex(/^postgres(ql)?:\/\//, 'a postgres:// URL')).describe(
+    'PostgreSQL for the call history and contexts, shared by several gateway instances; unset: SQLite at SESSION_DB.',
+  ),
   /** Calls kept per session (older ones are deleted). */
   SESSION_MAX_CALLS: count(200, 1, 100_000),
   /** Queued session records are written at most this long after the call. */

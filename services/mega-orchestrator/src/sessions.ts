@@ -1,5 +1,6 @@
 import fs from 'node:fs/promises';
-import { decodeCursor, encodeCursor, redact, SqliteDb, type Logger } from '@mcp-fleet/kit';
+import { decodeCursor, encodeCursor, redact, type Logger } from '@mcp-fleet/kit';
+import { openPostgresHistory, openSqliteHistory, type HistoryDb } from './history-db';
 import type { RoutingMode, Transport } from './types';
 
 export interface CallRecord {
@@ -19,6 +20,8 @@ export interface CallRecord {
 
 export interface SessionStoreOptions {
   file: string;
+  /** PostgreSQL instead of the SQLite file, shared by several gateway instances. */
+  databaseUrl?: string;
   maxCallsPerSession: number;
   flushMs: number;
   retentionHours: number;
@@ -28,33 +31,6 @@ export interface SessionStoreOptions {
 export const ARGS_MAX = 1024;
 const BATCH = 200;
 const QUEUE_MAX = 10_000;
-
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS sessions (
-  session_id TEXT PRIMARY KEY,
-  transport TEXT NOT NULL,
-  created_at INTEGER NOT NULL,
-  last_seen INTEGER NOT NULL,
-  calls INTEGER NOT NULL DEFAULT 0,
-  errors INTEGER NOT NULL DEFAULT 0
-);
-CREATE TABLE IF NOT EXISTS calls (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
-  session_id TEXT NOT NULL,
-  context_id TEXT,
-  tool TEXT NOT NULL,
-  service TEXT,
-  transport TEXT NOT NULL,
-  mode TEXT NOT NULL,
-  success INTEGER NOT NULL,
-  code TEXT,
-  duration_ms REAL NOT NULL,
-  at INTEGER NOT NULL,
-  args TEXT
-);
-CREATE INDEX IF NOT EXISTS calls_by_session ON calls (session_id, id);
-CREATE INDEX IF NOT EXISTS calls_by_time ON calls (at);
-`;
 
 /** Arguments as stored: secret-looking keys redacted, cut to ARGS_MAX characters. */
 export function summarizeArgs(args: unknown): { text: string; truncated: boolean } {
@@ -87,7 +63,7 @@ interface CallRow {
  * request path; each session keeps its newest maxCallsPerSession calls.
  */
 export class SessionStore {
-  private db?: SqliteDb;
+  private db?: HistoryDb;
   private readonly ready: Promise<void>;
   private queue: CallRecord[] = [];
   private timer?: NodeJS.Timeout;
@@ -108,13 +84,13 @@ export class SessionStore {
 
   private async open(): Promise<void> {
     try {
-      this.db = await SqliteDb.open(this.options.file);
-      await this.db.exec(SCHEMA);
+      this.db = this.options.databaseUrl ? await openPostgresHistory(this.options.databaseUrl) : await openSqliteHistory(this.options.file);
       await this.prune();
       this.pruneTimer = setInterval(() => void this.prune(), 3_600_000);
       this.pruneTimer.unref();
     } catch (err) {
-      this.failure = `the session store at ${this.options.file} could not be opened: ${(err as Error).message}`;
+      const where = this.options.databaseUrl ? 'in PostgreSQL (SESSION_DATABASE_URL)' : `at ${this.options.file}`;
+      this.failure = `the session store ${where} could not be opened: ${(err as Error).message}`;
       this.options.logger.error(this.failure, { err });
     }
   }
@@ -168,7 +144,7 @@ export class SessionStore {
     while (this.queue.length > 0) {
       const batch = this.queue.splice(0, BATCH);
       try {
-        await db.transaction(async () => {
+        await db.transaction(async (db) => {
           const sessions = new Set<string>();
           for (const r of batch) {
             const { text, truncated } = summarizeArgs(r.args);
@@ -191,7 +167,7 @@ export class SessionStore {
             );
             await db.run(
               `INSERT INTO sessions (session_id, transport, created_at, last_seen, calls, errors) VALUES (?, ?, ?, ?, 1, ?)
-               ON CONFLICT(session_id) DO UPDATE SET last_seen = excluded.last_seen, calls = calls + 1, errors = errors + excluded.errors`,
+               ON CONFLICT(session_id) DO UPDATE SET last_seen = excluded.last_seen, calls = sessions.calls + 1, errors = sessions.errors + excluded.errors`,
               [r.sessionId, r.transport, r.at, r.at, r.success ? 0 : 1],
             );
             sessions.add(r.sessionId);
@@ -222,7 +198,7 @@ export class SessionStore {
     }
   }
 
-  /** One session: its contexts and its recent calls (newest first, paginated). */
+  /** One session: its contexts and its recent calls (newest first by call time, as several gateways may write them; paginated). */
   async read(sessionId: string, limit: number, cursor?: string): Promise<Record<string, unknown> | undefined> {
     const offset = decodeCursor(cursor);
     await this.flush();
@@ -241,7 +217,7 @@ export class SessionStore {
        FROM calls WHERE session_id = ? GROUP BY context_id ORDER BY last_at DESC LIMIT 500`,
       [sessionId],
     );
-    const rows = await this.db.all<CallRow>('SELECT * FROM calls WHERE session_id = ? ORDER BY id DESC LIMIT ? OFFSET ?', [
+    const rows = await this.db.all<CallRow>('SELECT * FROM calls WHERE session_id = ? ORDER BY at DESC, id DESC LIMIT ? OFFSET ?', [
       sessionId,
       limit + 1,
       offset,
@@ -282,7 +258,8 @@ export class SessionStore {
 
   async sizes(): Promise<{ file: string; bytes: number; walBytes: number; sessions: number; calls: number }> {
     const size = async (f: string) => (await fs.stat(f).catch(() => undefined))?.size ?? 0;
-    const [bytes, walBytes] = await Promise.all([size(this.file), size(`${this.file}-wal`)]);
+    const onDisk = this.db?.kind !== 'postgres';
+    const [bytes, walBytes] = onDisk ? await Promise.all([size(this.file), size(`${this.file}-wal`)]) : [0, 0];
     let sessions = 0;
     let calls = 0;
     if (this.db) {

@@ -1,0 +1,134 @@
+/**
+ * Where the call history and contexts live: SQLite under DATA_DIR (the embedded default, one
+ * gateway), or PostgreSQL (SESSION_DATABASE_URL) so that several gateway instances behind a load
+ * balancer share one history. The store writes the same SQL to both; `?` placeholders become `$n`
+ * for PostgreSQL, and numbers PostgreSQL returns as strings (BIGINT, COUNT) come back as numbers.
+ */
+import { SqliteDb } from '@mcp-fleet/kit';
+import pg from 'pg';
+
+export interface HistoryDb {
+  readonly kind: 'sqlite' | 'postgres';
+  run(sql: string, params?: unknown[]): Promise<void>;
+  get<T>(sql: string, params?: unknown[]): Promise<T | undefined>;
+  all<T>(sql: string, params?: unknown[]): Promise<T[]>;
+  transaction(fn: (db: HistoryDb) => Promise<void>): Promise<void>;
+  close(): Promise<void>;
+}
+
+const SQLITE_SCHEMA = `
+CREATE TABLE IF NOT EXISTS sessions (
+  session_id TEXT PRIMARY KEY,
+  transport TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  last_seen INTEGER NOT NULL,
+  calls INTEGER NOT NULL DEFAULT 0,
+  errors INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS calls (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  session_id TEXT NOT NULL,
+  context_id TEXT,
+  tool TEXT NOT NULL,
+  service TEXT,
+  transport TEXT NOT NULL,
+  mode TEXT NOT NULL,
+  success INTEGER NOT NULL,
+  code TEXT,
+  duration_ms REAL NOT NULL,
+  at INTEGER NOT NULL,
+  args TEXT
+);
+CREATE INDEX IF NOT EXISTS calls_by_session ON calls (session_id, id);
+CREATE INDEX IF NOT EXISTS calls_by_time ON calls (at);
+`;
+
+const PG_SCHEMA = `
+CREATE TABLE IF NOT EXISTS sessions (
+  session_id TEXT PRIMARY KEY,
+  transport TEXT NOT NULL,
+  created_at BIGINT NOT NULL,
+  last_seen BIGINT NOT NULL,
+  calls INTEGER NOT NULL DEFAULT 0,
+  errors INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS calls (
+  id BIGSERIAL PRIMARY KEY,
+  session_id TEXT NOT NULL,
+  context_id TEXT,
+  tool TEXT NOT NULL,
+  service TEXT,
+  transport TEXT NOT NULL,
+  mode TEXT NOT NULL,
+  success INTEGER NOT NULL,
+  code TEXT,
+  duration_ms DOUBLE PRECISION NOT NULL,
+  at BIGINT NOT NULL,
+  args TEXT
+);
+CREATE INDEX IF NOT EXISTS calls_by_session ON calls (session_id, id);
+CREATE INDEX IF NOT EXISTS calls_by_time ON calls (at);
+`;
+
+export async function openSqliteHistory(file: string): Promise<HistoryDb> {
+  const db = await SqliteDb.open(file);
+  await db.exec(SQLITE_SCHEMA);
+  const self: HistoryDb = {
+    kind: 'sqlite',
+    run: async (sql, params = []) => void (await db.run(sql, params as never[])),
+    get: (sql, params = []) => db.get(sql, params as never[]),
+    all: (sql, params = []) => db.all(sql, params as never[]),
+    transaction: (fn) => db.transaction(() => fn(self)),
+    close: () => db.close(),
+  };
+  return self;
+}
+
+const toPg = (sql: string) => {
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`);
+};
+/** BIGINT and COUNT(*) arrive as strings from pg; the store works in numbers. */
+const numeric = <T>(row: Record<string, unknown>): T => {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(row)) out[k] = typeof v === 'string' && /^-?\d+(\.\d+)?$/.test(v) && k !== 'args' ? Number(v) : v;
+  return out as T;
+};
+
+export async function openPostgresHistory(url: string): Promise<HistoryDb> {
+  const pool = new pg.Pool({ connectionString: url, max: 4, connectionTimeoutMillis: 3000, statement_timeout: 20_000 });
+  pool.on('error', () => undefined); // an idle client that dies is replaced on the next query
+  const client = await pool.connect();
+  try {
+    // One gateway creates the tables; the others wait on the lock instead of racing it.
+    await client.query('SELECT pg_advisory_lock(774411)');
+    await client.query(PG_SCHEMA);
+  } finally {
+    await client.query('SELECT pg_advisory_unlock(774411)').catch(() => undefined);
+    client.release();
+  }
+  const over = (q: pg.Pool | pg.PoolClient): HistoryDb => ({
+    kind: 'postgres',
+    run: async (sql, params = []) => void (await q.query(toPg(sql), params)),
+    get: async <T>(sql: string, params: unknown[] = []) => {
+      const r = await q.query(toPg(sql), params);
+      return r.rows[0] ? numeric<T>(r.rows[0]) : undefined;
+    },
+    all: async <T>(sql: string, params: unknown[] = []) => (await q.query(toPg(sql), params)).rows.map((r) => numeric<T>(r)),
+    transaction: async (fn) => {
+      const c = await pool.connect();
+      try {
+        await c.query('BEGIN');
+        await fn(over(c));
+        await c.query('COMMIT');
+      } catch (err) {
+        await c.query('ROLLBACK').catch(() => undefined);
+        throw err;
+      } finally {
+        c.release();
+      }
+    },
+    close: () => pool.end(),
+  });
+  return over(pool);
+}

@@ -57,90 +57,107 @@ export interface McpServerOptions {
 }
 
 /** The low-level SDK Server behind one MCP session (or one sessionless request). */
+export const INSTRUCTIONS =
+  'One catalog for the whole fleet. Names offered by several services are listed plain for their primary owner and as ' +
+  '<service-id>__<tool> for every owner. Optional params._meta: mode ("auto" or "primary"), context_id, and session_id (sessionless requests).';
+
+/** One page of the catalog as MCP tools (both protocol eras). */
+export function listToolsPage(ctx: GatewayContext, pageSize: number, cursor: unknown): { tools: McpTool[]; nextCursor?: string } {
+  if (cursor !== undefined && typeof cursor !== 'string') throw new McpError(INVALID_PARAMS, 'cursor must be a string');
+  try {
+    const page = paginate(mcpTools(ctx.registry.catalog), pageSize, cursor);
+    return { tools: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
+  } catch (err) {
+    throw new McpError(INVALID_PARAMS, err instanceof AppError ? err.message : 'invalid cursor');
+  }
+}
+
+/** tools/call through the dispatcher (both protocol eras): downstream failures are results with isError. */
+export async function callTool(
+  ctx: GatewayContext,
+  p: Record<string, unknown>,
+  call: { requestId: string; signal?: AbortSignal; traceparent?: string; sessionId?: string },
+): Promise<CallToolResult> {
+  const name = p.name;
+  if (typeof name !== 'string' || name === '') throw new McpError(INVALID_PARAMS, 'tools/call needs params.name (a string).');
+  if (p.arguments !== undefined && !isPlainObject(p.arguments)) throw new McpError(INVALID_PARAMS, 'params.arguments must be an object.');
+  const args = (p.arguments ?? {}) as Record<string, unknown>;
+  const meta = isPlainObject(p._meta) ? p._meta : {};
+  let mode: RoutingMode = 'auto';
+  if (meta.mode !== undefined) {
+    if (!ROUTING_MODES.includes(meta.mode as RoutingMode)) {
+      throw new McpError(INVALID_PARAMS, `_meta.mode must be one of: ${ROUTING_MODES.join(', ')} (GET /modes describes them).`);
+    }
+    mode = meta.mode as RoutingMode;
+  }
+  const contextId = typeof meta.context_id === 'string' && ID.test(meta.context_id) ? meta.context_id : undefined;
+  const out = await ctx.dispatcher.call({
+    tool: name,
+    args,
+    mode,
+    transport: 'jsonrpc',
+    requestId: call.requestId,
+    // Sessionless clients may name a session in _meta to have their calls recorded.
+    sessionId: call.sessionId ?? (typeof meta.session_id === 'string' && ID.test(meta.session_id) ? meta.session_id : undefined),
+    contextId,
+    signal: call.signal,
+    traceparent: call.traceparent,
+  });
+  if (!out.ok && out.code === 'UNKNOWN_TOOL') throw new McpError(INVALID_PARAMS, String(out.body.error));
+  if (out.ok) {
+    const result = out.body.result;
+    return {
+      content: [{ type: 'text', text: JSON.stringify(result) ?? 'null' }],
+      structuredContent: isPlainObject(result) ? result : { result },
+      isError: false,
+    };
+  }
+  return { content: [{ type: 'text', text: JSON.stringify(out.body) }], structuredContent: out.body, isError: true };
+}
+
+/** resources/read of the gateway's own resources (both protocol eras). */
+export function readResource(ctx: GatewayContext, uri: unknown): { contents: { uri: string; mimeType: string; text: string }[] } {
+  if (typeof uri !== 'string') throw new McpError(INVALID_PARAMS, 'resources/read needs params.uri (a string).');
+  const views: Record<string, () => unknown> = {
+    'mega://health': () => healthView(ctx),
+    'mega://services': () => servicesView(ctx),
+    'mega://schema': () => schemaView(ctx),
+  };
+  const view = Object.prototype.hasOwnProperty.call(views, uri) ? views[uri] : undefined;
+  if (!view)
+    throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri.slice(0, 200)}. resources/list shows the three resources.`, {
+      uri: uri.slice(0, 200),
+    });
+  return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(view()) }] };
+}
+
 export function createMcpServer({ ctx, validator, pageSize, sessionId }: McpServerOptions): Server {
   const server = new Server(
     { name: ctx.service, title: 'mcp-fleet gateway', version: ctx.version },
     {
       capabilities: { tools: { listChanged: true }, resources: {} },
       jsonSchemaValidator: validator,
-      instructions:
-        'One catalog for the whole fleet. Names offered by several services are listed plain for their primary owner and as ' +
-        '<service-id>__<tool> for every owner. Optional params._meta: mode ("auto" or "primary"), context_id, and session_id (sessionless requests).',
+      instructions: INSTRUCTIONS,
     },
   );
 
-  server.setRequestHandler(ListTools, (req) => {
-    const cursor = req.params?.cursor;
-    if (cursor !== undefined && typeof cursor !== 'string') throw new McpError(INVALID_PARAMS, 'cursor must be a string');
-    try {
-      const page = paginate(mcpTools(ctx.registry.catalog), pageSize, cursor);
-      return { tools: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
-    } catch (err) {
-      throw new McpError(INVALID_PARAMS, err instanceof AppError ? err.message : 'invalid cursor');
-    }
-  });
+  server.setRequestHandler(ListTools, (req) => listToolsPage(ctx, pageSize, req.params?.cursor));
 
   server.setRequestHandler(CallTool, async (req, extra): Promise<CallToolResult> => {
-    const p = req.params ?? {};
-    const name = p.name as string;
-    const args = (p.arguments ?? {}) as Record<string, unknown>;
-    const meta = isPlainObject(p._meta) ? p._meta : {};
-    let mode: RoutingMode = 'auto';
-    if (meta.mode !== undefined) {
-      if (!ROUTING_MODES.includes(meta.mode as RoutingMode)) {
-        throw new McpError(INVALID_PARAMS, `_meta.mode must be one of: ${ROUTING_MODES.join(', ')} (GET /modes describes them).`);
-      }
-      mode = meta.mode as RoutingMode;
-    }
-    const contextId = typeof meta.context_id === 'string' && ID.test(meta.context_id) ? meta.context_id : undefined;
     const headerId = extra.requestInfo?.headers['x-request-id'];
     const traceparent = extra.requestInfo?.headers.traceparent;
-    const out = await ctx.dispatcher.call({
-      tool: name,
-      args,
-      mode,
-      transport: 'jsonrpc',
+    return callTool(ctx, req.params ?? {}, {
       requestId: typeof headerId === 'string' ? headerId : String(extra.requestId),
-      // Sessionless clients may name a session in _meta to have their calls recorded.
-      sessionId: sessionId() ?? (typeof meta.session_id === 'string' && ID.test(meta.session_id) ? meta.session_id : undefined),
-      contextId,
       signal: extra.signal,
       traceparent: typeof traceparent === 'string' ? traceparent : undefined,
+      sessionId: sessionId(),
     });
-    if (!out.ok && out.code === 'UNKNOWN_TOOL') throw new McpError(INVALID_PARAMS, String(out.body.error));
-    if (out.ok) {
-      const result = out.body.result;
-      return {
-        content: [{ type: 'text', text: JSON.stringify(result) ?? 'null' }],
-        structuredContent: isPlainObject(result) ? result : { result },
-        isError: false,
-      };
-    }
-    return {
-      content: [{ type: 'text', text: JSON.stringify(out.body) }],
-      structuredContent: out.body,
-      isError: true,
-    };
   });
 
   server.setRequestHandler(ListResources, () => ({ resources: RESOURCES.map((r) => ({ ...r })) }));
   server.setRequestHandler(ListTemplates, () => ({ resourceTemplates: [] }));
 
-  server.setRequestHandler(ReadResource, (req) => {
-    const uri = req.params?.uri;
-    if (typeof uri !== 'string') throw new McpError(INVALID_PARAMS, 'resources/read needs params.uri (a string).');
-    const views: Record<string, () => unknown> = {
-      'mega://health': () => healthView(ctx),
-      'mega://services': () => servicesView(ctx),
-      'mega://schema': () => schemaView(ctx),
-    };
-    const view = Object.prototype.hasOwnProperty.call(views, uri) ? views[uri] : undefined;
-    if (!view)
-      throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri.slice(0, 200)}. resources/list shows the three resources.`, {
-        uri: uri.slice(0, 200),
-      });
-    return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(view()) }] };
-  });
+  server.setRequestHandler(ReadResource, (req) => readResource(ctx, req.params?.uri));
 
   server.onerror = (err) => ctx.logger.debug('mcp server error', { err: err.message });
   return server;

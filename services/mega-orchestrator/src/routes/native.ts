@@ -3,6 +3,7 @@ import { AppError, parseOrThrow } from '@mcp-fleet/kit';
 import { z } from 'zod';
 import type { GatewayContext } from '../context';
 import type { CallResult } from '../dispatch';
+import { handleStateless, isStatelessRequest } from '../mcp/stateless';
 import { abortOnClose, isPlainObject } from '../http';
 import type { McpHttp } from '../mcp/http';
 import { INVALID_REQUEST, sendRpcError } from '../mcp/jsonrpc';
@@ -74,6 +75,7 @@ export function registerNativeRoutes(app: Express, ctx: GatewayContext, mcp: Mcp
 
   const rpc = async (req: Request, res: Response, body: unknown) => {
     res.on('finish', () => stats.request('jsonrpc', res.statusCode < 400));
+    if (isStatelessRequest(req, body)) return handleStateless(ctx, req, res, body, ctx.config.MCP_PAGE_SIZE);
     await mcp.handlePost(req, res, body);
   };
 

@@ -1,0 +1,182 @@
+/**
+ * MCP 2026-07-28, the stateless revision, beside the session-based 2025-11-25 transport on the same
+ * POST /mcp. A request is taken as 2026-era when it says so in the MCP-Protocol-Version header or
+ * in its `_meta`. No initialize, no session: every request carries its protocol version and client
+ * capabilities in `_meta`, the Mcp-Method (and Mcp-Name) headers must agree with the body, every
+ * result says its `resultType`, and list/read results carry cache hints (`ttlMs`, `cacheScope`).
+ * The operations themselves (catalog pages, tools/call through the dispatcher, the gateway's
+ * resources) are the ones the 2025-era SDK server uses.
+ */
+import type { Request, Response } from 'express';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { GatewayContext } from '../context';
+import { RESOURCES } from '../views';
+import { INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, rpcError, type RpcId } from './jsonrpc';
+import { callTool, INSTRUCTIONS, listToolsPage, readResource } from './server';
+
+export const STATELESS_VERSION = '2026-07-28';
+/** Versions served on this endpoint: the stateless one, and the session-based ones through the SDK. */
+export const SUPPORTED_VERSIONS = [STATELESS_VERSION, '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'];
+export const UNSUPPORTED_PROTOCOL_VERSION = -32022;
+export const HEADER_MISMATCH = -32020;
+
+const META_VERSION = 'io.modelcontextprotocol/protocolVersion';
+const META_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
+const REMOVED = new Set(['initialize', 'ping', 'logging/setLevel', 'resources/subscribe', 'resources/unsubscribe']);
+const NAMED: Record<string, (params: Record<string, unknown>) => unknown> = {
+  'tools/call': (p) => p.name,
+  'prompts/get': (p) => p.name,
+  'resources/read': (p) => p.uri,
+};
+/** The catalog changes when services come and go: clients may reuse a list for a few seconds. */
+const CATALOG_TTL_MS = 5_000;
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const header = (req: Request, name: string): string | undefined => {
+  const v = req.get(name);
+  return v === undefined ? undefined : v.trim();
+};
+
+/**
+ * True when this POST is for the stateless revision: no session, and the 2026-07-28 header or a
+ * protocol version in `_meta`. A 2025-era client inside its session keeps the SDK path even when it
+ * sends a newer version header.
+ */
+export function isStatelessRequest(req: Request, body: unknown): boolean {
+  if (req.get('mcp-session-id') !== undefined) return false;
+  if (header(req, 'mcp-protocol-version') === STATELESS_VERSION) return true;
+  if (!isObject(body) || !isObject(body.params) || !isObject(body.params._meta)) return false;
+  const v = body.params._meta[META_VERSION];
+  // A request that names its version in _meta is stateless-era.
+  return typeof v === 'string' && body.method !== 'initialize';
+}
+
+class HttpRpcError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: number,
+    message: string,
+    readonly data?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+export async function handleStateless(ctx: GatewayContext, req: Request, res: Response, body: unknown, pageSize: number): Promise<void> {
+  const id: RpcId = isObject(body) && (typeof body.id === 'string' || typeof body.id === 'number') ? body.id : null;
+  const send = (status: number, payload: Record<string, unknown>) => {
+    res.status(status).setHeader('MCP-Protocol-Version', STATELESS_VERSION);
+    res.json(payload);
+  };
+  try {
+    if (!isObject(body) || body.jsonrpc !== '2.0' || typeof body.method !== 'string' || body.method === '')
+      throw new HttpRpcError(400, INVALID_REQUEST, 'Invalid Request: one JSON-RPC 2.0 message with a "method" (no batches in 2026-07-28).');
+    const method = body.method;
+    const params = body.params === undefined ? {} : body.params;
+    if (!isObject(params)) throw new HttpRpcError(400, INVALID_REQUEST, 'Invalid Request: "params" must be an object.');
+
+    const headerMethod = header(req, 'mcp-method');
+    if (headerMethod === undefined || headerMethod !== method)
+      throw new HttpRpcError(
+        400,
+        HEADER_MISMATCH,
+        `The Mcp-Method header (${headerMethod === undefined ? 'missing' : JSON.stringify(headerMethod.slice(0, 100))}) must equal the body's method "${method.slice(0, 100)}".`,
+      );
+    const named = NAMED[method];
+    if (named) {
+      const expected = named(params);
+      const headerName = header(req, 'mcp-name');
+      if (typeof expected === 'string' && headerName !== expected)
+        throw new HttpRpcError(
+          400,
+          HEADER_MISMATCH,
+          `The Mcp-Name header (${headerName === undefined ? 'missing' : JSON.stringify(headerName.slice(0, 200))}) must equal ${method === 'resources/read' ? 'params.uri' : 'params.name'}.`,
+        );
+    }
+
+    const meta = isObject(params._meta) ? params._meta : undefined;
+    const missing = [META_VERSION, META_CAPABILITIES].filter((k) =>
+      k === META_CAPABILITIES ? !isObject(meta?.[k]) : typeof meta?.[k] !== 'string',
+    );
+    if (missing.length)
+      throw new HttpRpcError(400, INVALID_PARAMS, `params._meta must carry ${missing.join(' and ')} on every 2026-07-28 request.`, {
+        missing,
+      });
+    const version = meta![META_VERSION] as string;
+    if (version !== STATELESS_VERSION)
+      throw new HttpRpcError(
+        400,
+        UNSUPPORTED_PROTOCOL_VERSION,
+        `Unsupported protocol version "${version.slice(0, 40)}" for a stateless request; supported: ${SUPPORTED_VERSIONS.join(', ')} (the 2025 ones through initialize and a session).`,
+        { supported: SUPPORTED_VERSIONS, requested: version.slice(0, 40) },
+      );
+    const headerVersion = header(req, 'mcp-protocol-version');
+    if (headerVersion !== undefined && headerVersion !== version)
+      throw new HttpRpcError(
+        400,
+        HEADER_MISMATCH,
+        `The MCP-Protocol-Version header "${headerVersion.slice(0, 40)}" differs from _meta's "${version}".`,
+      );
+
+    if (REMOVED.has(method))
+      throw new HttpRpcError(
+        404,
+        METHOD_NOT_FOUND,
+        `Method not found: ${method} was removed in 2026-07-28 (server/discover replaces initialize).`,
+      );
+
+    // Notifications (no id) are accepted and need no answer.
+    if (!('id' in body)) return void res.status(202).end();
+
+    const result = await dispatch(ctx, req, method, params, pageSize);
+    send(200, { jsonrpc: '2.0', id, result });
+  } catch (err) {
+    if (err instanceof HttpRpcError) return send(err.status, rpcError(id, err.code, err.message, err.data));
+    if (err instanceof McpError) {
+      const status = err.code === METHOD_NOT_FOUND ? 404 : 200;
+      return send(status, rpcError(id, err.code, err.message.replace(/^MCP error -?\d+: /, ''), err.data));
+    }
+    ctx.logger.error('stateless MCP request failed', { err });
+    return send(500, rpcError(id, -32603, 'Internal error; the gateway log has the cause.'));
+  }
+}
+
+async function dispatch(ctx: GatewayContext, req: Request, method: string, params: Record<string, unknown>, pageSize: number) {
+  const cache = (ttlMs: number) => ({ ttlMs, cacheScope: 'public' as const });
+  switch (method) {
+    case 'server/discover':
+      return {
+        resultType: 'complete',
+        supportedVersions: SUPPORTED_VERSIONS,
+        // What this endpoint really serves to 2026-era clients; list changes are not pushed to them.
+        capabilities: { tools: {}, resources: {}, prompts: {} },
+        instructions: INSTRUCTIONS,
+        _meta: { 'io.modelcontextprotocol/serverInfo': { name: ctx.service, title: 'mcp-fleet gateway', version: ctx.version } },
+        ...cache(60_000),
+      };
+    case 'tools/list':
+      return { resultType: 'complete', ...listToolsPage(ctx, pageSize, params.cursor), ...cache(CATALOG_TTL_MS) };
+    case 'tools/call': {
+      const requestId = req.get('x-request-id');
+      const result = await callTool(ctx, params, {
+        requestId: requestId && /^[\w.:-]{1,128}$/.test(requestId) ? requestId : String(req.res?.locals.requestId ?? ''),
+        traceparent: req.get('traceparent'),
+      });
+      return { resultType: 'complete', ...result };
+    }
+    case 'resources/list':
+      return { resultType: 'complete', resources: RESOURCES.map((r) => ({ ...r })), ...cache(60_000) };
+    case 'resources/templates/list':
+      return { resultType: 'complete', resourceTemplates: [], ...cache(60_000) };
+    case 'resources/read':
+      // Live views (health, services): not to be reused.
+      return { resultType: 'complete', ...readResource(ctx, params.uri), ttlMs: 0, cacheScope: 'private' };
+    case 'prompts/list':
+      // No prompt sources are configured yet (MCP servers behind the gateway and marketplace skills will add them).
+      return { resultType: 'complete', prompts: [], ...cache(CATALOG_TTL_MS) };
+    case 'prompts/get':
+      throw new McpError(INVALID_PARAMS, `Unknown prompt "${String(params.name).slice(0, 100)}"; prompts/list shows the prompts.`);
+    default:
+      throw new McpError(METHOD_NOT_FOUND, `Method not found: ${method.slice(0, 100)}. server/discover lists what this server offers.`);
+  }
+}

@@ -262,7 +262,8 @@ export const SERVICES: readonly ServiceEntry[] = [
     description: 'Index Python projects and query their code graph.',
     tools: ['index_python_project', 'query_code_graph', 'find_dependencies', 'find_callers', 'detect_circular_imports'],
     backends: ['filesystem'],
-    status: 'planned',
+    status: 'available',
+    storage: 'SQLite under DATA_DIR',
     http: true,
   },
   {

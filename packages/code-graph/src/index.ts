@@ -1,0 +1,14 @@
+export { parsePython, type ParsedCall, type ParsedDef, type ParsedFile, type ParsedImport } from './parse';
+export {
+  absoluteImportBase,
+  buildGraph,
+  findCycles,
+  stronglyConnected,
+  moduleNameOf,
+  type EdgeKind,
+  type GraphEdge,
+  type GraphNode,
+  type NodeKind,
+  type SourceFile,
+} from './graph';
+export { walkPythonFiles, type WalkResult } from './walk';

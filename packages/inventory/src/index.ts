@@ -242,7 +242,8 @@ export const SERVICES: readonly ServiceEntry[] = [
     description: 'Stdio MCP server with reasoning and code tools; no HTTP surface.',
     tools: ['thinkdeep', 'codereview', 'debug', 'analyze', 'chat', 'precommit', 'testgen', 'refactor', 'tracer', 'fileretrieve'],
     backends: [],
-    status: 'planned',
+    status: 'available',
+    storage: 'none (stdio; reads WORKSPACE_ROOTS)',
     http: false,
   },
   {

@@ -1,0 +1,30 @@
+import { baseEnvShape, csv, loadConfig, unsetIfEmpty, type Env } from '@mcp-fleet/kit';
+import { z } from 'zod';
+
+export const SERVICE_ID = 'toolkit-mcp-server';
+
+export const configSchema = z.object({
+  ...baseEnvShape,
+  WORKSPACE_ROOTS: csv([process.cwd()]).describe(
+    'Comma-separated directories the tools may read; relative paths resolve against the first.',
+  ),
+  LLM_BASE_URL: unsetIfEmpty(z.string().url().optional()).describe(
+    'OpenAI-compatible endpoint base (e.g. http://127.0.0.1:11434/v1); the model-backed tools POST {base}/chat/completions.',
+  ),
+  LLM_API_KEY: unsetIfEmpty(z.string().optional()).describe('Bearer token for LLM_BASE_URL, if it needs one.'),
+  LLM_MODEL: z.string().min(1).default('gpt-4o-mini').describe('Model name sent to the chat-completions endpoint.'),
+  LLM_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(120_000).describe('Time limit of one chat-completions request.'),
+  TOOLKIT_MAX_FILE_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(16_777_216)
+    .default(262_144)
+    .describe('Largest file fileretrieve returns and the model-backed tools send as context.'),
+});
+
+export type Config = z.output<typeof configSchema>;
+
+export function readConfig(env?: Env): Config {
+  return loadConfig(SERVICE_ID, configSchema, env);
+}

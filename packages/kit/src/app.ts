@@ -34,7 +34,7 @@ export interface ServiceAppOptions {
   extend?: (app: Express, kit: KitHandle) => void;
   /** Released on close: pools, files, timers. */
   onClose?: () => Promise<void> | void;
-  /** Process-level default metrics (off in tests that create many apps). */
+  /** Process-level default metrics; on unless turned off (e.g. by a test that builds many apps). */
   defaultMetrics?: boolean;
   /** Spans per request (W3C traceparent); the process tracer set at boot by default. */
   tracer?: FleetTracer;
@@ -108,7 +108,8 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
   const { service, logger } = options;
   const version = options.version ?? '0.1.0';
   const startedAt = Date.now();
-  const metrics = createMetrics(service, options.defaultMetrics ?? false);
+  // Process metrics (CPU, memory, event loop, GC) for every service unless a test turns them off.
+  const metrics = createMetrics(service, options.defaultMetrics ?? true);
   const tracer = options.tracer ?? getProcessTracer();
   const tools = new Map<string, ToolDefinition>();
   for (const t of options.tools) {

@@ -36,7 +36,6 @@ export async function createApp({
     config,
     logger,
     tools: createTools(bank),
-    defaultMetrics: true,
     healthChecks: [
       { name: `vector-store:${store.kind}`, required: true, check: () => store.health() },
       { name: 'embedder', required: false, check: () => embedder.describe() },

@@ -19,7 +19,6 @@ export async function createApp({ config, logger, store: given }: CacheDeps): Pr
     config,
     logger,
     tools: createTools({ store, keyspace, maxValueBytes: config.CACHE_MAX_VALUE_BYTES, maxResponseBytes: config.CACHE_MAX_RESPONSE_BYTES }),
-    defaultMetrics: true,
     healthChecks: [{ name: store.backend, required: true, check: () => store.ping() }],
     onClose: () => store.close(),
   });

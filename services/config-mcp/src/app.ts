@@ -20,7 +20,6 @@ export function createApp({ config, logger, environment }: ConfigDeps): ServiceA
     config,
     logger,
     tools: createTools(ctx, backups),
-    defaultMetrics: true,
     healthChecks: [
       { name: 'workspace', required: false, check: async () => ({ roots: (await ctx.workspace()).roots.length }) },
       {

@@ -30,7 +30,6 @@ export async function createApp({ config, logger }: DatabaseDeps): Promise<Servi
     config,
     logger,
     tools: createTools({ config, registry }),
-    defaultMetrics: true,
     // The sandbox is required; an unreachable external database only makes the service "degraded".
     healthChecks: registry.all().map((c) => ({
       name: `database:${c.info.name}`,

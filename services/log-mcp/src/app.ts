@@ -15,7 +15,6 @@ export function createApp({ config, logger }: LogDeps): ServiceApp {
     config,
     logger,
     tools: createTools(config, roots),
-    defaultMetrics: true,
     healthChecks: [{ name: 'log-roots', required: false, check: async () => ({ roots: (await roots.workspace()).roots }) }],
   });
 }

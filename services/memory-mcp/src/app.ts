@@ -17,7 +17,6 @@ export async function createApp({ config, logger, store: given }: MemoryDeps): P
     config,
     logger,
     tools: createTools(store, config.MEMORY_MAX_PAGE_CHARS),
-    defaultMetrics: true,
     healthChecks: [{ name: store.backend, required: true, check: () => store.ping() }],
     routes: (r) => {
       r.tool('post', '/memory/store', 'store_memory');

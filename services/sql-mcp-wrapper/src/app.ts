@@ -29,7 +29,6 @@ export async function createApp({ config, logger }: SqlWrapperDeps): Promise<Ser
     config,
     logger,
     tools: createTools({ config, connection, schemaCache }),
-    defaultMetrics: true,
     healthChecks: [
       {
         name: `database:${connection.info.name}`,

@@ -13,7 +13,6 @@ export function createApp({ config, logger }: SystemDeps): ServiceApp {
     config,
     logger,
     tools,
-    defaultMetrics: true,
     healthChecks: [{ name: 'procfs', required: false, check: async () => (await import('node:fs/promises')).access('/proc/self') }],
   });
 }

@@ -27,7 +27,6 @@ export async function createApp({ config, logger, store: injected }: VectorWrapp
     config,
     logger,
     tools: createTools(store, { maxPointsPerCall: store.limits.maxPointsPerCall, maxPayloadBytes: store.limits.maxPayloadBytes }),
-    defaultMetrics: true,
     healthChecks: [{ name: `vector-store:${store.kind}`, required: true, check: () => store.health() }],
     extend: (app, kit) => registerQdrantRoutes(app, kit, store, config.BODY_LIMIT),
     onClose: () => store.close(),

@@ -251,9 +251,10 @@ export const SERVICES: readonly ServiceEntry[] = [
     port: 7019,
     pattern: 'json-rpc',
     description: 'Publish, subscribe and read buffered MQTT messages.',
-    tools: ['publish_message', 'subscribe_topic', 'get_mqtt_status', 'list_messages'],
+    tools: ['publish_message', 'subscribe_topic', 'unsubscribe_topic', 'get_mqtt_status', 'list_messages'],
     backends: ['mqtt'],
-    status: 'planned',
+    status: 'available',
+    storage: 'embedded aedes broker + SQLite subscriptions / MQTT broker (Mosquitto)',
     http: true,
   },
   {

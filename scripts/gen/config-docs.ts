@@ -40,6 +40,7 @@ export function renderConfigDocs(): string {
     'The gateway finds a service at `<SERVICE_ID>_URL` (default `http://127.0.0.1:<port>`).',
     '',
   ];
+  const blank: string[] = [];
   for (const entry of SERVICES) {
     const file = path.join(ROOT, 'services', entry.id, 'src', 'config.ts');
     if (!fs.existsSync(file)) continue;
@@ -50,6 +51,7 @@ export function renderConfigDocs(): string {
     out.push(`## ${entry.id} (port ${entry.port}; \`${envPrefix(entry.id)}_PORT\` / \`${envPrefix(entry.id)}_URL\`)`, '');
     out.push('| variable | type | default | description |', '| --- | --- | --- | --- |');
     for (const [name, prop] of Object.entries(schema.properties ?? {})) {
+      if (!prop.description?.trim()) blank.push(`${entry.id} ${name}`);
       const raw = typeof prop.default === 'string' ? prop.default.replace(os.homedir(), '~') : JSON.stringify(prop.default);
       const def = prop.default === undefined ? '' : `\`${raw}\``;
       out.push(
@@ -58,5 +60,7 @@ export function renderConfigDocs(): string {
     }
     out.push('');
   }
+  if (blank.length)
+    throw new Error(`Every configuration variable needs a .describe() in its service's src/config.ts; blank: ${blank.join(', ')}`);
   return out.join('\n');
 }

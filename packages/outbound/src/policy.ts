@@ -56,14 +56,17 @@ export function parseAllowlist(entries: readonly string[]): ParsedAllowlist {
 
 /** The config shape every service with outbound traffic adds to its config.ts. */
 export const outboundEnvShape = {
-  /** Hosts, IPs and CIDRs that may be reached even though they are private (e.g. "127.0.0.1,localhost,10.0.0.0/8"). */
-  OUTBOUND_ALLOWLIST: csv([]).superRefine((list, ctx) => {
-    try {
-      parseAllowlist(list);
-    } catch (err) {
-      ctx.addIssue({ code: 'custom', message: (err as Error).message });
-    }
-  }),
+  OUTBOUND_ALLOWLIST: csv([])
+    .superRefine((list, ctx) => {
+      try {
+        parseAllowlist(list);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message });
+      }
+    })
+    .describe(
+      'Hosts, IPs, CIDRs and *.suffix names outbound calls may reach even though they are private or loopback (e.g. "127.0.0.1,localhost,10.0.0.0/8"); empty: none.',
+    ),
 };
 
 export interface AddressVerdict {

@@ -10,16 +10,34 @@ export const configSchema = z.object({
   ...baseEnvShape,
   ...qdrantEnvShape,
   MEMORY_COLLECTION: collectionNameSchema.default('memories'),
-  /** Memories read by one search_memories call (text search scans payloads). */
-  MEMORY_SCAN_LIMIT: z.coerce.number().int().min(100).max(1_000_000).default(50_000),
-  /** OpenAI-compatible server base URL (POST {url}/v1/embeddings); unset: the local deterministic embedder. */
-  EMBEDDINGS_URL: unsetIfEmpty(z.url({ protocol: /^https?$/ })),
-  EMBEDDINGS_MODEL: z.string().min(1).max(200).default('text-embedding-3-small'),
-  EMBEDDINGS_API_KEY: unsetIfEmpty(z.string().min(1)),
-  /** Expected size of remote embeddings; checked on every answer when set. */
-  EMBEDDINGS_DIMENSIONS: unsetIfEmpty(z.coerce.number().int().min(1).max(4096)),
-  EMBEDDINGS_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
-  LOCAL_EMBEDDING_DIMENSIONS: z.coerce.number().int().min(16).max(4096).default(384),
+  MEMORY_SCAN_LIMIT: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(1_000_000)
+    .default(50_000)
+    .describe('Memories read by one search_memories call (text search scans payloads).'),
+  EMBEDDINGS_URL: unsetIfEmpty(z.url({ protocol: /^https?$/ })).describe(
+    'OpenAI-compatible server base URL (POST {url}/v1/embeddings); unset: the local deterministic embedder.',
+  ),
+  EMBEDDINGS_MODEL: z
+    .string()
+    .min(1)
+    .max(200)
+    .default('text-embedding-3-small')
+    .describe('Model name sent to the OpenAI-compatible embeddings endpoint.'),
+  EMBEDDINGS_API_KEY: unsetIfEmpty(z.string().min(1)).describe('API key for the embeddings endpoint (never shown or logged).'),
+  EMBEDDINGS_DIMENSIONS: unsetIfEmpty(z.coerce.number().int().min(1).max(4096)).describe(
+    'Expected size of remote embeddings; checked on every answer when set.',
+  ),
+  EMBEDDINGS_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000).describe('Time limit of one embeddings request.'),
+  LOCAL_EMBEDDING_DIMENSIONS: z.coerce
+    .number()
+    .int()
+    .min(16)
+    .max(4096)
+    .default(384)
+    .describe('Vector size of the local deterministic embedder.'),
 });
 
 export type Config = z.output<typeof configSchema>;

@@ -11,23 +11,48 @@ const redisUrl = z
 
 export const configSchema = z.object({
   ...baseEnvShape,
-  /** Redis connection; unset means the in-process store. */
-  REDIS_URL: redisUrl,
-  /** Prefix of every key this service touches: `<ns>:cache:<key>` and `<ns>:session:<id>`. */
+  REDIS_URL: redisUrl.describe('Redis connection; unset means the in-process store.'),
   CACHE_NAMESPACE: z
     .string()
     .regex(/^[A-Za-z0-9_.-]{1,64}$/, '1-64 letters, digits, _ . or -')
-    .default('mcp-fleet'),
-  /** Largest serialized (JSON, UTF-8) value or session record. */
-  CACHE_MAX_VALUE_BYTES: z.coerce.number().int().min(64).max(16_777_216).default(524_288),
-  /** Most bytes one mget answer carries; the rest is listed as omitted. */
-  CACHE_MAX_RESPONSE_BYTES: z.coerce.number().int().min(1024).max(67_108_864).default(4_194_304),
-  /** Budget of the in-process store (keys plus values, approximate). */
-  CACHE_EMBEDDED_MAX_BYTES: z.coerce.number().int().min(1024).max(8_589_934_592).default(268_435_456),
-  /** How often the in-process store drops expired keys (they are also dropped when touched). */
-  CACHE_SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
-  REDIS_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(2_000),
-  REDIS_COMMAND_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
+    .default('mcp-fleet')
+    .describe('Prefix of every key this service touches: `<ns>:cache:<key>` and `<ns>:session:<id>`.'),
+  CACHE_MAX_VALUE_BYTES: z.coerce
+    .number()
+    .int()
+    .min(64)
+    .max(16_777_216)
+    .default(524_288)
+    .describe('Largest serialized (JSON, UTF-8) value or session record.'),
+  CACHE_MAX_RESPONSE_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(67_108_864)
+    .default(4_194_304)
+    .describe('Most bytes one mget answer carries; the rest is listed as omitted.'),
+  CACHE_EMBEDDED_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(8_589_934_592)
+    .default(268_435_456)
+    .describe('Budget of the in-process store (keys plus values, approximate).'),
+  CACHE_SWEEP_INTERVAL_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(3_600_000)
+    .default(30_000)
+    .describe('How often the in-process store drops expired keys (they are also dropped when touched).'),
+  REDIS_CONNECT_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(60_000)
+    .default(2_000)
+    .describe('Time limit of connecting to Redis (UPSTREAM_UNAVAILABLE after it).'),
+  REDIS_COMMAND_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000).describe('Time limit of one Redis command.'),
 });
 
 export type Config = z.output<typeof configSchema>;

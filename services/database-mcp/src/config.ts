@@ -8,21 +8,36 @@ export const SANDBOX = 'sandbox';
 
 export const configSchema = z.object({
   ...baseEnvShape,
-  /** Named connections: JSON {"name": {"url"|"file", "writable"}} or `name=url;name2=url2` (read-only). */
-  DATABASES: z.string().optional().meta({ secret: true }),
-  /** Shortcut: one PostgreSQL connection named `main`. */
-  DATABASE_URL: z.string().optional().meta({ secret: true }),
-  /** Make `main` writable (read-only by default). */
-  DATABASE_WRITABLE: bool(false),
-  /** The embedded sandbox file; default ${DATA_DIR}/database-mcp/sandbox.sqlite. */
-  DB_SANDBOX_FILE: z.string().min(1).optional(),
-  /** Rows returned at most per statement (callers may ask for fewer). */
-  DB_MAX_ROWS: z.coerce.number().int().min(1).max(10_000).default(1000),
-  DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(10_000),
-  /** Approximate JSON size of the rows of one answer. */
-  DB_MAX_RESULT_BYTES: z.coerce.number().int().min(1024).max(67_108_864).default(8_388_608),
-  /** PostgreSQL pool size per connection. */
-  DB_POOL_MAX: z.coerce.number().int().min(1).max(100).default(5),
+  DATABASES: z
+    .string()
+    .optional()
+    .meta({ secret: true })
+    .describe('Named connections: JSON {"name": {"url"|"file", "writable"}} or `name=url;name2=url2` (read-only).'),
+  DATABASE_URL: z.string().optional().meta({ secret: true }).describe('Shortcut: one PostgreSQL connection named `main`.'),
+  DATABASE_WRITABLE: bool(false).describe('Make `main` writable (read-only by default).'),
+  DB_SANDBOX_FILE: z.string().min(1).optional().describe('The embedded sandbox file; default ${DATA_DIR}/database-mcp/sandbox.sqlite.'),
+  DB_MAX_ROWS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(10_000)
+    .default(1000)
+    .describe('Rows returned at most per statement (callers may ask for fewer).'),
+  DB_STATEMENT_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(300_000)
+    .default(10_000)
+    .describe('Time limit of one statement on PostgreSQL connections (TIMEOUT after it).'),
+  DB_MAX_RESULT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(67_108_864)
+    .default(8_388_608)
+    .describe('Approximate JSON size of the rows of one answer.'),
+  DB_POOL_MAX: z.coerce.number().int().min(1).max(100).default(5).describe('PostgreSQL pool size per connection.'),
 });
 
 export type EnvConfig = z.output<typeof configSchema>;

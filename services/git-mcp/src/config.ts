@@ -8,21 +8,21 @@ export const GIT_ENV_PASSTHROUGH = ['PATH', 'HOME', 'TZ', 'SSH_AUTH_SOCK'] as co
 
 export const configSchema = z.object({
   ...baseEnvShape,
-  /** Directories that may hold repositories (comma-separated). Default: the working directory. */
-  WORKSPACE_ROOTS: csv([process.cwd()]),
-  /** Time limit of one git process (push included). */
-  GIT_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
-  /** git_diff returns at most this many bytes of patch text. */
+  WORKSPACE_ROOTS: csv([process.cwd()]).describe(
+    'Directories that may hold repositories (comma-separated). Default: the working directory.',
+  ),
+  GIT_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000).describe('Time limit of one git process (push included).'),
   GIT_MAX_DIFF_BYTES: z.coerce
     .number()
     .int()
     .min(1024)
     .max(64 * 1024 * 1024)
-    .default(1024 * 1024),
-  /** git_push is refused with FORBIDDEN when false. */
-  GIT_ALLOW_PUSH: bool(true),
-  /** When set, git_push only pushes to these configured remote names. Empty: any configured remote. */
-  GIT_PUSH_REMOTES_ALLOWLIST: csv([]),
+    .default(1024 * 1024)
+    .describe('git_diff returns at most this many bytes of patch text.'),
+  GIT_ALLOW_PUSH: bool(true).describe('git_push is refused with FORBIDDEN when false.'),
+  GIT_PUSH_REMOTES_ALLOWLIST: csv([]).describe(
+    'When set, git_push only pushes to these configured remote names. Empty: any configured remote.',
+  ),
 });
 
 export type Config = z.output<typeof configSchema> & {

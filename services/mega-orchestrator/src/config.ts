@@ -17,55 +17,50 @@ const optionalUrl = () =>
 
 export const configSchema = z.object({
   ...baseEnvShape,
-  /** How often every downstream's /health and /tools/list are read. */
-  HEALTH_POLL_MS: ms(5000, 50),
-  /** Time limit of one health or tools/list probe. */
-  HEALTH_TIMEOUT_MS: ms(2000, 50, 60_000),
-  /** Time limit of one forwarded tool call (TIMEOUT 504 after it). */
-  DOWNSTREAM_TIMEOUT_MS: ms(30_000, 50, 600_000),
-  /** Keep-alive connections per downstream pool. */
-  DOWNSTREAM_CONNECTIONS: count(64, 1, 1024),
-  /** Largest downstream answer the gateway reads (UPSTREAM_ERROR beyond it). */
-  DOWNSTREAM_MAX_RESPONSE_BYTES: count(32 * 1024 * 1024, 1024, 512 * 1024 * 1024),
-  /** Consecutive connection failures, timeouts or 5xx that open a downstream's circuit breaker. */
-  BREAKER_FAILURES: count(5, 1, 1000),
-  /** How long an open breaker refuses calls before one trial call is let through. */
-  BREAKER_COOLDOWN_MS: ms(10_000, 10),
-  /** MCP tools/list page size. */
-  MCP_PAGE_SIZE: count(100, 1, 1000),
-  /** MCP sessions idle longer than this are closed. */
-  MCP_SESSION_IDLE_MS: ms(30 * 60_000, 1000, 7 * 24 * 3_600_000),
-  /** At most this many live MCP sessions; the least recently used one is closed beyond it. */
-  MCP_MAX_SESSIONS: count(1000, 1, 100_000),
-  /** Browser origins allowed to POST to /mcp (besides localhost); requests without Origin are always allowed. */
-  ALLOWED_ORIGINS: csv([]),
-  /** Session/context store; defaults to ${DATA_DIR}/gateway/contexts.sqlite. */
-  SESSION_DB: z.string().min(1).optional(),
+  HEALTH_POLL_MS: ms(5000, 50).describe("How often every downstream's /health and /tools/list are read."),
+  HEALTH_TIMEOUT_MS: ms(2000, 50, 60_000).describe('Time limit of one health or tools/list probe.'),
+  DOWNSTREAM_TIMEOUT_MS: ms(30_000, 50, 600_000).describe('Time limit of one forwarded tool call (TIMEOUT 504 after it).'),
+  DOWNSTREAM_CONNECTIONS: count(64, 1, 1024).describe('Keep-alive connections per downstream pool.'),
+  DOWNSTREAM_MAX_RESPONSE_BYTES: count(32 * 1024 * 1024, 1024, 512 * 1024 * 1024).describe(
+    'Largest downstream answer the gateway reads (UPSTREAM_ERROR beyond it).',
+  ),
+  BREAKER_FAILURES: count(5, 1, 1000).describe(
+    "Consecutive connection failures, timeouts or 5xx that open a downstream's circuit breaker.",
+  ),
+  BREAKER_COOLDOWN_MS: ms(10_000, 10).describe('How long an open breaker refuses calls before one trial call is let through.'),
+  MCP_PAGE_SIZE: count(100, 1, 1000).describe('MCP tools/list page size.'),
+  MCP_SESSION_IDLE_MS: ms(30 * 60_000, 1000, 7 * 24 * 3_600_000).describe('MCP sessions idle longer than this are closed.'),
+  MCP_MAX_SESSIONS: count(1000, 1, 100_000).describe(
+    'At most this many live MCP sessions; the least recently used one is closed beyond it.',
+  ),
+  ALLOWED_ORIGINS: csv([]).describe(
+    'Browser origins allowed to POST to /mcp (besides localhost); requests without Origin are always allowed.',
+  ),
+  SESSION_DB: z.string().min(1).optional().describe('Session/context store; defaults to ${DATA_DIR}/gateway/contexts.sqlite.'),
   SESSION_DATABASE_URL: unsetIfEmpty(z.string().regex(/^postgres(ql)?:\/\//, 'a postgres:// URL')).describe(
     'PostgreSQL for the call history and contexts, shared by several gateway instances; unset: SQLite at SESSION_DB.',
   ),
-  /** Calls kept per session (older ones are deleted). */
-  SESSION_MAX_CALLS: count(200, 1, 100_000),
-  /** Queued session records are written at most this long after the call. */
-  SESSION_FLUSH_MS: ms(250, 10, 60_000),
-  /** Sessions unused for longer than this are deleted. */
-  SESSION_RETENTION_HOURS: count(168, 1, 24 * 365),
-  /** /providers caches its reachability probes this long. */
-  PROVIDER_PROBE_TTL_MS: ms(60_000, 0),
-  PROVIDER_PROBE_TIMEOUT_MS: ms(2000, 50, 60_000),
-  LLM_BASE_URL: optionalUrl(),
-  LLM_API_KEY: z.string().optional(),
-  EMBEDDINGS_URL: optionalUrl(),
-  EMBEDDINGS_API_KEY: z.string().optional(),
-  STT_URL: optionalUrl(),
-  /** Research sources: names (wikipedia, arxiv, ...) or base URLs. */
-  RESEARCH_SOURCES: csv([]),
-  SMTP_URL: optionalUrl(),
-  IMAP_URL: optionalUrl(),
-  MARKETPLACE_URL: optionalUrl(),
-  MARKETPLACE_JWT_TOKEN: z.string().optional(),
-  /** Directories searched for ffmpeg and pocketsphinx (the local speech-to-text backend). */
-  PATH: z.string().optional(),
+  SESSION_MAX_CALLS: count(200, 1, 100_000).describe('Calls kept per session (older ones are deleted).'),
+  SESSION_FLUSH_MS: ms(250, 10, 60_000).describe('Queued session records are written at most this long after the call.'),
+  SESSION_RETENTION_HOURS: count(168, 1, 24 * 365).describe('Sessions unused for longer than this are deleted.'),
+  PROVIDER_PROBE_TTL_MS: ms(60_000, 0).describe('/providers caches its reachability probes this long.'),
+  PROVIDER_PROBE_TIMEOUT_MS: ms(2000, 50, 60_000).describe('Time limit of one /providers reachability probe.'),
+  LLM_BASE_URL: optionalUrl().describe('OpenAI-compatible chat endpoint base URL shown (and probed) by /providers; unset: not configured.'),
+  LLM_API_KEY: z.string().optional().describe('API key for LLM_BASE_URL (never shown or logged).'),
+  EMBEDDINGS_URL: optionalUrl().describe(
+    'OpenAI-compatible /v1/embeddings endpoint shown (and probed) by /providers; unset: the local embedder.',
+  ),
+  EMBEDDINGS_API_KEY: z.string().optional().describe('API key for the embeddings endpoint (never shown or logged).'),
+  STT_URL: optionalUrl().describe('OpenAI-compatible speech-to-text endpoint shown by /providers; unset: the embedded recognizer.'),
+  RESEARCH_SOURCES: csv([]).describe('Research sources: names (wikipedia, arxiv, ...) or base URLs.'),
+  SMTP_URL: optionalUrl().describe('SMTP server mail-mcp sends through, shown by /providers (credentials never shown).'),
+  IMAP_URL: optionalUrl().describe('IMAP server mail-mcp reads, shown by /providers (credentials never shown).'),
+  MARKETPLACE_URL: optionalUrl().describe('Where /providers finds the marketplace (default: marketplace-mcp on its documented port).'),
+  MARKETPLACE_JWT_TOKEN: z
+    .string()
+    .optional()
+    .describe('Bearer token the gateway sends when it calls the marketplace (market:read); never logged.'),
+  PATH: z.string().optional().describe('Directories searched for ffmpeg and pocketsphinx (the local speech-to-text backend).'),
 });
 
 export type Config = z.output<typeof configSchema> & {

@@ -11,23 +11,32 @@ const optionalUrl = z
 
 export const configSchema = z.object({
   ...baseEnvShape,
-  /** PostgreSQL for memories; falls back to DATABASE_URL; neither means SQLite under DATA_DIR. */
-  MEMORY_DATABASE_URL: optionalUrl.meta({ secret: true }),
-  /** Fleet-wide database URL; used for memories only when it is a postgres:// URL. */
-  DATABASE_URL: z.string().optional().meta({ secret: true }),
-  /** Schema holding the memories table (created when missing). */
+  MEMORY_DATABASE_URL: optionalUrl
+    .meta({ secret: true })
+    .describe('PostgreSQL for memories; falls back to DATABASE_URL; neither means SQLite under DATA_DIR.'),
+  DATABASE_URL: z
+    .string()
+    .optional()
+    .meta({ secret: true })
+    .describe('Fleet-wide database URL; used for memories only when it is a postgres:// URL.'),
   MEMORY_PG_SCHEMA: z
     .string()
     .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'a lower-case SQL identifier')
-    .default('memory_mcp'),
-  /** PostgreSQL text search configuration used for indexing and queries. */
+    .default('memory_mcp')
+    .describe('Schema holding the memories table (created when missing).'),
   MEMORY_PG_TS_CONFIG: z
     .string()
     .regex(/^[a-z_]{1,63}$/, 'a text search configuration name such as english or simple')
-    .default('english'),
-  MEMORY_PG_POOL_MAX: z.coerce.number().int().min(1).max(100).default(5),
-  /** Most characters of memory text one list or search page carries; the page is cut before it. */
-  MEMORY_MAX_PAGE_CHARS: z.coerce.number().int().min(1000).max(100_000_000).default(2_000_000),
+    .default('english')
+    .describe('PostgreSQL text search configuration used for indexing and queries.'),
+  MEMORY_PG_POOL_MAX: z.coerce.number().int().min(1).max(100).default(5).describe('Connections in the PostgreSQL pool.'),
+  MEMORY_MAX_PAGE_CHARS: z.coerce
+    .number()
+    .int()
+    .min(1000)
+    .max(100_000_000)
+    .default(2_000_000)
+    .describe('Most characters of memory text one list or search page carries; the page is cut before it.'),
 });
 
 export type Config = z.output<typeof configSchema>;

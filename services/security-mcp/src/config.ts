@@ -29,22 +29,42 @@ export function decodeKey(text: string): Buffer | undefined {
 export const configSchema = z.object({
   ...baseEnvShape,
   ...outboundEnvShape,
-  /** HMAC key for minting and verifying tokens; shared with the marketplace. Unset: jwt_token and jwt_verify answer NOT_CONFIGURED. */
-  JWT_SECRET: optionalSecret(32, 'JWT_SECRET'),
-  JWT_ALGORITHM: z.enum(['HS256', 'HS384', 'HS512']).default('HS256'),
-  JWT_ISSUER: z.string().min(1).max(256).default('mcp-fleet'),
-  JWT_DEFAULT_TTL_SECONDS: z.coerce.number().int().min(60).max(2_592_000).default(3600),
-  JWT_MAX_TTL_SECONDS: z.coerce.number().int().min(60).max(31_536_000).default(2_592_000),
-  /** The admin credential jwt_token requires (Authorization: Bearer <token> or admin_token). */
-  SECURITY_ADMIN_TOKEN: optionalSecret(16, 'SECURITY_ADMIN_TOKEN'),
-  BCRYPT_COST: z.coerce.number().int().min(BCRYPT_FLOOR).max(BCRYPT_CEILING).default(12),
-  /** Key for encrypt/decrypt without a password: 32 bytes, hex or base64. */
+  JWT_SECRET: optionalSecret(32, 'JWT_SECRET').describe(
+    'HMAC key for minting and verifying tokens; shared with the marketplace. Unset: jwt_token and jwt_verify answer NOT_CONFIGURED.',
+  ),
+  JWT_ALGORITHM: z.enum(['HS256', 'HS384', 'HS512']).default('HS256').describe('HMAC algorithm of minted tokens.'),
+  JWT_ISSUER: z.string().min(1).max(256).default('mcp-fleet').describe('iss claim of minted tokens, checked by jwt_verify.'),
+  JWT_DEFAULT_TTL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .max(2_592_000)
+    .default(3600)
+    .describe('Lifetime of a minted token when the caller names none.'),
+  JWT_MAX_TTL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .max(31_536_000)
+    .default(2_592_000)
+    .describe('Longest lifetime a caller may ask for.'),
+  SECURITY_ADMIN_TOKEN: optionalSecret(16, 'SECURITY_ADMIN_TOKEN').describe(
+    'The admin credential jwt_token requires (Authorization: Bearer <token> or admin_token).',
+  ),
+  BCRYPT_COST: z.coerce
+    .number()
+    .int()
+    .min(BCRYPT_FLOOR)
+    .max(BCRYPT_CEILING)
+    .default(12)
+    .describe('bcrypt cost factor of password_hash (10-15).'),
   ENCRYPTION_KEY: z
     .string()
     .optional()
     .transform((v) => (v === undefined || v === '' ? undefined : v))
     .refine((v) => v === undefined || decodeKey(v) !== undefined, 'ENCRYPTION_KEY must be 32 bytes as 64 hex characters or base64')
-    .meta({ secret: true }),
+    .meta({ secret: true })
+    .describe('Key for encrypt/decrypt without a password: 32 bytes, hex or base64.'),
 });
 
 export type Config = z.output<typeof configSchema>;

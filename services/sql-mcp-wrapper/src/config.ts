@@ -7,17 +7,43 @@ export const SERVICE_ID = 'sql-mcp-wrapper';
 
 export const configSchema = z.object({
   ...baseEnvShape,
-  /** PostgreSQL to serve (read-only). Falls back to DATABASE_URL; with neither, the embedded SQLite sandbox. */
-  SQL_DATABASE_URL: z.string().optional().meta({ secret: true }),
-  DATABASE_URL: z.string().optional().meta({ secret: true }),
-  /** The SQLite file served without PostgreSQL; default: database-mcp's sandbox, ${DATA_DIR}/database-mcp/sandbox.sqlite. */
-  SQL_SANDBOX_FILE: z.string().min(1).optional(),
-  SQL_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(10_000),
-  /** How long introspected tables and columns are trusted before being read again. */
-  SQL_SCHEMA_CACHE_MS: z.coerce.number().int().min(0).max(600_000).default(5_000),
-  SQL_POOL_MAX: z.coerce.number().int().min(1).max(100).default(5),
-  /** Approximate JSON size of the rows of one answer. */
-  SQL_MAX_RESULT_BYTES: z.coerce.number().int().min(1024).max(67_108_864).default(8_388_608),
+  SQL_DATABASE_URL: z
+    .string()
+    .optional()
+    .meta({ secret: true })
+    .describe('PostgreSQL to serve (read-only). Falls back to DATABASE_URL; with neither, the embedded SQLite sandbox.'),
+  DATABASE_URL: z
+    .string()
+    .optional()
+    .meta({ secret: true })
+    .describe('PostgreSQL to query (read-only); unset: the embedded SQLite sandbox.'),
+  SQL_SANDBOX_FILE: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("The SQLite file served without PostgreSQL; default: database-mcp's sandbox, ${DATA_DIR}/database-mcp/sandbox.sqlite."),
+  SQL_STATEMENT_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(300_000)
+    .default(10_000)
+    .describe('Time limit of one query (TIMEOUT after it).'),
+  SQL_SCHEMA_CACHE_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(600_000)
+    .default(5_000)
+    .describe('How long introspected tables and columns are trusted before being read again.'),
+  SQL_POOL_MAX: z.coerce.number().int().min(1).max(100).default(5).describe('Connections in the PostgreSQL pool.'),
+  SQL_MAX_RESULT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(67_108_864)
+    .default(8_388_608)
+    .describe('Approximate JSON size of the rows of one answer.'),
 });
 
 export type EnvConfig = z.output<typeof configSchema>;

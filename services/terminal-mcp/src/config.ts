@@ -21,23 +21,34 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 export const configSchema = z.object({
   ...baseEnvShape,
-  /** Directories commands may run in and `directory` may list (comma-separated). Default: the working directory. */
-  WORKSPACE_ROOTS: csv([process.cwd()]),
-  /** Program names (or exact paths) execute_command may start; `*` allows any program. */
-  TERMINAL_ALLOWED_COMMANDS: csv(DEFAULT_ALLOWED_COMMANDS),
-  /** Run `command` through TERMINAL_SHELL -c (pipes, redirects, globs) instead of refusing shell syntax. */
-  TERMINAL_ALLOW_SHELL: bool(false),
-  TERMINAL_SHELL: z.string().startsWith('/', 'an absolute path such as /bin/sh').default('/bin/sh'),
-  /** Default and largest time limit of one command. */
-  TERMINAL_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
-  /** stdout and stderr each keep at most this many bytes. */
+  WORKSPACE_ROOTS: csv([process.cwd()]).describe(
+    'Directories commands may run in and `directory` may list (comma-separated). Default: the working directory.',
+  ),
+  TERMINAL_ALLOWED_COMMANDS: csv(DEFAULT_ALLOWED_COMMANDS).describe(
+    'Program names (or exact paths) execute_command may start; `*` allows any program.',
+  ),
+  TERMINAL_ALLOW_SHELL: bool(false).describe(
+    'Run `command` through TERMINAL_SHELL -c (pipes, redirects, globs) instead of refusing shell syntax.',
+  ),
+  TERMINAL_SHELL: z
+    .string()
+    .startsWith('/', 'an absolute path such as /bin/sh')
+    .default('/bin/sh')
+    .describe('Shell used only when shell mode is enabled (absolute path).'),
+  TERMINAL_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(600_000)
+    .default(30_000)
+    .describe('Default and largest time limit of one command.'),
   TERMINAL_MAX_OUTPUT_BYTES: z.coerce
     .number()
     .int()
     .min(1024)
     .max(64 * 1024 * 1024)
-    .default(1024 * 1024),
-  /** Extra environment names copied into children; names that look like secrets are refused. */
+    .default(1024 * 1024)
+    .describe('stdout and stderr each keep at most this many bytes.'),
   TERMINAL_ENV_PASSTHROUGH: csv([])
     .pipe(
       z.array(
@@ -48,7 +59,8 @@ export const configSchema = z.object({
       ),
     )
     // A list of variable names, not a secret (the secrets UI reads this marker).
-    .meta({ secret: false }),
+    .meta({ secret: false })
+    .describe('Extra environment names copied into children; names that look like secrets are refused.'),
 });
 
 export type Config = z.output<typeof configSchema> & {

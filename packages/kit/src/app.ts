@@ -2,9 +2,10 @@ import { randomUUID } from 'node:crypto';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { z } from 'zod';
 import type { BaseConfig } from './config';
-import { errorEnvelope, successEnvelope } from './envelope';
+import { successEnvelope } from './envelope';
 import { AppError, toAppError } from './errors';
 import { runHealthChecks, type HealthCheck } from './health';
+import { abortOnClose, isPlainObject, makeSendError, requestContext } from './http';
 import type { Logger } from './logger';
 import { createMetrics, type ServiceMetrics } from './metrics';
 import { invokeTool, toolToJson, type ToolDefinition } from './tool';
@@ -102,8 +103,6 @@ function flattenParams(params: Record<string, unknown>): Record<string, unknown>
   return out;
 }
 
-const REQUEST_ID = /^[\w.:-]{1,128}$/;
-
 export function createServiceApp(options: ServiceAppOptions): ServiceApp {
   const { service, logger } = options;
   const version = options.version ?? '0.1.0';
@@ -117,22 +116,9 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
     tools.set(t.name, t);
   }
 
-  const sendError = (res: Response, err: unknown) => {
-    const appErr = toAppError(err);
-    const log: Logger = res.locals.logger ?? logger;
-    (res.locals.span as FleetSpan | undefined)?.fail(appErr.code, appErr.message);
-    if (appErr.status >= 500) {
-      log.error(appErr.message, { code: appErr.code, requestId: res.locals.requestId, err: appErr.cause ?? appErr });
-    } else {
-      log.debug(appErr.message, { code: appErr.code, requestId: res.locals.requestId });
-    }
-    if (appErr.retryAfter !== undefined) res.setHeader('Retry-After', String(appErr.retryAfter));
-    if (res.headersSent) {
-      res.end();
-      return;
-    }
-    res.status(appErr.status).json(errorEnvelope(service, appErr));
-  };
+  const sendError = makeSendError(service, logger, (res, appErr) =>
+    (res.locals.span as FleetSpan | undefined)?.fail(appErr.code, appErr.message),
+  );
 
   const callTool = async (name: string, args: unknown, call: CallOptions = {}) => {
     const tool = tools.get(name);
@@ -169,42 +155,30 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
   app.disable('x-powered-by');
   app.set('query parser', 'extended');
 
-  app.use((req: Request, res: Response, next: NextFunction) => {
-    const incoming = req.get('x-request-id');
-    const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    res.locals.requestId = requestId;
-    res.setHeader('X-Request-Id', requestId);
-    // One span per request: a child of the caller's traceparent (the gateway's span) when sent.
-    const span = tracer.startSpan(`${req.method} ${req.path}`, {
-      traceparent: req.get('traceparent'),
-      attributes: { 'mcp_fleet.service': service },
-    });
-    res.locals.span = span;
-    res.locals.logger = logger.child({ trace_id: span.traceId, span_id: span.spanId });
-    const started = process.hrtime.bigint();
-    res.on('finish', () => {
-      const route = req.route?.path ? String(req.baseUrl + req.route.path) : 'unmatched';
-      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      metrics.httpRequests.inc({ method: req.method, route, status: String(res.statusCode) });
-      metrics.httpDuration.observe({ method: req.method, route }, seconds);
-      span.setAttribute('http.route', route);
-      span.setAttribute('http.response.status_code', res.statusCode);
-      span.end();
-    });
-    next();
-  });
+  app.use(
+    requestContext({
+      metrics,
+      // One span per request: a child of the caller's traceparent (the gateway's span) when sent.
+      onStart: (req, res) => {
+        const span = tracer.startSpan(`${req.method} ${req.path}`, {
+          traceparent: req.get('traceparent'),
+          attributes: { 'mcp_fleet.service': service },
+        });
+        res.locals.span = span;
+        res.locals.logger = logger.child({ trace_id: span.traceId, span_id: span.spanId });
+      },
+      onFinish: (_req, res, route) => {
+        const span = res.locals.span as FleetSpan;
+        span.setAttribute('http.route', route);
+        span.setAttribute('http.response.status_code', res.statusCode);
+        span.end();
+      },
+    }),
+  );
 
   options.extend?.(app, kit);
 
   app.use(express.json({ limit: options.config.BODY_LIMIT, strict: true, type: ['application/json', 'application/*+json'] }));
-
-  const abortOnClose = (res: Response): AbortSignal => {
-    const controller = new AbortController();
-    res.on('close', () => {
-      if (!res.writableFinished) controller.abort(new AppError('TIMEOUT', 'The client closed the connection.'));
-    });
-    return controller.signal;
-  };
 
   const runAndSend = async (req: Request, res: Response, name: string, args: unknown) => {
     const result = await callTool(name, args, {
@@ -250,7 +224,7 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
         if (method === 'get' || method === 'delete') {
           return { ...coerceQuery(req.query as Record<string, unknown>, schema), ...params };
         }
-        const body = req.body && typeof req.body === 'object' && !Array.isArray(req.body) ? req.body : {};
+        const body = isPlainObject(req.body) ? req.body : {};
         return { ...body, ...params };
       };
       app[method](path, async (req: Request, res: Response) => {

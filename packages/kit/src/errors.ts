@@ -1,18 +1,54 @@
+/**
+ * Every JSON-RPC error code the fleet sends, in one table; no code means two things. The protocol
+ * codes are JSON-RPC 2.0's; the server codes avoid the MCP SDK's own (ErrorCode: -32000
+ * ConnectionClosed, -32001 RequestTimeout, -32042 UrlElicitationRequired; -32002 is MCP's
+ * resource-not-found).
+ */
+export const JSONRPC_CODES = {
+  PARSE_ERROR: -32700,
+  INVALID_REQUEST: -32600,
+  METHOD_NOT_FOUND: -32601,
+  INVALID_PARAMS: -32602,
+  INTERNAL_ERROR: -32603,
+  /** The server is closing (the SDK's ConnectionClosed). */
+  CONNECTION_CLOSED: -32000,
+  /** MCP's resources/read of an unknown URI. */
+  RESOURCE_NOT_FOUND: -32002,
+  /** A GET/DELETE /mcp without Mcp-Session-Id. */
+  SESSION_REQUIRED: -32008,
+  /** An unknown or expired Mcp-Session-Id. */
+  SESSION_NOT_FOUND: -32010,
+  /** The 2026-07-28 stateless protocol: Mcp-* headers that disagree with the body. */
+  HEADER_MISMATCH: -32020,
+  /** The 2026-07-28 stateless protocol: a protocol version the gateway does not speak. */
+  UNSUPPORTED_PROTOCOL_VERSION: -32022,
+  FORBIDDEN: -32003,
+  NOT_FOUND: -32004,
+  UPSTREAM_UNAVAILABLE: -32005,
+  NOT_CONFIGURED: -32006,
+  TIMEOUT: -32007,
+  CONFLICT: -32009,
+  UNAUTHORIZED: -32011,
+  UPSTREAM_ERROR: -32012,
+  PAYLOAD_TOO_LARGE: -32013,
+  RATE_LIMITED: -32029,
+} as const;
+
 /** The one table from error code to HTTP status and JSON-RPC code (decisions.md, "Envelopes"). */
 export const ERROR_CODES = {
-  VALIDATION_ERROR: { status: 400, rpc: -32602 },
-  UNAUTHORIZED: { status: 401, rpc: -32001 },
-  FORBIDDEN: { status: 403, rpc: -32003 },
-  NOT_FOUND: { status: 404, rpc: -32004 },
-  UNKNOWN_TOOL: { status: 404, rpc: -32602 },
-  CONFLICT: { status: 409, rpc: -32009 },
-  PAYLOAD_TOO_LARGE: { status: 413, rpc: -32013 },
-  RATE_LIMITED: { status: 429, rpc: -32029 },
-  INTERNAL: { status: 500, rpc: -32603 },
-  UPSTREAM_ERROR: { status: 502, rpc: -32002 },
-  UPSTREAM_UNAVAILABLE: { status: 503, rpc: -32005 },
-  NOT_CONFIGURED: { status: 503, rpc: -32006 },
-  TIMEOUT: { status: 504, rpc: -32007 },
+  VALIDATION_ERROR: { status: 400, rpc: JSONRPC_CODES.INVALID_PARAMS },
+  UNAUTHORIZED: { status: 401, rpc: JSONRPC_CODES.UNAUTHORIZED },
+  FORBIDDEN: { status: 403, rpc: JSONRPC_CODES.FORBIDDEN },
+  NOT_FOUND: { status: 404, rpc: JSONRPC_CODES.NOT_FOUND },
+  UNKNOWN_TOOL: { status: 404, rpc: JSONRPC_CODES.INVALID_PARAMS },
+  CONFLICT: { status: 409, rpc: JSONRPC_CODES.CONFLICT },
+  PAYLOAD_TOO_LARGE: { status: 413, rpc: JSONRPC_CODES.PAYLOAD_TOO_LARGE },
+  RATE_LIMITED: { status: 429, rpc: JSONRPC_CODES.RATE_LIMITED },
+  INTERNAL: { status: 500, rpc: JSONRPC_CODES.INTERNAL_ERROR },
+  UPSTREAM_ERROR: { status: 502, rpc: JSONRPC_CODES.UPSTREAM_ERROR },
+  UPSTREAM_UNAVAILABLE: { status: 503, rpc: JSONRPC_CODES.UPSTREAM_UNAVAILABLE },
+  NOT_CONFIGURED: { status: 503, rpc: JSONRPC_CODES.NOT_CONFIGURED },
+  TIMEOUT: { status: 504, rpc: JSONRPC_CODES.TIMEOUT },
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -3,6 +3,7 @@ export * from './config';
 export * from './envelope';
 export * from './errors';
 export * from './health';
+export * from './http';
 export * from './logger';
 export * from './loki';
 export * from './metrics';

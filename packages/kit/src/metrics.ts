@@ -8,7 +8,7 @@ export interface ServiceMetrics {
   toolDuration: client.Histogram<'tool'>;
 }
 
-const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+import { DURATION_BUCKETS as BUCKETS } from './http';
 
 /** One registry per app, so several apps in one process (tests) never share counters. */
 export function createMetrics(service: string, withDefaults = true): ServiceMetrics {

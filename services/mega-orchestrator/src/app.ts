@@ -1,23 +1,25 @@
 import path from 'node:path';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
-import { AppError, ERROR_CODES, toAppError, type Logger } from '@mcp-fleet/kit';
+import { AppError, ERROR_CODES, requestIdFrom, toAppError, type Logger, JSONRPC_CODES } from '@mcp-fleet/kit';
 import type { ServiceEntry } from '@mcp-fleet/inventory';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import { defaultDownstreams, INVENTORY, SERVICE_ID, VERSION, type Config } from './config';
 import type { GatewayContext } from './context';
 import { Dispatcher } from './dispatch';
-import { makeSendError, originGuard, requestContext } from './http';
-import { McpHttp } from './mcp/http';
-import { looksLikeJsonRpc, PARSE_ERROR, sendRpcError } from './mcp/jsonrpc';
+import { gatewayRequestContext, gatewaySendError, originGuard } from './middleware';
+import { McpSessionTransport } from './mcp/session-transport';
+import { looksLikeJsonRpc, sendRpcError } from './mcp/jsonrpc';
 import { callTool, createMcpServer } from './mcp/server';
 import { Providers } from './providers';
 import { Registry } from './registry';
-import { Router } from './router';
-import { registerInfoRoutes } from './routes/info';
+import { ToolResolver } from './tool-resolver';
+import { registerCatalogRoutes } from './routes/catalog';
+import { registerDebugRoutes } from './routes/debug';
 import { registerNativeRoutes } from './routes/native';
 import { registerProxyRoute } from './routes/proxy';
+import { registerStatusRoutes } from './routes/status';
 import { registerStatusPage } from './routes/status-page';
-import { SessionStore } from './sessions';
+import { CallHistory } from './call-history';
 import { GatewayStats } from './stats';
 import type { DownstreamSpec } from './types';
 
@@ -38,8 +40,8 @@ export interface Gateway {
   app: Express;
   ctx: GatewayContext;
   registry: Registry;
-  sessions: SessionStore;
-  mcp: McpHttp;
+  sessions: CallHistory;
+  mcp: McpSessionTransport;
   /** Poll every downstream now and rebuild the catalog. */
   refresh(): Promise<void>;
   /** Close sessions, flush the session store, stop polling, release pools. */
@@ -72,8 +74,8 @@ export function createApp(deps: GatewayDeps): Gateway {
     logger,
   });
   const inventory = deps.inventory ?? INVENTORY;
-  const router = new Router(registry, inventory, Math.max(1, Math.ceil(config.HEALTH_POLL_MS / 1000)));
-  const sessions = new SessionStore({
+  const resolver = new ToolResolver(registry, inventory, Math.max(1, Math.ceil(config.HEALTH_POLL_MS / 1000)));
+  const sessions = new CallHistory({
     file: config.SESSION_DB ?? path.join(dataDir, 'gateway', 'contexts.sqlite'),
     databaseUrl: config.SESSION_DATABASE_URL,
     maxCallsPerSession: config.SESSION_MAX_CALLS,
@@ -81,7 +83,7 @@ export function createApp(deps: GatewayDeps): Gateway {
     retentionHours: config.SESSION_RETENTION_HOURS,
     logger,
   });
-  const dispatcher = new Dispatcher(registry, router, stats, sessions, {
+  const dispatcher = new Dispatcher(registry, resolver, stats, sessions, {
     service: SERVICE_ID,
     timeoutMs: config.DOWNSTREAM_TIMEOUT_MS,
     logger,
@@ -95,7 +97,7 @@ export function createApp(deps: GatewayDeps): Gateway {
     dataDir,
     inventory,
     registry,
-    router,
+    resolver,
     dispatcher,
     stats,
     sessions,
@@ -104,12 +106,11 @@ export function createApp(deps: GatewayDeps): Gateway {
   };
   // One JSON Schema validator for every MCP server (building an Ajv per request would dominate its cost).
   const validator = new AjvJsonSchemaValidator();
-  const mcp = new McpHttp({
+  const mcp = new McpSessionTransport({
     buildServer: (sessionId) => createMcpServer({ ctx, validator, pageSize: config.MCP_PAGE_SIZE, sessionId }),
     callTool: (params, call) => {
-      const requestId = call.req.get('x-request-id');
       return callTool(ctx, params, {
-        requestId: requestId && /^[\w.:-]{1,128}$/.test(requestId) ? requestId : String(call.req.res?.locals.requestId ?? ''),
+        requestId: String(call.req.res?.locals.requestId ?? requestIdFrom(call.req.get('x-request-id'))),
         signal: call.signal,
         traceparent: call.req.get('traceparent'),
         sessionId: call.sessionId,
@@ -131,13 +132,13 @@ export function createApp(deps: GatewayDeps): Gateway {
 
   stats.watchHistoryQueue(() => ({ length: sessions.queued, capacity: sessions.capacity, dropped: sessions.dropped }));
 
-  const sendError = makeSendError(SERVICE_ID, logger, stats);
+  const sendError = gatewaySendError(SERVICE_ID, logger, stats);
   const guard = originGuard(config.ALLOWED_ORIGINS, sendError);
 
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
-  app.use(requestContext(stats));
+  app.use(gatewayRequestContext(stats));
 
   // Passthrough first: its bodies stream to the downstream unparsed.
   const proxy = registerProxyRoute(app, ctx, guard, sendError);
@@ -147,7 +148,9 @@ export function createApp(deps: GatewayDeps): Gateway {
   app.use(express.json({ limit: config.BODY_LIMIT, strict: true, type: () => true }));
 
   registerNativeRoutes(app, ctx, mcp);
-  registerInfoRoutes(app, ctx);
+  registerStatusRoutes(app, ctx);
+  registerCatalogRoutes(app, ctx);
+  registerDebugRoutes(app, ctx);
   registerStatusPage(app, ctx);
 
   app.use((req: Request, res: Response) => {
@@ -166,7 +169,7 @@ export function createApp(deps: GatewayDeps): Gateway {
     if (onMcp && type === 'entity.parse.failed' && (req.path === '/mcp/rpc' || looksLikeJsonRpc((err as { body?: unknown }).body))) {
       stats.request('jsonrpc', false);
       stats.error('PARSE_ERROR');
-      return sendRpcError(res, 400, null, PARSE_ERROR, 'Parse error: the body is not valid JSON.');
+      return sendRpcError(res, 400, null, JSONRPC_CODES.PARSE_ERROR, 'Parse error: the body is not valid JSON.');
     }
     if (onMcp && type === 'entity.too.large' && wantsJsonRpc(req)) {
       stats.request('jsonrpc', false);

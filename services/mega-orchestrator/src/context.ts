@@ -4,8 +4,8 @@ import type { Config } from './config';
 import type { Dispatcher } from './dispatch';
 import type { Providers } from './providers';
 import type { Registry } from './registry';
-import type { Router } from './router';
-import type { SessionStore } from './sessions';
+import type { ToolResolver } from './tool-resolver';
+import type { CallHistory } from './call-history';
 import type { GatewayStats } from './stats';
 
 /** Everything the routes and the MCP server share. */
@@ -17,10 +17,10 @@ export interface GatewayContext {
   dataDir: string;
   inventory: readonly ServiceEntry[];
   registry: Registry;
-  router: Router;
+  resolver: ToolResolver;
   dispatcher: Dispatcher;
   stats: GatewayStats;
-  sessions: SessionStore;
+  sessions: CallHistory;
   providers: Providers;
   /** Live MCP sessions (set once the MCP endpoint exists). */
   mcpSessionCount: () => number;

@@ -9,11 +9,11 @@ import {
   type Logger,
 } from '@mcp-fleet/kit';
 import type { Registry } from './registry';
-import type { Route, Router, Target } from './router';
-import type { SessionStore } from './sessions';
+import type { Route, ToolResolver, Target } from './tool-resolver';
+import type { CallHistory } from './call-history';
 import type { GatewayStats } from './stats';
 import type { RoutingMode, Transport } from './types';
-import { UpstreamFailure } from './upstream';
+import { DownstreamFailure } from './downstream-client';
 
 export interface CallRequest {
   tool: string;
@@ -65,9 +65,9 @@ export class Dispatcher {
 
   constructor(
     private readonly registry: Registry,
-    private readonly router: Router,
+    private readonly resolver: ToolResolver,
     private readonly stats: GatewayStats,
-    private readonly sessions: SessionStore,
+    private readonly sessions: CallHistory,
     private readonly options: DispatcherOptions,
   ) {
     this.debug = options.logger.isDebugEnabled();
@@ -86,9 +86,9 @@ export class Dispatcher {
       if (req.service !== undefined) {
         const service = this.registry.get(req.service);
         if (!service) throw new AppError('NOT_FOUND', `No downstream service "${req.service.slice(0, 100)}"; GET /services lists them.`);
-        route = this.router.resolveOn(service, req.tool);
+        route = this.resolver.resolveOn(service, req.tool);
       } else {
-        route = this.router.resolve(req.tool, req.mode);
+        route = this.resolver.resolve(req.tool, req.mode);
       }
       result = await this.forward(route, req, span);
     } catch (err) {
@@ -227,7 +227,7 @@ export class Dispatcher {
           ),
         };
       } catch (err) {
-        if (!(err instanceof UpstreamFailure)) throw err;
+        if (!(err instanceof DownstreamFailure)) throw err;
         if (err.kind === 'aborted') {
           service.breaker.release();
           return {

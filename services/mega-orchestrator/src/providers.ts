@@ -3,7 +3,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { request } from 'undici';
 import type { Config } from './config';
-import { displayUrl } from './upstream';
+import { displayUrl } from './downstream-client';
 
 export interface ProviderReport {
   id: string;

@@ -4,7 +4,7 @@ import { TOOL_NAME, type Logger } from '@mcp-fleet/kit';
 import { CircuitBreaker } from './breaker';
 import { buildCatalog, type Catalog } from './catalog';
 import type { DownstreamSpec, DownstreamTool, ServiceHealth } from './types';
-import { Upstream, UpstreamFailure, type UpstreamAnswer } from './upstream';
+import { DownstreamClient, DownstreamFailure, type DownstreamAnswer } from './downstream-client';
 
 export interface RegistryOptions {
   pollMs: number;
@@ -39,7 +39,7 @@ export class ServiceState {
   toolsSignature = '';
   polls = { ok: 0, failed: 0 };
   readonly breaker: CircuitBreaker;
-  readonly upstream: Upstream;
+  readonly upstream: DownstreamClient;
   readonly primaryFor: string[];
 
   constructor(
@@ -47,7 +47,7 @@ export class ServiceState {
     readonly order: number,
     options: RegistryOptions,
   ) {
-    this.upstream = new Upstream(spec.url, {
+    this.upstream = new DownstreamClient(spec.url, {
       connections: options.connections,
       maxResponseBytes: options.maxResponseBytes,
       connectTimeoutMs: Math.min(options.healthTimeoutMs, 10_000),
@@ -186,13 +186,13 @@ export class Registry extends EventEmitter {
     return catalog;
   }
 
-  private async probe(s: ServiceState, path: string): Promise<UpstreamAnswer> {
+  private async probe(s: ServiceState, path: string): Promise<DownstreamAnswer> {
     const req = { method: 'GET' as const, path, timeoutMs: this.options.healthTimeoutMs };
     try {
       return await s.upstream.request(req);
     } catch (err) {
       // A keep-alive socket the downstream closed (e.g. it restarted): one fresh attempt.
-      if (err instanceof UpstreamFailure && err.kind === 'connection') return s.upstream.request(req);
+      if (err instanceof DownstreamFailure && err.kind === 'connection') return s.upstream.request(req);
       throw err;
     }
   }
@@ -214,7 +214,7 @@ export class Registry extends EventEmitter {
         else this.acceptTools(s, list.json.tools);
       }
     } catch (err) {
-      reason = err instanceof UpstreamFailure ? err.message : `probe failed: ${(err as Error).message}`;
+      reason = err instanceof DownstreamFailure ? err.message : `probe failed: ${(err as Error).message}`;
     }
     const latencyMs = Math.round((performance.now() - started) * 100) / 100;
     s.lastChecked = Date.now();

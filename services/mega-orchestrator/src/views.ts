@@ -1,9 +1,9 @@
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { Catalog } from './catalog';
 import type { GatewayContext } from './context';
-import { inventoryStatus } from './router';
+import { inventoryStatus } from './tool-resolver';
 import { MODE_DESCRIPTIONS, ROUTING_MODES } from './types';
-import { displayUrl } from './upstream';
+import { displayUrl } from './downstream-client';
 
 /** The gateway's MCP resources; also listed by GET /mcp/schema. */
 export const RESOURCES = [

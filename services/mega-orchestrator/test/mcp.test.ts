@@ -1,3 +1,4 @@
+import { JSONRPC_CODES } from '@mcp-fleet/kit';
 import request from 'supertest';
 import { tempDir } from '@mcp-fleet/testing';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -118,7 +119,7 @@ describe('MCP through the official SDK client', () => {
     const services = await client.readResource({ uri: 'mega://services' });
     expect(JSON.parse((services.contents[0] as { text: string }).text).services.length).toBeGreaterThan(2);
     const missing = await client.readResource({ uri: 'mega://nope' }).catch((e: unknown) => e);
-    expect((missing as McpError).code).toBe(-32002);
+    expect((missing as McpError).code).toBe(JSONRPC_CODES.RESOURCE_NOT_FOUND);
   });
 
   it('answers ping', async () => {
@@ -172,7 +173,7 @@ describe('sessions over HTTP', () => {
       .set('Mcp-Session-Id', sid)
       .send({ jsonrpc: '2.0', id: 1, method: 'tools/list' })
       .expect(404);
-    expect(res.body.error.code).toBe(-32001);
+    expect(res.body.error.code).toBe(JSONRPC_CODES.SESSION_NOT_FOUND);
     await client.close();
   });
 
@@ -323,7 +324,7 @@ describe('sessionless JSON-RPC (curl)', () => {
       .set('Mcp-Session-Id', 'stale')
       .send({ jsonrpc: '2.0', id: 1, method: 'ping' })
       .expect(404);
-    expect(res.body.error.code).toBe(-32001);
+    expect(res.body.error.code).toBe(JSONRPC_CODES.SESSION_NOT_FOUND);
   });
 });
 

@@ -2,10 +2,10 @@ import type { IncomingMessage } from 'node:http';
 import { CircuitBreaker } from '../src/breaker';
 import { readConfig } from '../src/config';
 import { buildCatalog, type CatalogService } from '../src/catalog';
-import { normaliseRequest } from '../src/mcp/http';
+import { normaliseRequest } from '../src/mcp/session-transport';
 import { invalidMessage, looksLikeJsonRpc } from '../src/mcp/jsonrpc';
-import { ARGS_MAX, summarizeArgs } from '../src/sessions';
-import { displayUrl } from '../src/upstream';
+import { ARGS_MAX, summarizeArgs } from '../src/call-history';
+import { displayUrl } from '../src/downstream-client';
 import type { DownstreamTool } from '../src/types';
 
 const tool = (name: string): DownstreamTool => ({ name, description: name, inputSchema: { type: 'object' }, annotations: {} });

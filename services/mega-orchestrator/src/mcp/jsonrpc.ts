@@ -1,9 +1,5 @@
 import type { Response } from 'express';
-
-export const PARSE_ERROR = -32700;
-export const INVALID_REQUEST = -32600;
-export const METHOD_NOT_FOUND = -32601;
-export const INVALID_PARAMS = -32602;
+import { isPlainObject } from '@mcp-fleet/kit';
 
 export type RpcId = string | number | null;
 
@@ -18,8 +14,6 @@ export function sendRpcError(res: Response, status: number, id: RpcId, code: num
   }
   res.status(status).json(rpcError(id, code, message, data));
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function idOf(m: Record<string, unknown>): RpcId {
   const id = m.id;
@@ -36,14 +30,14 @@ export function invalidMessage(body: unknown): { id: RpcId; message: string } | 
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i];
     const where = Array.isArray(body) ? ` (batch item ${i})` : '';
-    if (!isObject(m)) return { id: null, message: `Invalid Request${where}: a JSON-RPC message is an object.` };
+    if (!isPlainObject(m)) return { id: null, message: `Invalid Request${where}: a JSON-RPC message is an object.` };
     const id = idOf(m);
     if (m.jsonrpc !== '2.0') return { id, message: `Invalid Request${where}: "jsonrpc" must be "2.0".` };
     if ('id' in m && id === null) return { id: null, message: `Invalid Request${where}: "id" must be a string or an integer.` };
     if ('method' in m) {
       if (typeof m.method !== 'string' || m.method === '')
         return { id, message: `Invalid Request${where}: "method" must be a non-empty string.` };
-      if ('params' in m && !isObject(m.params)) return { id, message: `Invalid Request${where}: "params" must be an object.` };
+      if ('params' in m && !isPlainObject(m.params)) return { id, message: `Invalid Request${where}: "params" must be an object.` };
       continue;
     }
     if (('result' in m || 'error' in m) && 'id' in m) continue; // a response to a server request

@@ -1,4 +1,4 @@
-import { paginate, AppError } from '@mcp-fleet/kit';
+import { paginate, AppError, JSONRPC_CODES, isPlainObject } from '@mcp-fleet/kit';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
@@ -7,9 +7,6 @@ import type { Catalog } from '../catalog';
 import type { GatewayContext } from '../context';
 import { ROUTING_MODES, type RoutingMode } from '../types';
 import { healthView, RESOURCES, schemaView, servicesView, toolListing } from '../views';
-import { INVALID_PARAMS } from './jsonrpc';
-
-const RESOURCE_NOT_FOUND = -32002;
 
 // Loose request schemas: the handlers check params themselves so bad params are -32602, not -32603.
 const params = z.record(z.string(), z.unknown()).optional();
@@ -44,8 +41,6 @@ function mcpTools(catalog: Catalog): McpTool[] {
   return list;
 }
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 const ID = /^[\w.:-]{1,128}$/;
 
 export interface McpServerOptions {
@@ -63,12 +58,12 @@ export const INSTRUCTIONS =
 
 /** One page of the catalog as MCP tools (both protocol eras). */
 export function listToolsPage(ctx: GatewayContext, pageSize: number, cursor: unknown): { tools: McpTool[]; nextCursor?: string } {
-  if (cursor !== undefined && typeof cursor !== 'string') throw new McpError(INVALID_PARAMS, 'cursor must be a string');
+  if (cursor !== undefined && typeof cursor !== 'string') throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'cursor must be a string');
   try {
     const page = paginate(mcpTools(ctx.registry.catalog), pageSize, cursor);
     return { tools: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
   } catch (err) {
-    throw new McpError(INVALID_PARAMS, err instanceof AppError ? err.message : 'invalid cursor');
+    throw new McpError(JSONRPC_CODES.INVALID_PARAMS, err instanceof AppError ? err.message : 'invalid cursor');
   }
 }
 
@@ -79,14 +74,18 @@ export async function callTool(
   call: { requestId: string; signal?: AbortSignal; traceparent?: string; sessionId?: string },
 ): Promise<CallToolResult> {
   const name = p.name;
-  if (typeof name !== 'string' || name === '') throw new McpError(INVALID_PARAMS, 'tools/call needs params.name (a string).');
-  if (p.arguments !== undefined && !isPlainObject(p.arguments)) throw new McpError(INVALID_PARAMS, 'params.arguments must be an object.');
+  if (typeof name !== 'string' || name === '') throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'tools/call needs params.name (a string).');
+  if (p.arguments !== undefined && !isPlainObject(p.arguments))
+    throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'params.arguments must be an object.');
   const args = (p.arguments ?? {}) as Record<string, unknown>;
   const meta = isPlainObject(p._meta) ? p._meta : {};
   let mode: RoutingMode = 'auto';
   if (meta.mode !== undefined) {
     if (!ROUTING_MODES.includes(meta.mode as RoutingMode)) {
-      throw new McpError(INVALID_PARAMS, `_meta.mode must be one of: ${ROUTING_MODES.join(', ')} (GET /modes describes them).`);
+      throw new McpError(
+        JSONRPC_CODES.INVALID_PARAMS,
+        `_meta.mode must be one of: ${ROUTING_MODES.join(', ')} (GET /modes describes them).`,
+      );
     }
     mode = meta.mode as RoutingMode;
   }
@@ -103,7 +102,7 @@ export async function callTool(
     signal: call.signal,
     traceparent: call.traceparent,
   });
-  if (!out.ok && out.code === 'UNKNOWN_TOOL') throw new McpError(INVALID_PARAMS, String(out.body.error));
+  if (!out.ok && out.code === 'UNKNOWN_TOOL') throw new McpError(JSONRPC_CODES.INVALID_PARAMS, String(out.body.error));
   if (out.ok) {
     const result = out.body.result;
     return {
@@ -117,7 +116,7 @@ export async function callTool(
 
 /** resources/read of the gateway's own resources (both protocol eras). */
 export function readResource(ctx: GatewayContext, uri: unknown): { contents: { uri: string; mimeType: string; text: string }[] } {
-  if (typeof uri !== 'string') throw new McpError(INVALID_PARAMS, 'resources/read needs params.uri (a string).');
+  if (typeof uri !== 'string') throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'resources/read needs params.uri (a string).');
   const views: Record<string, () => unknown> = {
     'mega://health': () => healthView(ctx),
     'mega://services': () => servicesView(ctx),
@@ -125,9 +124,13 @@ export function readResource(ctx: GatewayContext, uri: unknown): { contents: { u
   };
   const view = Object.prototype.hasOwnProperty.call(views, uri) ? views[uri] : undefined;
   if (!view)
-    throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri.slice(0, 200)}. resources/list shows the three resources.`, {
-      uri: uri.slice(0, 200),
-    });
+    throw new McpError(
+      JSONRPC_CODES.RESOURCE_NOT_FOUND,
+      `Resource not found: ${uri.slice(0, 200)}. resources/list shows the three resources.`,
+      {
+        uri: uri.slice(0, 200),
+      },
+    );
   return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(view()) }] };
 }
 

@@ -8,17 +8,16 @@
  * resources) are the ones the 2025-era SDK server uses.
  */
 import type { Request, Response } from 'express';
+import { JSONRPC_CODES, isPlainObject } from '@mcp-fleet/kit';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { GatewayContext } from '../context';
 import { RESOURCES } from '../views';
-import { INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, rpcError, type RpcId } from './jsonrpc';
+import { rpcError, type RpcId } from './jsonrpc';
 import { callTool, INSTRUCTIONS, listToolsPage, readResource } from './server';
 
 export const STATELESS_VERSION = '2026-07-28';
 /** Versions served on this endpoint: the stateless one, and the session-based ones through the SDK. */
 export const SUPPORTED_VERSIONS = [STATELESS_VERSION, '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'];
-export const UNSUPPORTED_PROTOCOL_VERSION = -32022;
-export const HEADER_MISMATCH = -32020;
 
 const META_VERSION = 'io.modelcontextprotocol/protocolVersion';
 const META_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
@@ -31,7 +30,6 @@ const NAMED: Record<string, (params: Record<string, unknown>) => unknown> = {
 /** The catalog changes when services come and go: clients may reuse a list for a few seconds. */
 const CATALOG_TTL_MS = 5_000;
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const header = (req: Request, name: string): string | undefined => {
   const v = req.get(name);
   return v === undefined ? undefined : v.trim();
@@ -45,7 +43,7 @@ const header = (req: Request, name: string): string | undefined => {
 export function isStatelessRequest(req: Request, body: unknown): boolean {
   if (req.get('mcp-session-id') !== undefined) return false;
   if (header(req, 'mcp-protocol-version') === STATELESS_VERSION) return true;
-  if (!isObject(body) || !isObject(body.params) || !isObject(body.params._meta)) return false;
+  if (!isPlainObject(body) || !isPlainObject(body.params) || !isPlainObject(body.params._meta)) return false;
   const v = body.params._meta[META_VERSION];
   // A request that names its version in _meta is stateless-era.
   return typeof v === 'string' && body.method !== 'initialize';
@@ -63,23 +61,27 @@ class HttpRpcError extends Error {
 }
 
 export async function handleStateless(ctx: GatewayContext, req: Request, res: Response, body: unknown, pageSize: number): Promise<void> {
-  const id: RpcId = isObject(body) && (typeof body.id === 'string' || typeof body.id === 'number') ? body.id : null;
+  const id: RpcId = isPlainObject(body) && (typeof body.id === 'string' || typeof body.id === 'number') ? body.id : null;
   const send = (status: number, payload: Record<string, unknown>) => {
     res.status(status).setHeader('MCP-Protocol-Version', STATELESS_VERSION);
     res.json(payload);
   };
   try {
-    if (!isObject(body) || body.jsonrpc !== '2.0' || typeof body.method !== 'string' || body.method === '')
-      throw new HttpRpcError(400, INVALID_REQUEST, 'Invalid Request: one JSON-RPC 2.0 message with a "method" (no batches in 2026-07-28).');
+    if (!isPlainObject(body) || body.jsonrpc !== '2.0' || typeof body.method !== 'string' || body.method === '')
+      throw new HttpRpcError(
+        400,
+        JSONRPC_CODES.INVALID_REQUEST,
+        'Invalid Request: one JSON-RPC 2.0 message with a "method" (no batches in 2026-07-28).',
+      );
     const method = body.method;
     const params = body.params === undefined ? {} : body.params;
-    if (!isObject(params)) throw new HttpRpcError(400, INVALID_REQUEST, 'Invalid Request: "params" must be an object.');
+    if (!isPlainObject(params)) throw new HttpRpcError(400, JSONRPC_CODES.INVALID_REQUEST, 'Invalid Request: "params" must be an object.');
 
     const headerMethod = header(req, 'mcp-method');
     if (headerMethod === undefined || headerMethod !== method)
       throw new HttpRpcError(
         400,
-        HEADER_MISMATCH,
+        JSONRPC_CODES.HEADER_MISMATCH,
         `The Mcp-Method header (${headerMethod === undefined ? 'missing' : JSON.stringify(headerMethod.slice(0, 100))}) must equal the body's method "${method.slice(0, 100)}".`,
       );
     const named = NAMED[method];
@@ -89,24 +91,29 @@ export async function handleStateless(ctx: GatewayContext, req: Request, res: Re
       if (typeof expected === 'string' && headerName !== expected)
         throw new HttpRpcError(
           400,
-          HEADER_MISMATCH,
+          JSONRPC_CODES.HEADER_MISMATCH,
           `The Mcp-Name header (${headerName === undefined ? 'missing' : JSON.stringify(headerName.slice(0, 200))}) must equal ${method === 'resources/read' ? 'params.uri' : 'params.name'}.`,
         );
     }
 
-    const meta = isObject(params._meta) ? params._meta : undefined;
+    const meta = isPlainObject(params._meta) ? params._meta : undefined;
     const missing = [META_VERSION, META_CAPABILITIES].filter((k) =>
-      k === META_CAPABILITIES ? !isObject(meta?.[k]) : typeof meta?.[k] !== 'string',
+      k === META_CAPABILITIES ? !isPlainObject(meta?.[k]) : typeof meta?.[k] !== 'string',
     );
     if (missing.length)
-      throw new HttpRpcError(400, INVALID_PARAMS, `params._meta must carry ${missing.join(' and ')} on every 2026-07-28 request.`, {
-        missing,
-      });
+      throw new HttpRpcError(
+        400,
+        JSONRPC_CODES.INVALID_PARAMS,
+        `params._meta must carry ${missing.join(' and ')} on every 2026-07-28 request.`,
+        {
+          missing,
+        },
+      );
     const version = meta![META_VERSION] as string;
     if (version !== STATELESS_VERSION)
       throw new HttpRpcError(
         400,
-        UNSUPPORTED_PROTOCOL_VERSION,
+        JSONRPC_CODES.UNSUPPORTED_PROTOCOL_VERSION,
         `Unsupported protocol version "${version.slice(0, 40)}" for a stateless request; supported: ${SUPPORTED_VERSIONS.join(', ')} (the 2025 ones through initialize and a session).`,
         { supported: SUPPORTED_VERSIONS, requested: version.slice(0, 40) },
       );
@@ -114,14 +121,14 @@ export async function handleStateless(ctx: GatewayContext, req: Request, res: Re
     if (headerVersion !== undefined && headerVersion !== version)
       throw new HttpRpcError(
         400,
-        HEADER_MISMATCH,
+        JSONRPC_CODES.HEADER_MISMATCH,
         `The MCP-Protocol-Version header "${headerVersion.slice(0, 40)}" differs from _meta's "${version}".`,
       );
 
     if (REMOVED.has(method))
       throw new HttpRpcError(
         404,
-        METHOD_NOT_FOUND,
+        JSONRPC_CODES.METHOD_NOT_FOUND,
         `Method not found: ${method} was removed in 2026-07-28 (server/discover replaces initialize).`,
       );
 
@@ -133,11 +140,11 @@ export async function handleStateless(ctx: GatewayContext, req: Request, res: Re
   } catch (err) {
     if (err instanceof HttpRpcError) return send(err.status, rpcError(id, err.code, err.message, err.data));
     if (err instanceof McpError) {
-      const status = err.code === METHOD_NOT_FOUND ? 404 : 200;
+      const status = err.code === JSONRPC_CODES.METHOD_NOT_FOUND ? 404 : 200;
       return send(status, rpcError(id, err.code, err.message.replace(/^MCP error -?\d+: /, ''), err.data));
     }
     ctx.logger.error('stateless MCP request failed', { err });
-    return send(500, rpcError(id, -32603, 'Internal error; the gateway log has the cause.'));
+    return send(500, rpcError(id, JSONRPC_CODES.INTERNAL_ERROR, 'Internal error; the gateway log has the cause.'));
   }
 }
 
@@ -175,8 +182,14 @@ async function dispatch(ctx: GatewayContext, req: Request, method: string, param
       // No prompt sources are configured yet (MCP servers behind the gateway and marketplace skills will add them).
       return { resultType: 'complete', prompts: [], ...cache(CATALOG_TTL_MS) };
     case 'prompts/get':
-      throw new McpError(INVALID_PARAMS, `Unknown prompt "${String(params.name).slice(0, 100)}"; prompts/list shows the prompts.`);
+      throw new McpError(
+        JSONRPC_CODES.INVALID_PARAMS,
+        `Unknown prompt "${String(params.name).slice(0, 100)}"; prompts/list shows the prompts.`,
+      );
     default:
-      throw new McpError(METHOD_NOT_FOUND, `Method not found: ${method.slice(0, 100)}. server/discover lists what this server offers.`);
+      throw new McpError(
+        JSONRPC_CODES.METHOD_NOT_FOUND,
+        `Method not found: ${method.slice(0, 100)}. server/discover lists what this server offers.`,
+      );
   }
 }

@@ -1,12 +1,11 @@
 import type { Express, Request, Response } from 'express';
-import { AppError, parseOrThrow } from '@mcp-fleet/kit';
+import { AppError, parseOrThrow, JSONRPC_CODES, isPlainObject, abortOnClose } from '@mcp-fleet/kit';
 import { z } from 'zod';
 import type { GatewayContext } from '../context';
 import type { CallResult } from '../dispatch';
 import { handleStateless, isStatelessRequest } from '../mcp/stateless';
-import { abortOnClose, isPlainObject } from '../http';
-import type { McpHttp } from '../mcp/http';
-import { INVALID_REQUEST, sendRpcError } from '../mcp/jsonrpc';
+import type { McpSessionTransport } from '../mcp/session-transport';
+import { sendRpcError } from '../mcp/jsonrpc';
 import { ROUTING_MODES, type Transport } from '../types';
 
 const id = (what: string) =>
@@ -32,7 +31,7 @@ export const nativeCallBody = z
   })
   .strict();
 
-export function registerNativeRoutes(app: Express, ctx: GatewayContext, mcp: McpHttp): void {
+export function registerNativeRoutes(app: Express, ctx: GatewayContext, mcp: McpSessionTransport): void {
   const { stats } = ctx;
 
   const send = (res: Response, body: z.output<typeof nativeCallBody>, out: CallResult) => {
@@ -94,7 +93,7 @@ export function registerNativeRoutes(app: Express, ctx: GatewayContext, mcp: Mcp
         res,
         400,
         null,
-        INVALID_REQUEST,
+        JSONRPC_CODES.INVALID_REQUEST,
         'Invalid Request: POST /mcp/rpc takes JSON-RPC 2.0 ({"jsonrpc": "2.0", "id": 1, "method": ...}).',
       );
     }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { JSONRPC_CODES } from '@mcp-fleet/kit';
 import type { IncomingMessage } from 'node:http';
 import type { Request, Response } from 'express';
 import type { Logger } from '@mcp-fleet/kit';
@@ -10,7 +11,7 @@ import {
   LATEST_PROTOCOL_VERSION,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
-import { INVALID_PARAMS, INVALID_REQUEST, invalidMessage, rpcError, sendRpcError, type RpcId } from './jsonrpc';
+import { invalidMessage, rpcError, sendRpcError, type RpcId } from './jsonrpc';
 
 interface LiveSession {
   id: string;
@@ -22,7 +23,7 @@ interface LiveSession {
   inFlight: Set<string | number>;
 }
 
-export interface McpHttpOptions {
+export interface McpSessionTransportOptions {
   /** Builds the SDK Server for a session (or for one sessionless request). */
   buildServer: (sessionId: () => string | undefined) => Server;
   /**
@@ -98,12 +99,12 @@ export function streamEntries(transport: StreamableHTTPServerTransport): number 
 }
 
 /** MCP over Streamable HTTP: stateful sessions for clients that initialize, one-shot transports for the rest. */
-export class McpHttp {
+export class McpSessionTransport {
   private readonly sessions = new Map<string, LiveSession>();
   private readonly sweeper: NodeJS.Timeout;
   private closed = false;
 
-  constructor(private readonly options: McpHttpOptions) {
+  constructor(private readonly options: McpSessionTransportOptions) {
     this.sweeper = setInterval(() => this.sweep(), Math.min(60_000, Math.max(1000, Math.floor(options.idleMs / 2))));
     this.sweeper.unref();
   }
@@ -120,7 +121,7 @@ export class McpHttp {
 
   async handlePost(req: Request, res: Response, body: unknown): Promise<void> {
     const invalid = invalidMessage(body);
-    if (invalid) return sendRpcError(res, 400, invalid.id, INVALID_REQUEST, invalid.message);
+    if (invalid) return sendRpcError(res, 400, invalid.id, JSONRPC_CODES.INVALID_REQUEST, invalid.message);
     const messages = (Array.isArray(body) ? body : [body]) as Record<string, unknown>[];
     // What the SDK transport would reject as a "parse error" is a JSON-RPC invalid request.
     const malformed = messages.find((m) => !JSONRPCMessageSchema.safeParse(m).success);
@@ -129,7 +130,7 @@ export class McpHttp {
         res,
         400,
         idOf(malformed),
-        INVALID_REQUEST,
+        JSONRPC_CODES.INVALID_REQUEST,
         'Invalid Request: the message does not match JSON-RPC 2.0 as MCP uses it (check params._meta).',
       );
     }
@@ -141,7 +142,7 @@ export class McpHttp {
         .json(
           rpcError(
             idOf(badInit),
-            INVALID_PARAMS,
+            JSONRPC_CODES.INVALID_PARAMS,
             'initialize needs params.protocolVersion (e.g. "2025-11-25"), params.capabilities ({}) and params.clientInfo ({name, version}).',
           ),
         );
@@ -156,7 +157,7 @@ export class McpHttp {
           res,
           404,
           null,
-          -32001,
+          JSONRPC_CODES.SESSION_NOT_FOUND,
           'Session not found: it expired or was closed. Initialize again, or send requests without Mcp-Session-Id.',
         );
       }
@@ -170,7 +171,7 @@ export class McpHttp {
           res,
           400,
           reused,
-          INVALID_REQUEST,
+          JSONRPC_CODES.INVALID_REQUEST,
           `Request id ${JSON.stringify(reused)} is already in flight in this session; give every request its own id.`,
         );
       }
@@ -215,9 +216,9 @@ export class McpHttp {
       payload = { jsonrpc: '2.0', id, result };
     } catch (err) {
       const e = err as { code?: unknown; message?: string; data?: unknown };
-      const code = typeof e.code === 'number' ? e.code : -32603;
-      const message = code === -32603 ? 'Internal error' : String(e.message ?? '').replace(/^MCP error -?\d+: /, '');
-      if (code === -32603) this.options.logger.error('tools/call failed', { err });
+      const code = typeof e.code === 'number' ? e.code : JSONRPC_CODES.INTERNAL_ERROR;
+      const message = code === JSONRPC_CODES.INTERNAL_ERROR ? 'Internal error' : String(e.message ?? '').replace(/^MCP error -?\d+: /, '');
+      if (code === JSONRPC_CODES.INTERNAL_ERROR) this.options.logger.error('tools/call failed', { err });
       payload = rpcError(id, code, message, e.data);
     }
     if (res.writableEnded) return;
@@ -226,7 +227,7 @@ export class McpHttp {
   }
 
   private async initialize(req: Request, res: Response, body: unknown): Promise<void> {
-    if (this.closed) return sendRpcError(res, 503, null, -32000, 'The gateway is shutting down.');
+    if (this.closed) return sendRpcError(res, 503, null, JSONRPC_CODES.CONNECTION_CLOSED, 'The gateway is shutting down.');
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       enableJsonResponse: true,
@@ -268,12 +269,19 @@ export class McpHttp {
         res,
         400,
         null,
-        -32000,
+        JSONRPC_CODES.SESSION_REQUIRED,
         `${req.method} /mcp needs an Mcp-Session-Id header; initialize first (POST /mcp). Sessionless clients only POST.`,
       );
     }
     const live = this.sessions.get(sid);
-    if (!live) return sendRpcError(res, 404, null, -32001, 'Session not found: it expired or was closed. Initialize again.');
+    if (!live)
+      return sendRpcError(
+        res,
+        404,
+        null,
+        JSONRPC_CODES.SESSION_NOT_FOUND,
+        'Session not found: it expired or was closed. Initialize again.',
+      );
     live.lastSeen = Date.now();
     const version = req.headers['mcp-protocol-version'];
     if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version))

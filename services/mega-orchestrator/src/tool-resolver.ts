@@ -35,7 +35,7 @@ export function inventoryStatus(entry: ServiceEntry): string {
 const unavailable = (message: string, retryAfter: number) => new AppError('UPSTREAM_UNAVAILABLE', message, { retryAfter });
 
 /** Name + mode -> the services to call. Map lookups only: this is the hot path. */
-export class Router {
+export class ToolResolver {
   private absent: Map<string, ServiceEntry[]>;
   private readonly inventoryById: Map<string, ServiceEntry>;
 

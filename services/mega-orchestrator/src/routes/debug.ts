@@ -2,17 +2,9 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import v8 from 'node:v8';
 import type { Express } from 'express';
-import { AppError, MAX_LIMIT, paginate, parseOrThrow } from '@mcp-fleet/kit';
+import { AppError, MAX_LIMIT, parseOrThrow } from '@mcp-fleet/kit';
 import { z } from 'zod';
 import type { GatewayContext } from '../context';
-import { healthView, modesView, schemaView, servicesView, toolListing } from '../views';
-
-const listQuery = z
-  .object({
-    limit: z.coerce.number().int().min(1).max(MAX_LIMIT).optional().describe('Items per page (1-500); all tools when omitted.'),
-    cursor: z.string().max(512).optional().describe('nextCursor from the previous page.'),
-  })
-  .strict();
 
 const MAX_FILES_WALKED = 10_000;
 
@@ -36,65 +28,9 @@ async function walk(dir: string): Promise<{ files: number; bytes: number; trunca
   return { files, bytes, truncated: false };
 }
 
-export function registerInfoRoutes(app: Express, ctx: GatewayContext): void {
-  const { registry, stats } = ctx;
-
-  app.get('/health', (_req, res) => {
-    res.json(healthView(ctx));
-  });
-
-  app.get('/status', (_req, res) => {
-    const healthy = registry.services.filter((s) => s.healthy).length;
-    res.json({
-      status: healthy === registry.services.length ? 'healthy' : 'degraded',
-      service: ctx.service,
-      version: ctx.version,
-      uptimeSeconds: Math.round((Date.now() - stats.startedAt) / 1000),
-      services: { healthy, total: registry.services.length },
-      tools: registry.catalog.entries.length,
-      mcpSessions: ctx.mcpSessionCount(),
-      timestamp: new Date().toISOString(),
-    });
-  });
-
-  app.get('/services', (_req, res) => {
-    res.json(servicesView(ctx));
-  });
-
-  app.get('/tools/list', (req, res) => {
-    const q = parseOrThrow(listQuery, req.query, 'query; use ?limit=1-500&cursor=<nextCursor>');
-    const all = toolListing(registry.catalog);
-    if (q.limit === undefined && q.cursor === undefined) {
-      res.json({ tools: all, count: all.length });
-      return;
-    }
-    const page = paginate(all, q.limit ?? 50, q.cursor);
-    res.json({ tools: page.items, count: all.length, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) });
-  });
-
-  app.get('/mcp/schema', (_req, res) => {
-    res.json(schemaView(ctx));
-  });
-
-  app.get('/modes', (_req, res) => {
-    res.json(modesView(ctx));
-  });
-
-  app.get('/stats', (_req, res) => {
-    res.json({
-      service: ctx.service,
-      ...stats.snapshot(),
-      mcpSessions: ctx.mcpSessionCount(),
-      sessionStore: { queued: ctx.sessions.queued, written: ctx.sessions.written, dropped: ctx.sessions.dropped },
-      catalog: { tools: registry.catalog.entries.length, builtAt: new Date(registry.catalog.builtAt).toISOString() },
-    });
-  });
-
-  app.get('/providers', async (_req, res) => {
-    const report = await ctx.providers.report();
-    const configured = report.providers.filter((p) => p.configured).length;
-    res.json({ ...report, count: report.providers.length, configured });
-  });
+/** Looking inside: /memory/stats (heap report), /files/stats (data directory walk), /debug/cache, /debug/contexts/:id. */
+export function registerDebugRoutes(app: Express, ctx: GatewayContext): void {
+  const { registry } = ctx;
 
   app.get('/memory/stats', async (_req, res) => {
     const m = process.memoryUsage();
@@ -145,11 +81,6 @@ export function registerInfoRoutes(app: Express, ctx: GatewayContext): void {
       disk: fsStats ? { totalBytes: fsStats.blocks * fsStats.bsize, freeBytes: fsStats.bavail * fsStats.bsize } : null,
       timestamp: new Date().toISOString(),
     });
-  });
-
-  app.get('/metrics', async (_req, res) => {
-    res.setHeader('Content-Type', stats.metrics.registry.contentType);
-    res.send(await stats.metrics.registry.metrics());
   });
 
   app.get('/debug/cache', (_req, res) => {

@@ -18,7 +18,7 @@ export interface CallRecord {
   args: unknown;
 }
 
-export interface SessionStoreOptions {
+export interface CallHistoryOptions {
   file: string;
   /** PostgreSQL instead of the SQLite file, shared by several gateway instances. */
   databaseUrl?: string;
@@ -62,7 +62,7 @@ interface CallRow {
  * Session and context records in SQLite. Calls are queued in memory and written in batches off the
  * request path; each session keeps its newest maxCallsPerSession calls.
  */
-export class SessionStore {
+export class CallHistory {
   private db?: HistoryDb;
   private readonly ready: Promise<void>;
   private queue: CallRecord[] = [];
@@ -74,7 +74,7 @@ export class SessionStore {
   written = 0;
   dropped = 0;
 
-  constructor(private readonly options: SessionStoreOptions) {
+  constructor(private readonly options: CallHistoryOptions) {
     this.ready = this.open();
   }
 

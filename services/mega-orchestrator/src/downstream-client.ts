@@ -3,7 +3,7 @@ import { Pool } from 'undici';
 /** Why a request to a downstream got no HTTP answer. */
 export type FailureKind = 'refused' | 'connection' | 'timeout' | 'aborted';
 
-export class UpstreamFailure extends Error {
+export class DownstreamFailure extends Error {
   constructor(
     readonly kind: FailureKind,
     message: string,
@@ -12,11 +12,11 @@ export class UpstreamFailure extends Error {
     options?: { cause?: unknown },
   ) {
     super(message, options);
-    this.name = 'UpstreamFailure';
+    this.name = 'DownstreamFailure';
   }
 }
 
-export interface UpstreamAnswer {
+export interface DownstreamAnswer {
   status: number;
   /** Parsed JSON, or undefined when the answer was not JSON. */
   json: unknown;
@@ -24,7 +24,7 @@ export interface UpstreamAnswer {
   problem?: string;
 }
 
-export interface UpstreamRequest {
+export interface DownstreamRequest {
   method: 'GET' | 'POST';
   path: string;
   body?: string;
@@ -50,7 +50,7 @@ export function displayUrl(raw: string): string {
 }
 
 /** One downstream: a keep-alive undici Pool plus the base path and credentials of its URL. */
-export class Upstream {
+export class DownstreamClient {
   readonly url: string;
   readonly port: number;
   private readonly basePath: string;
@@ -80,7 +80,7 @@ export class Upstream {
     });
   }
 
-  async request(req: UpstreamRequest): Promise<UpstreamAnswer> {
+  async request(req: DownstreamRequest): Promise<DownstreamAnswer> {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(TIMEOUT), req.timeoutMs);
     const onAbort = () => controller.abort(req.signal?.reason);
@@ -122,17 +122,19 @@ export class Upstream {
     }
   }
 
-  private classify(err: unknown, signal: AbortSignal, timeoutMs: number): UpstreamFailure {
+  private classify(err: unknown, signal: AbortSignal, timeoutMs: number): DownstreamFailure {
     if (signal.aborted) {
-      if (signal.reason === TIMEOUT) return new UpstreamFailure('timeout', `timed out after ${timeoutMs} ms`, true, { cause: err });
-      return new UpstreamFailure('aborted', 'the caller went away', true, { cause: err });
+      if (signal.reason === TIMEOUT) return new DownstreamFailure('timeout', `timed out after ${timeoutMs} ms`, true, { cause: err });
+      return new DownstreamFailure('aborted', 'the caller went away', true, { cause: err });
     }
     const code = (err as { code?: string }).code ?? '';
     if (NOT_DELIVERED.has(code)) {
       const what = code === 'ECONNREFUSED' ? 'connection refused' : code === 'UND_ERR_CONNECT_TIMEOUT' ? 'connect timed out' : code;
-      return new UpstreamFailure('refused', `${what} at ${this.url}`, false, { cause: err });
+      return new DownstreamFailure('refused', `${what} at ${this.url}`, false, { cause: err });
     }
-    return new UpstreamFailure('connection', `connection failed at ${this.url} (${code || (err as Error).message})`, true, { cause: err });
+    return new DownstreamFailure('connection', `connection failed at ${this.url} (${code || (err as Error).message})`, true, {
+      cause: err,
+    });
   }
 
   close(): Promise<void> {

@@ -128,6 +128,11 @@ describeWithProgram('prometheus', 'prometheus', 'Prometheus against a running fl
   }, 60_000);
 
   it('has data for every Grafana panel query after a short load', async () => {
+    await waitFor(
+      'system_info through the gateway',
+      async () => (await postJson(`${fleet.gateway}/mcp`, { tool: 'system_info', arguments: {} })).body.success === true,
+      20_000,
+    );
     for (let i = 0; i < 20; i++) {
       await postJson(`${fleet.gateway}/mcp`, { tool: 'system_info', arguments: {} });
       await postJson(`${fleet.gateway}/mcp`, { tool: 'file_list', arguments: { path: '.' } });

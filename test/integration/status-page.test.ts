@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { describeWithProgram, tempDir } from '@mcp-fleet/testing';
-import { REPO_ROOT, getJson, postJson, startFleet, type FleetHandle } from '../support/fleet-process';
+import { REPO_ROOT, getJson, postJson, startFleet, waitFor, type FleetHandle } from '../support/fleet-process';
 
 const ARTIFACTS = path.join(REPO_ROOT, 'artifacts', 'status-page');
 const POLL_MS = 1000;
@@ -38,7 +38,12 @@ describeWithProgram('chromium', 'chromium', 'gateway status page in a browser', 
   });
 
   it('shows every service with its state, the catalog with schemas, and call counts, under a strict CSP', async () => {
-    await postJson(`${fleet.gateway}/mcp`, { tool: 'system_info', arguments: {} });
+    // The gateway may not have polled system-mcp yet when the launcher says ready.
+    await waitFor(
+      'system_info through the gateway',
+      async () => (await postJson(`${fleet.gateway}/mcp`, { tool: 'system_info', arguments: {} })).body.success === true,
+      20_000,
+    );
     await postJson(`${fleet.gateway}/mcp`, { tool: 'no_such_tool', arguments: {} });
     const page = await browser.newPage();
     const violations: string[] = [];

@@ -57,6 +57,15 @@ describe('traces through the gateway', () => {
       only: ['system-mcp'],
       env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, LOG_LEVEL: 'debug' },
     });
+    // The gateway may not have polled system-mcp yet when the launcher says ready.
+    await waitFor(
+      'system-mcp in the catalog',
+      async () => {
+        const res = await fetch(`${fleet.gateway}/tools/list`);
+        return ((await res.json()) as { tools: { name: string }[] }).tools.some((t) => t.name === 'system_info');
+      },
+      20_000,
+    );
   }, 120_000);
 
   afterAll(async () => {

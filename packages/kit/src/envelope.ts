@@ -1,20 +1,20 @@
 import type { AppError, ErrorCode } from './errors';
 
-export interface SuccessEnvelope<T = unknown> {
+export type SuccessEnvelope<T = unknown> = {
   success: true;
   result: T;
   timestamp: string;
   service: string;
-}
+};
 
-export interface ErrorEnvelope {
+export type ErrorEnvelope = {
   success: false;
   error: string;
   code: ErrorCode;
   timestamp: string;
   service: string;
   details?: unknown;
-}
+};
 
 export type Envelope<T = unknown> = SuccessEnvelope<T> | ErrorEnvelope;
 

@@ -6,6 +6,7 @@ import {
   toAppError,
   type FleetSpan,
   type FleetTracer,
+  type Envelope,
   type Logger,
 } from '@mcp-fleet/kit';
 import type { Registry } from './registry';
@@ -35,7 +36,7 @@ export interface CallResult {
   ok: boolean;
   status: number;
   /** The downstream's envelope (success or error), or the gateway's own error envelope. */
-  body: Record<string, unknown>;
+  body: Envelope;
   code?: string;
   service?: string;
   durationMs: number;
@@ -53,7 +54,7 @@ export interface DispatcherOptions {
 /** Downstream error codes that say the downstream itself is broken (they count against its breaker). */
 const BREAKER_CODES = new Set(['INTERNAL']);
 
-function isEnvelope(v: unknown): v is Record<string, unknown> & { success: boolean } {
+function isEnvelope(v: unknown): v is Envelope {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && typeof (v as { success?: unknown }).success === 'boolean';
 }
 
@@ -143,7 +144,7 @@ export class Dispatcher {
     return {
       ok: false,
       status: err.status,
-      body: errorEnvelope(this.options.service, err) as unknown as Record<string, unknown>,
+      body: errorEnvelope(this.options.service, err),
       code: err.code,
       ...(service ? { service } : {}),
       ...(err.retryAfter !== undefined ? { retryAfter: err.retryAfter } : {}),
@@ -199,7 +200,7 @@ export class Dispatcher {
           signal: req.signal,
         });
         if (isEnvelope(answer.json)) {
-          const code = typeof answer.json.code === 'string' ? answer.json.code : undefined;
+          const code = 'code' in answer.json && typeof answer.json.code === 'string' ? answer.json.code : undefined;
           if (answer.status >= 500 && (code === undefined || BREAKER_CODES.has(code))) service.breaker.onFailure();
           else service.breaker.onSuccess();
           const ok = answer.json.success === true && answer.status < 400;

@@ -1,4 +1,4 @@
-import { Counter, createMetrics, Gauge, Histogram, type ServiceMetrics } from '@mcp-fleet/kit';
+import { Counter, createMetrics, DURATION_BUCKETS, Gauge, Histogram, type ServiceMetrics } from '@mcp-fleet/kit';
 import type { RoutingMode, Transport } from './types';
 
 interface Tally {
@@ -7,7 +7,6 @@ interface Tally {
   totalMs: number;
 }
 
-const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 const MAX_TRACKED_SESSIONS = 10_000;
 
 export interface CallStat {
@@ -49,7 +48,7 @@ export class GatewayStats {
       name: 'mcp_fleet_gateway_call_duration_seconds',
       help: 'Latency of tool calls routed by the gateway, by downstream service.',
       labelNames: ['downstream'] as const,
-      buckets: BUCKETS,
+      buckets: DURATION_BUCKETS,
       registers: [this.metrics.registry],
     });
   }

@@ -102,8 +102,8 @@ export async function callTool(
     signal: call.signal,
     traceparent: call.traceparent,
   });
-  if (!out.ok && out.code === 'UNKNOWN_TOOL') throw new McpError(JSONRPC_CODES.INVALID_PARAMS, String(out.body.error));
-  if (out.ok) {
+  if (!out.body.success && out.code === 'UNKNOWN_TOOL') throw new McpError(JSONRPC_CODES.INVALID_PARAMS, out.body.error);
+  if (out.ok && out.body.success) {
     const result = out.body.result;
     return {
       content: [{ type: 'text', text: JSON.stringify(result) ?? 'null' }],

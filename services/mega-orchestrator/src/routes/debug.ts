@@ -60,9 +60,10 @@ export function registerDebugRoutes(app: Express, ctx: GatewayContext): void {
         requestId: String(res.locals.requestId),
         timeoutMs: Math.min(ctx.config.DOWNSTREAM_TIMEOUT_MS, 5000),
       });
-      body.store = out.ok
-        ? { service: out.service, result: out.body.result }
-        : { service: out.service ?? owner.service, error: out.body.error, code: out.code };
+      body.store =
+        out.ok && out.body.success
+          ? { service: out.service, result: out.body.result }
+          : { service: out.service ?? owner.service, error: out.body.success ? undefined : out.body.error, code: out.code };
     } else {
       body.store = null;
     }

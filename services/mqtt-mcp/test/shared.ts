@@ -21,7 +21,7 @@ export async function until(check: () => boolean | Promise<boolean>, ms = 5000):
   }
 }
 
-export async function startService(env: Record<string, unknown>, dataDir?: string): Promise<Harness> {
+export async function startService(env: Record<string, unknown>, dataDir?: string, waitConnected = true): Promise<Harness> {
   const tmp = dataDir ? undefined : tempDir('mqtt-mcp-');
   const config = configSchema.parse({
     ...testConfig,
@@ -34,7 +34,7 @@ export async function startService(env: Record<string, unknown>, dataDir?: strin
   });
   const svc = createApp({ config, logger: testLogger() });
   await svc.hub.ready;
-  await until(() => svc.hub.connected);
+  if (waitConnected) await until(() => svc.hub.connected);
   return {
     svc,
     brokerUrl: config.MQTT_URL ?? `mqtt://127.0.0.1:${svc.hub.embeddedPort}`,

@@ -43,6 +43,18 @@ describe('service shape', () => {
     30_000,
   );
 
+  it.each(built.map((s) => [s.id] as const))('%s builds its tools in one shape: createTools(deps): ToolDefinition[]', (id) => {
+    const file = path.join(ROOT, 'services', id, 'src', 'tools', 'index.ts');
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const mod = require(file) as { createTools?: unknown };
+    expect(typeof mod.createTools).toBe('function');
+    // one dependencies object (or none), never positional arguments
+    expect((mod.createTools as (...args: unknown[]) => unknown).length).toBeLessThanOrEqual(1);
+    const text = fs.readFileSync(file, 'utf8');
+    expect(text).toMatch(/export function createTools\([^)]*\): ToolDefinition\[\]/);
+    expect(text).not.toMatch(/as ToolDefinition/);
+  });
+
   it.each(built.map((s) => [s.id, s] as const))('%s has docs/services/<id>.md naming every tool', (id, entry) => {
     const file = path.join(ROOT, 'docs', 'services', `${id}.md`);
     expect(fs.existsSync(file)).toBe(true);

@@ -40,7 +40,8 @@ export interface ToolDefinition<S extends AnyObjectSchema = AnyObjectSchema, R =
   annotations?: ToolAnnotations;
   /** Overrides the service's TOOL_TIMEOUT_MS for this tool. */
   timeoutMs?: number;
-  handler: (args: z.output<S>, ctx: ToolContext) => Promise<R> | R;
+  /** Declared as a method so that a list of differently typed tools is a plain `ToolDefinition[]`. */
+  handler(args: z.output<S>, ctx: ToolContext): Promise<R> | R;
 }
 
 export interface ToolJson {

@@ -35,7 +35,7 @@ export async function createApp({
     service: SERVICE_ID,
     config,
     logger,
-    tools: createTools(bank),
+    tools: createTools({ bank }),
     healthChecks: [
       { name: `vector-store:${store.kind}`, required: true, check: () => store.health() },
       { name: 'embedder', required: false, check: () => embedder.describe() },

@@ -19,7 +19,7 @@ export function createApp({ config, logger, environment }: ConfigDeps): ServiceA
     service: SERVICE_ID,
     config,
     logger,
-    tools: createTools(ctx, backups),
+    tools: createTools({ ctx, backups }),
     healthChecks: [
       { name: 'workspace', required: false, check: async () => ({ roots: (await ctx.workspace()).roots.length }) },
       {

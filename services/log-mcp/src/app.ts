@@ -14,7 +14,7 @@ export function createApp({ config, logger }: LogDeps): ServiceApp {
     service: SERVICE_ID,
     config,
     logger,
-    tools: createTools(config, roots),
+    tools: createTools({ config, roots }),
     healthChecks: [{ name: 'log-roots', required: false, check: async () => ({ roots: (await roots.workspace()).roots }) }],
   });
 }

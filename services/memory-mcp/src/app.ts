@@ -16,7 +16,7 @@ export async function createApp({ config, logger, store: given }: MemoryDeps): P
     service: SERVICE_ID,
     config,
     logger,
-    tools: createTools(store, config.MEMORY_MAX_PAGE_CHARS),
+    tools: createTools({ store, maxPageChars: config.MEMORY_MAX_PAGE_CHARS }),
     healthChecks: [{ name: store.backend, required: true, check: () => store.ping() }],
     routes: (r) => {
       r.tool('post', '/memory/store', 'store_memory');

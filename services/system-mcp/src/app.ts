@@ -1,6 +1,6 @@
 import { createServiceApp, type Logger, type ServiceApp } from '@mcp-fleet/kit';
 import { SERVICE_ID, type Config } from './config';
-import { tools } from './tools';
+import { createTools } from './tools';
 
 export interface SystemDeps {
   config: Config;
@@ -12,7 +12,7 @@ export function createApp({ config, logger }: SystemDeps): ServiceApp {
     service: SERVICE_ID,
     config,
     logger,
-    tools,
+    tools: createTools(),
     healthChecks: [{ name: 'procfs', required: false, check: async () => (await import('node:fs/promises')).access('/proc/self') }],
   });
 }

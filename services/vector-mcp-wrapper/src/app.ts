@@ -26,7 +26,10 @@ export async function createApp({ config, logger, store: injected }: VectorWrapp
     service: SERVICE_ID,
     config,
     logger,
-    tools: createTools(store, { maxPointsPerCall: store.limits.maxPointsPerCall, maxPayloadBytes: store.limits.maxPayloadBytes }),
+    tools: createTools({
+      store,
+      options: { maxPointsPerCall: store.limits.maxPointsPerCall, maxPayloadBytes: store.limits.maxPayloadBytes },
+    }),
     healthChecks: [{ name: `vector-store:${store.kind}`, required: true, check: () => store.health() }],
     extend: (app, kit) => registerQdrantRoutes(app, kit, store, config.BODY_LIMIT),
     onClose: () => store.close(),

@@ -1,3 +1,4 @@
+import type { ToolDefinition } from '@mcp-fleet/kit';
 import type { MemoryBank } from '../memories';
 import { getContextTool } from './get-context';
 import { searchMemoriesTool } from './search-memories';
@@ -5,6 +6,10 @@ import { semanticSimilarityTool } from './semantic-similarity';
 import { storeMemoryTool } from './store-memory';
 import { vectorSearchTool } from './vector-search';
 
-export function createTools(bank: MemoryBank) {
+export interface ToolDeps {
+  bank: MemoryBank;
+}
+
+export function createTools({ bank }: ToolDeps): ToolDefinition[] {
   return [storeMemoryTool(bank), searchMemoriesTool(bank), semanticSimilarityTool(bank), vectorSearchTool(bank), getContextTool(bank)];
 }

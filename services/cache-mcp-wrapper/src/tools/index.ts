@@ -1,3 +1,4 @@
+import type { ToolDefinition } from '@mcp-fleet/kit';
 import type { Keyspace } from '../keyspace';
 import type { KvStore } from '../store/kv-store';
 import { createCacheTool } from './cache';
@@ -10,6 +11,6 @@ export interface ToolDeps {
   maxResponseBytes: number;
 }
 
-export function createTools(deps: ToolDeps) {
+export function createTools(deps: ToolDeps): ToolDefinition[] {
   return [createCacheTool(deps), createSessionTool(deps)];
 }

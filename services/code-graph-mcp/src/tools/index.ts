@@ -15,5 +15,5 @@ export function createTools(deps: ToolDeps): ToolDefinition[] {
     findDependenciesTool(deps),
     findCallersTool(deps),
     detectCircularImportsTool(deps),
-  ] as ToolDefinition[];
+  ];
 }

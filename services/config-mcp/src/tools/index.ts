@@ -1,3 +1,4 @@
+import type { ToolDefinition } from '@mcp-fleet/kit';
 import { type BackupStore } from '../lib/backups';
 import { type ConfigContext } from '../lib/context';
 import { backupTool } from './backup';
@@ -5,6 +6,11 @@ import { configFileTool } from './config-file';
 import { envVarsTool } from './env-vars';
 import { validateTool } from './validate';
 
-export function createTools(ctx: ConfigContext, backups: BackupStore) {
+export interface ToolDeps {
+  ctx: ConfigContext;
+  backups: BackupStore;
+}
+
+export function createTools({ ctx, backups }: ToolDeps): ToolDefinition[] {
   return [envVarsTool(ctx), configFileTool(ctx), validateTool(ctx), backupTool(ctx, backups)];
 }

@@ -1,3 +1,4 @@
+import type { ToolDefinition } from '@mcp-fleet/kit';
 import type { FsDeps } from '../lib/context';
 import { createFileAnalyzeTool } from './file-analyze';
 import { createFileListTool } from './file-list';
@@ -6,7 +7,7 @@ import { createFileSearchTool } from './file-search';
 import { createFileWriteTool } from './file-write';
 
 /** The five tools, bound to one workspace and its caps. */
-export function createTools(deps: FsDeps) {
+export function createTools(deps: FsDeps): ToolDefinition[] {
   return [
     createFileReadTool(deps),
     createFileWriteTool(deps),

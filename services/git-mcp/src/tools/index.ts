@@ -7,5 +7,5 @@ import { gitPushTool } from './git-push';
 import { gitStatusTool } from './git-status';
 
 export function createTools(deps: GitDeps): ToolDefinition[] {
-  return [gitStatusTool(deps), gitLogTool(deps), gitDiffTool(deps), gitCommitTool(deps), gitPushTool(deps)] as ToolDefinition[];
+  return [gitStatusTool(deps), gitLogTool(deps), gitDiffTool(deps), gitCommitTool(deps), gitPushTool(deps)];
 }

@@ -21,5 +21,5 @@ export function createTools(deps: MailDeps): ToolDefinition[] {
     mailLabelCreateTool(deps),
     mailLabelApplyTool(deps),
     mailMoveTool(deps),
-  ] as ToolDefinition[];
+  ];
 }

@@ -12,11 +12,5 @@ export interface ToolDeps {
 }
 
 export function createTools(deps: ToolDeps): ToolDefinition[] {
-  return [
-    publishMessageTool(deps),
-    subscribeTopicTool(deps),
-    unsubscribeTopicTool(deps),
-    getMqttStatusTool(deps),
-    listMessagesTool(deps),
-  ] as ToolDefinition[];
+  return [publishMessageTool(deps), subscribeTopicTool(deps), unsubscribeTopicTool(deps), getMqttStatusTool(deps), listMessagesTool(deps)];
 }

@@ -17,5 +17,5 @@ export function createTools(deps: NetworkDeps): ToolDefinition[] {
     webhookDeleteTool(deps),
     dnsLookupTool(deps),
     apiTestTool(deps),
-  ] as ToolDefinition[];
+  ];
 }

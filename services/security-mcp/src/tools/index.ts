@@ -17,5 +17,5 @@ export function createTools(deps: SecurityDeps): ToolDefinition[] {
     encryptTool(deps),
     decryptTool(deps),
     sslCheckTool(deps),
-  ] as ToolDefinition[];
+  ];
 }

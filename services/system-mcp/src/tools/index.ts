@@ -1,6 +1,10 @@
+import type { ToolDefinition } from '@mcp-fleet/kit';
 import { diskUsageTool } from './disk-usage';
 import { processListTool } from './process-list';
 import { resourceMonitorTool } from './resource-monitor';
 import { systemInfoTool } from './system-info';
 
-export const tools = [resourceMonitorTool, processListTool, diskUsageTool, systemInfoTool];
+/** system-mcp's tools need no dependencies: they read the host they run on. */
+export function createTools(): ToolDefinition[] {
+  return [resourceMonitorTool, processListTool, diskUsageTool, systemInfoTool];
+}

@@ -6,5 +6,5 @@ import { processesTool } from './processes';
 import { systemInfoTool } from './system-info';
 
 export function createTools(deps: TerminalDeps): ToolDefinition[] {
-  return [executeCommandTool(deps), directoryTool(deps), processesTool, systemInfoTool] as ToolDefinition[];
+  return [executeCommandTool(deps), directoryTool(deps), processesTool, systemInfoTool];
 }

@@ -9,12 +9,12 @@ import { tracerTool } from './tracer';
 export type { ToolDeps } from './context';
 
 export function createTools(deps: ToolDeps): ToolDefinition[] {
-  const byName = new Map(MODEL_TOOLS.map((s) => [s.name, modelTool(deps, s) as ToolDefinition]));
+  const byName = new Map<string, ToolDefinition>(MODEL_TOOLS.map((s) => [s.name, modelTool(deps, s)]));
   const offline: Record<string, ToolDefinition> = {
-    analyze: analyzeTool(deps) as ToolDefinition,
-    precommit: precommitTool(deps) as ToolDefinition,
-    tracer: tracerTool(deps) as ToolDefinition,
-    fileretrieve: fileretrieveTool(deps) as ToolDefinition,
+    analyze: analyzeTool(deps),
+    precommit: precommitTool(deps),
+    tracer: tracerTool(deps),
+    fileretrieve: fileretrieveTool(deps),
   };
   // the contract's order
   return ['thinkdeep', 'codereview', 'debug', 'analyze', 'chat', 'precommit', 'testgen', 'refactor', 'tracer', 'fileretrieve'].map(

@@ -15,13 +15,8 @@ function shellScripts(dir: string): string[] {
 }
 
 const scripts = shellScripts(path.join(REPO_ROOT, 'scripts'));
-// Written elsewhere (the marketplace scripts with marketplace-mcp, install-mcp.sh on top of the kit's
-// `pnpm new-service`); until they land they are covered when present.
-const pending = [
-  'scripts/marketplace/install_skill_from_market.sh',
-  'scripts/marketplace/client_configure_market.sh',
-  'scripts/install-mcp.sh',
-];
+// Written elsewhere (the marketplace scripts with marketplace-mcp); until they land they are covered when present.
+const pending = ['scripts/marketplace/install_skill_from_market.sh', 'scripts/marketplace/client_configure_market.sh'];
 const present = CONTRACT_SCRIPTS.filter((s) => fs.existsSync(path.join(REPO_ROOT, s)));
 
 describeWithProgram('shellcheck', 'shellcheck', 'operator scripts', () => {

@@ -71,8 +71,10 @@ export function createApp(deps: GatewayDeps): Gateway {
     maxResponseBytes: config.DOWNSTREAM_MAX_RESPONSE_BYTES,
     breakerFailures: config.BREAKER_FAILURES,
     breakerCooldownMs: config.BREAKER_COOLDOWN_MS,
+    mcpRestartBackoffMs: config.MCP_RESTART_BACKOFF_MS,
     logger,
   });
+  for (const reason of config.skippedServers ?? []) logger.warn(`stdio server not started: ${reason}`);
   const inventory = deps.inventory ?? INVENTORY;
   const resolver = new ToolResolver(registry, inventory, Math.max(1, Math.ceil(config.HEALTH_POLL_MS / 1000)));
   const sessions = new CallHistory({

@@ -1,6 +1,7 @@
-import { baseEnvShape, csv, loadConfig, unsetIfEmpty, type Env } from '@mcp-fleet/kit';
+import { baseEnvShape, bool, csv, loadConfig, unsetIfEmpty, type Env } from '@mcp-fleet/kit';
 import { downstreamServices, resolveUrl, SERVICES, type ServiceEntry } from '@mcp-fleet/inventory';
 import { z } from 'zod';
+import { configuredMcpServers, inventoryStdioServers } from './mcp-servers';
 import type { DownstreamSpec } from './types';
 
 export const SERVICE_ID = 'mega-orchestrator';
@@ -29,6 +30,19 @@ export const configSchema = z.object({
   ),
   BREAKER_COOLDOWN_MS: ms(10_000, 10).describe('How long an open breaker refuses calls before one trial call is let through.'),
   MCP_PAGE_SIZE: count(100, 1, 1000).describe('MCP tools/list page size.'),
+  MCP_SERVERS_FILE: z
+    .string()
+    .optional()
+    .describe(
+      'JSON or YAML file of MCP servers to front, in the mcpServers shape ({"mcpServers": {"<id>": {"command", "args", "env", "cwd"} or {"url", "headers"}}}); ${VAR} is expanded from the environment.',
+    ),
+  MCP_SERVERS: z.string().optional().describe('The same as MCP_SERVERS_FILE, inline as JSON; both may be used (ids must differ).'),
+  STDIO_SERVERS: bool(true).describe(
+    "Start the inventory's stdio MCP servers (toolkit-mcp-server) as downstreams of the gateway; false leaves them to MCP clients.",
+  ),
+  MCP_RESTART_BACKOFF_MS: ms(1000, 10, 60_000).describe(
+    'First restart delay of a stdio MCP server that died or failed to start; doubles per failure, up to 30 s.',
+  ),
   MCP_SESSION_IDLE_MS: ms(30 * 60_000, 1000, 7 * 24 * 3_600_000).describe('MCP sessions idle longer than this are closed.'),
   MCP_MAX_SESSIONS: count(1000, 1, 100_000).describe(
     'At most this many live MCP sessions; the least recently used one is closed beyond it.',
@@ -64,8 +78,10 @@ export const configSchema = z.object({
 });
 
 export type Config = z.output<typeof configSchema> & {
-  /** The downstream registry; built from the inventory by readConfig. */
+  /** The downstream registry; built from the inventory and the MCP server configuration by readConfig. */
   downstreams?: DownstreamSpec[];
+  /** Inventory stdio servers left out, with the reason (logged at start). */
+  skippedServers?: string[];
 };
 
 /** The registry the gateway polls: the inventory's built HTTP services, at `<ID>_URL` / `<ID>_PORT`. */
@@ -81,7 +97,9 @@ export function defaultDownstreams(env: Env, entries: readonly ServiceEntry[] = 
 export function readConfig(env?: Env): Config {
   const source = env ?? process.env;
   const config: Config = loadConfig(SERVICE_ID, configSchema, source);
-  config.downstreams = defaultDownstreams(source);
+  const stdio = config.STDIO_SERVERS ? inventoryStdioServers(source) : { specs: [], skipped: [] };
+  config.downstreams = [...defaultDownstreams(source), ...stdio.specs, ...configuredMcpServers(source)];
+  config.skippedServers = stdio.skipped;
   return config;
 }
 

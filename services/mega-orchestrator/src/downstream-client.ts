@@ -39,6 +39,16 @@ export interface DownstreamRequest {
 const NOT_DELIVERED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
 const TIMEOUT = Symbol('timeout');
 
+/** What the registry and the dispatcher talk to: an HTTP service of the kit, or an MCP server behind an adapter. */
+export interface Downstream {
+  /** Where it is, safe to show (no credentials). */
+  readonly url: string;
+  readonly port: number;
+  request(req: DownstreamRequest): Promise<DownstreamAnswer>;
+  close(): Promise<void>;
+  destroy(): Promise<void>;
+}
+
 /** URL without credentials or query string, safe to show in /services and errors. */
 export function displayUrl(raw: string): string {
   try {
@@ -50,7 +60,7 @@ export function displayUrl(raw: string): string {
 }
 
 /** One downstream: a keep-alive undici Pool plus the base path and credentials of its URL. */
-export class DownstreamClient {
+export class DownstreamClient implements Downstream {
   readonly url: string;
   readonly port: number;
   private readonly basePath: string;

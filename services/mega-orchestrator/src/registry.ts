@@ -4,7 +4,8 @@ import { TOOL_NAME, type Logger } from '@mcp-fleet/kit';
 import { CircuitBreaker } from './breaker';
 import { buildCatalog, type Catalog } from './catalog';
 import type { DownstreamSpec, DownstreamTool, ServiceHealth } from './types';
-import { DownstreamClient, DownstreamFailure, type DownstreamAnswer } from './downstream-client';
+import { DownstreamClient, DownstreamFailure, type Downstream, type DownstreamAnswer } from './downstream-client';
+import { McpDownstream } from './mcp-downstream';
 
 export interface RegistryOptions {
   pollMs: number;
@@ -14,6 +15,8 @@ export interface RegistryOptions {
   breakerFailures: number;
   breakerCooldownMs: number;
   logger: Logger;
+  /** First restart delay of a stdio MCP server that died (doubles per failure, up to 30 s). */
+  mcpRestartBackoffMs?: number;
 }
 
 export interface PollResult {
@@ -39,19 +42,28 @@ export class ServiceState {
   toolsSignature = '';
   polls = { ok: 0, failed: 0 };
   readonly breaker: CircuitBreaker;
-  readonly upstream: DownstreamClient;
+  readonly upstream: Downstream;
   readonly primaryFor: string[];
 
   constructor(
     readonly spec: DownstreamSpec,
     readonly order: number,
     options: RegistryOptions,
+    onToolsChanged: () => void = () => undefined,
   ) {
-    this.upstream = new DownstreamClient(spec.url, {
-      connections: options.connections,
-      maxResponseBytes: options.maxResponseBytes,
-      connectTimeoutMs: Math.min(options.healthTimeoutMs, 10_000),
-    });
+    this.upstream = spec.mcp
+      ? new McpDownstream(spec.mcp, {
+          id: spec.id,
+          logger: options.logger,
+          maxResponseBytes: options.maxResponseBytes,
+          restartBackoffMs: options.mcpRestartBackoffMs,
+          onToolsChanged,
+        })
+      : new DownstreamClient(spec.url, {
+          connections: options.connections,
+          maxResponseBytes: options.maxResponseBytes,
+          connectTimeoutMs: Math.min(options.healthTimeoutMs, 10_000),
+        });
     this.breaker = new CircuitBreaker({ failureThreshold: options.breakerFailures, cooldownMs: options.breakerCooldownMs });
     this.primaryFor = [...(spec.primaryFor ?? [])];
     for (const t of spec.tools ?? []) this.known.add(t);
@@ -114,7 +126,7 @@ export class Registry extends EventEmitter {
     private readonly options: RegistryOptions,
   ) {
     super();
-    this.services = specs.map((spec, i) => new ServiceState(spec, i, options));
+    this.services = specs.map((spec, i) => new ServiceState(spec, i, options, () => this.suspect(spec.id)));
     for (const s of this.services) {
       if (this.byId.has(s.id)) throw new Error(`downstream ${s.id} is registered twice`);
       this.byId.set(s.id, s);

@@ -1,4 +1,5 @@
 import type { ToolAnnotations } from '@mcp-fleet/kit';
+import type { McpServerSpec } from './mcp-downstream';
 
 /** One downstream the gateway routes to (the registry is injected; config.ts builds it from the inventory). */
 export interface DownstreamSpec {
@@ -8,6 +9,8 @@ export interface DownstreamSpec {
   tools?: string[];
   /** Colliding names this service owns plainly. */
   primaryFor?: string[];
+  /** Set for a real MCP server (stdio child or Streamable HTTP); `url` is then only for display. */
+  mcp?: McpServerSpec;
 }
 
 /** A tool as a downstream's GET /tools/list describes it. */

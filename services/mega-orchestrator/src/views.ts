@@ -1,3 +1,4 @@
+import { McpDownstream } from './mcp-downstream';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { Catalog } from './catalog';
 import type { GatewayContext } from './context';
@@ -88,7 +89,10 @@ export function servicesView(ctx: GatewayContext): Record<string, unknown> {
       id: s.id,
       url: s.upstream.url,
       port: s.upstream.port,
-      pattern: inv?.pattern ?? 'tool-oriented',
+      ...(s.upstream instanceof McpDownstream
+        ? { mcp: { transport: s.upstream.spec.transport, starts: s.upstream.starts, ...(s.upstream.pid ? { pid: s.upstream.pid } : {}) } }
+        : {}),
+      pattern: inv?.pattern ?? (s.spec.mcp ? 'mcp' : 'tool-oriented'),
       ...(inv ? { description: inv.description } : {}),
       status: s.health === 'unknown' ? 'unknown' : s.health,
       ...(s.reason ? { reason: s.reason } : {}),

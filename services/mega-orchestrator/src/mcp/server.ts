@@ -103,6 +103,18 @@ export async function callTool(
     traceparent: call.traceparent,
   });
   if (!out.body.success && out.code === 'UNKNOWN_TOOL') throw new McpError(JSONRPC_CODES.INVALID_PARAMS, out.body.error);
+  // An MCP server behind the gateway: its own content blocks, unchanged
+  const { mcp: passed, ...envelope } = out.body as typeof out.body & { mcp?: { content?: unknown; structuredContent?: unknown } };
+  if (passed && Array.isArray(passed.content)) {
+    const content = passed.content as CallToolResult['content'];
+    if (out.ok && out.body.success)
+      return {
+        content,
+        ...(isPlainObject(passed.structuredContent) ? { structuredContent: passed.structuredContent } : {}),
+        isError: false,
+      };
+    return { content, structuredContent: envelope, isError: true };
+  }
   if (out.ok && out.body.success) {
     const result = out.body.result;
     return {

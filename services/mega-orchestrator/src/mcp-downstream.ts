@@ -1,0 +1,357 @@
+/**
+ * A real MCP server as a downstream: over stdio (a child process the gateway starts, restarts with
+ * backoff when it dies, and stops with the fleet) or over Streamable HTTP at a URL. It answers the
+ * same three requests the registry and the dispatcher send every downstream (GET /health, GET
+ * /tools/list, POST /tools/call), translated to MCP (ping, tools/list, tools/call), so failover,
+ * breakers, time limits, history and metrics treat it like any other service.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { isErrorCode, statusForCode, type ErrorCode as FleetCode, type Logger } from '@mcp-fleet/kit';
+import { DownstreamFailure, displayUrl, type DownstreamAnswer, type DownstreamRequest, type Downstream } from './downstream-client';
+import { VERSION } from './config';
+
+export interface StdioServerSpec {
+  transport: 'stdio';
+  command: string;
+  args: string[];
+  cwd?: string;
+  /** Added to the SDK's safe default environment (PATH, HOME, ...); the gateway's own secrets are not passed. */
+  env: Record<string, string>;
+}
+
+export interface HttpServerSpec {
+  transport: 'streamable-http';
+  url: string;
+  headers: Record<string, string>;
+}
+
+export type McpServerSpec = StdioServerSpec | HttpServerSpec;
+
+export interface McpDownstreamOptions {
+  id: string;
+  logger: Logger;
+  maxResponseBytes: number;
+  /** First restart delay after the server dies or fails to start; doubles per failure up to 30 s. */
+  restartBackoffMs?: number;
+  /** Called when the server sends notifications/tools/list_changed. */
+  onToolsChanged?: () => void;
+}
+
+const MAX_BACKOFF_MS = 30_000;
+/** A connection that stayed up this long resets the backoff. */
+const STABLE_MS = 30_000;
+const MAX_TOOL_PAGES = 100;
+/** Time a server has to start and answer initialize. */
+const START_TIMEOUT_MS = 30_000;
+const STDERR_LINES = 20;
+const TIMEOUT = Symbol('timeout');
+
+export class McpDownstream implements Downstream {
+  readonly url: string;
+  readonly port: number;
+  private client?: Client;
+  private connecting?: Promise<Client>;
+  private failures = 0;
+  private nextAttemptAt = 0;
+  private connectedAt = 0;
+  private lastProblem = 'not started yet';
+  private readonly stderr: string[] = [];
+  private restartTimer?: NodeJS.Timeout;
+  private closed = false;
+  /** How many times the server was started (stdio) or connected (HTTP), for /services and tests. */
+  starts = 0;
+
+  constructor(
+    readonly spec: McpServerSpec,
+    private readonly options: McpDownstreamOptions,
+  ) {
+    if (spec.transport === 'stdio') {
+      this.url = `stdio:${[spec.command, ...spec.args].map((a) => (/\s/.test(a) ? JSON.stringify(a) : a)).join(' ')}`.slice(0, 300);
+      this.port = 0;
+    } else {
+      const u = new URL(spec.url);
+      this.url = displayUrl(spec.url);
+      this.port = Number(u.port || (u.protocol === 'https:' ? 443 : 80));
+    }
+  }
+
+  /** The child's process id while a stdio server runs. */
+  get pid(): number | undefined {
+    const t = (this.client?.transport as StdioClientTransport | undefined) ?? undefined;
+    return t && 'pid' in t ? (t.pid ?? undefined) : undefined;
+  }
+
+  async request(req: DownstreamRequest): Promise<DownstreamAnswer> {
+    const client = await this.connected(req.timeoutMs);
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(TIMEOUT), req.timeoutMs);
+    const onAbort = () => controller.abort(req.signal?.reason);
+    req.signal?.addEventListener('abort', onAbort, { once: true });
+    // The gateway's own timer bounds the call; the SDK's is a backstop behind it.
+    const opts = { signal: controller.signal, timeout: req.timeoutMs + 1000 };
+    try {
+      if (req.method === 'GET' && req.path === '/health') {
+        await client.ping(opts);
+        return { status: 200, json: { status: 'healthy', transport: this.spec.transport } };
+      }
+      if (req.method === 'GET' && req.path === '/tools/list') {
+        const tools: unknown[] = [];
+        let cursor: string | undefined;
+        for (let page = 0; page < MAX_TOOL_PAGES; page++) {
+          const res = await client.listTools(cursor ? { cursor } : undefined, opts);
+          tools.push(...res.tools);
+          cursor = res.nextCursor;
+          if (!cursor) break;
+        }
+        return { status: 200, json: { tools } };
+      }
+      if (req.method === 'POST' && req.path === '/tools/call') {
+        const { name, arguments: args } = JSON.parse(req.body ?? '{}') as { name: string; arguments?: Record<string, unknown> };
+        const result = (await client.callTool({ name, arguments: args ?? {} }, undefined, opts)) as CallToolResult;
+        return this.toEnvelope(result);
+      }
+      return { status: 404, json: this.error('NOT_FOUND', `${req.method} ${req.path} has no MCP equivalent`) };
+    } catch (err) {
+      if (controller.signal.aborted) {
+        if (controller.signal.reason === TIMEOUT) throw new DownstreamFailure('timeout', `timed out after ${req.timeoutMs} ms`, true);
+        throw new DownstreamFailure('aborted', 'the caller went away', true);
+      }
+      if (err instanceof McpError) {
+        if (err.code === ErrorCode.ConnectionClosed) {
+          this.drop(`the connection closed (${err.message})`);
+          throw new DownstreamFailure('connection', `${this.options.id} closed the connection: ${this.lastProblem}`, true, { cause: err });
+        }
+        if (err.code === ErrorCode.RequestTimeout) throw new DownstreamFailure('timeout', `timed out after ${req.timeoutMs} ms`, true);
+        if (err.code === ErrorCode.InvalidParams)
+          return { status: 400, json: this.error('VALIDATION_ERROR', stripPrefix(err.message), err.data) };
+        if (err.code === ErrorCode.MethodNotFound)
+          return { status: 404, json: this.error('NOT_FOUND', `${this.options.id} does not support this: ${stripPrefix(err.message)}`) };
+        return {
+          status: 502,
+          json: this.error('UPSTREAM_ERROR', `${this.options.id} answered an MCP error ${err.code}: ${stripPrefix(err.message)}`),
+        };
+      }
+      // a transport failure (HTTP refused, the child gone): not delivered only when nothing was sent
+      this.drop((err as Error).message);
+      throw new DownstreamFailure('connection', `${this.options.id}: ${(err as Error).message}`, true, { cause: err });
+    } finally {
+      clearTimeout(timer);
+      req.signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** An MCP tool result as the fleet's envelope; the server's own content blocks ride along in `mcp` for MCP clients. */
+  private toEnvelope(result: CallToolResult): DownstreamAnswer {
+    const size = JSON.stringify(result).length;
+    if (size > this.options.maxResponseBytes)
+      return { status: 502, json: undefined, problem: `an answer larger than ${this.options.maxResponseBytes} bytes` };
+    const content = Array.isArray(result.content) ? result.content : [];
+    if (result.isError) {
+      const text = content
+        .filter((c): c is { type: 'text'; text: string } => c.type === 'text')
+        .map((c) => c.text)
+        .join('\n')
+        .slice(0, 2000);
+      // A fleet service over MCP carries its own code (its envelope, or {code, message} as text); keep it and its status.
+      const own = fleetError(result.structuredContent) ?? fleetError(parseJson(text));
+      if (own) return { status: statusForCode(own.code), json: { ...this.error(own.code, own.message), mcp: { content } } };
+      // SDK servers report bad arguments as a tool result that starts with the JSON-RPC code
+      const invalid = /^MCP error -32602: (.*)$/s.exec(text);
+      if (invalid)
+        return { status: 400, json: { ...this.error('VALIDATION_ERROR', `${this.options.id}: ${invalid[1]}`), mcp: { content } } };
+      return {
+        status: 502,
+        json: { ...this.error('UPSTREAM_ERROR', `${this.options.id}: ${text || 'the tool reported an error'}`), mcp: { content } },
+      };
+    }
+    const structured = result.structuredContent;
+    const body = structured !== undefined ? structured : contentResult(content);
+    return {
+      status: 200,
+      json: {
+        success: true,
+        service: this.options.id,
+        result: body,
+        mcp: { content, ...(structured !== undefined ? { structuredContent: structured } : {}) },
+        timestamp: new Date().toISOString(),
+      },
+    };
+  }
+
+  private error(code: FleetCode, message: string, details?: unknown): Record<string, unknown> {
+    return {
+      success: false,
+      error: message,
+      code,
+      service: this.options.id,
+      timestamp: new Date().toISOString(),
+      ...(details !== undefined ? { details } : {}),
+    };
+  }
+
+  private async connected(timeoutMs: number): Promise<Client> {
+    if (this.client) return this.client;
+    if (this.closed) throw new DownstreamFailure('refused', `${this.options.id} is stopped`, false);
+    if (!this.connecting) {
+      const wait = this.nextAttemptAt - Date.now();
+      if (wait > 0)
+        throw new DownstreamFailure('refused', `${this.options.id} is not running (${this.lastProblem}); next start in ${wait} ms`, false);
+      this.connecting = this.connect().finally(() => (this.connecting = undefined));
+    }
+    // A slow start goes on in the background; this request (often a health probe) does not wait past its limit.
+    let timer: NodeJS.Timeout | undefined;
+    const limit = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new DownstreamFailure('refused', `${this.options.id} is still starting (over ${timeoutMs} ms so far)`, false)),
+        timeoutMs,
+      );
+    });
+    try {
+      return await Promise.race([this.connecting, limit]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async connect(): Promise<Client> {
+    const { logger, id } = this.options;
+    const client = new Client({ name: 'mcp-fleet-gateway', version: VERSION }, { capabilities: {} });
+    const transport = this.transport();
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      logger.info(`${id} says its tools changed; re-reading them`);
+      this.options.onToolsChanged?.();
+    });
+    this.starts += 1;
+    try {
+      await client.connect(transport, { timeout: START_TIMEOUT_MS });
+    } catch (err) {
+      await transport.close().catch(() => undefined);
+      this.failed(`it did not start: ${(err as Error).message}${this.stderrTail()}`);
+      throw new DownstreamFailure('refused', `${id} did not start: ${this.lastProblem}`, false, { cause: err });
+    }
+    // set after connect: a failed start is handled above, not by the close handler
+    client.onclose = () => {
+      if (this.client !== client) return;
+      this.client = undefined;
+      if (this.closed) return;
+      const exit = this.spec.transport === 'stdio' ? `the process exited${this.stderrTail()}` : 'the connection closed';
+      this.failed(exit);
+      logger.warn(`${id} stopped: ${exit}; restarting in ${this.nextAttemptAt - Date.now()} ms`);
+      this.scheduleRestart();
+    };
+    this.client = client;
+    this.connectedAt = Date.now();
+    const server = client.getServerVersion();
+    logger.info(`${id} connected over MCP`, {
+      transport: this.spec.transport,
+      server: server ? `${server.name} ${server.version}` : undefined,
+      pid: this.pid,
+    });
+    return client;
+  }
+
+  private transport(): Transport {
+    const { spec } = this;
+    if (spec.transport === 'streamable-http') {
+      return new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: { headers: spec.headers } });
+    }
+    const t = new StdioClientTransport({ command: spec.command, args: spec.args, cwd: spec.cwd, env: spec.env, stderr: 'pipe' });
+    this.stderr.length = 0;
+    t.stderr?.on('data', (chunk: Buffer) => {
+      for (const line of chunk.toString('utf8').split('\n')) {
+        if (!line.trim()) continue;
+        this.stderr.push(line.slice(0, 500));
+        if (this.stderr.length > STDERR_LINES) this.stderr.shift();
+        this.options.logger.debug(`${this.options.id} stderr`, { line: line.slice(0, 500) });
+      }
+    });
+    return t;
+  }
+
+  private stderrTail(): string {
+    const last = this.stderr.at(-1);
+    return last ? ` (last stderr line: ${last})` : '';
+  }
+
+  private failed(problem: string): void {
+    if (this.connectedAt && Date.now() - this.connectedAt > STABLE_MS) this.failures = 0;
+    this.connectedAt = 0;
+    this.failures += 1;
+    this.lastProblem = problem;
+    const base = this.options.restartBackoffMs ?? 1000;
+    this.nextAttemptAt = Date.now() + Math.min(MAX_BACKOFF_MS, base * 2 ** (this.failures - 1));
+  }
+
+  /** A stdio server that died is started again after its backoff, without waiting for a call. */
+  private scheduleRestart(): void {
+    if (this.spec.transport !== 'stdio' || this.restartTimer || this.closed) return;
+    this.restartTimer = setTimeout(
+      () => {
+        this.restartTimer = undefined;
+        this.connected(START_TIMEOUT_MS).catch(() => this.scheduleRestart());
+      },
+      Math.max(0, this.nextAttemptAt - Date.now()),
+    );
+    this.restartTimer.unref();
+  }
+
+  /** Forget a broken connection so the next request connects again. */
+  private drop(problem: string): void {
+    const client = this.client;
+    if (!client) return;
+    this.client = undefined;
+    this.lastProblem = problem;
+    void client.close().catch(() => undefined);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    const client = this.client ?? (await this.connecting?.catch(() => undefined));
+    this.client = undefined;
+    await client?.close().catch(() => undefined);
+  }
+
+  destroy(): Promise<void> {
+    return this.close();
+  }
+}
+
+/** The tool's answer for REST callers when it has no structuredContent: its text, parsed if it is JSON. */
+function contentResult(content: CallToolResult['content']): unknown {
+  if (content.length === 1 && content[0].type === 'text') {
+    const text = content[0].text;
+    try {
+      return JSON.parse(text);
+    } catch {
+      return { text };
+    }
+  }
+  return { content };
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** `{code, error}` (the fleet's envelope) or `{code, message}` with a code of the fleet's table. */
+function fleetError(v: unknown): { code: FleetCode; message: string } | undefined {
+  if (typeof v !== 'object' || v === null) return undefined;
+  const o = v as { code?: unknown; error?: unknown; message?: unknown };
+  if (!isErrorCode(o.code)) return undefined;
+  const message = typeof o.error === 'string' ? o.error : typeof o.message === 'string' ? o.message : undefined;
+  return message === undefined ? undefined : { code: o.code, message };
+}
+
+/** The SDK prefixes messages with "MCP error -32602: "; the code is ours to state. */
+function stripPrefix(message: string): string {
+  return message.replace(/^MCP error -?\d+: /, '');
+}

@@ -1,0 +1,233 @@
+/**
+ * MCP servers the gateway fronts besides the fleet's own services: declared in a JSON or YAML file
+ * (`MCP_SERVERS_FILE`) and/or inline JSON (`MCP_SERVERS`), in the `mcpServers` shape MCP clients
+ * already use, plus the inventory's own stdio servers (toolkit-mcp-server) unless turned off.
+ *
+ *   { "mcpServers": {
+ *       "memory": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"], "env": { "MEMORY_FILE_PATH": "/data/m.json" } },
+ *       "remote": { "url": "https://mcp.example.com/mcp", "headers": { "Authorization": "Bearer ${REMOTE_TOKEN}" } } } }
+ *
+ * `${NAME}` in env values, headers and the URL is taken from the gateway's environment, so secrets
+ * stay out of the file. A stdio child gets the SDK's safe default environment (PATH, HOME, ...) plus
+ * its `env`, never the gateway's own variables.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { ConfigError, type Env } from '@mcp-fleet/kit';
+import { SERVICES, type ServiceEntry } from '@mcp-fleet/inventory';
+import YAML from 'yaml';
+import { z } from 'zod';
+import type { DownstreamSpec } from './types';
+
+const SERVICE_ID = 'mega-orchestrator';
+export const MCP_SERVER_ID = /^[a-z0-9][a-z0-9-]{0,39}$/;
+const TOOL = /^[a-zA-Z0-9_-]{1,64}$/;
+
+const common = {
+  tools: z
+    .array(z.string().regex(TOOL))
+    .max(1000)
+    .optional()
+    .describe('Tools it is expected to offer (calls while it is down are UPSTREAM_UNAVAILABLE).'),
+  primaryFor: z.array(z.string().regex(TOOL)).max(1000).optional().describe('Colliding tool names this server owns plainly.'),
+  disabled: z.boolean().optional().describe('Listed but not started.'),
+};
+
+const stdioServer = z
+  .object({
+    type: z.literal('stdio').optional(),
+    command: z.string().min(1).describe('Program to start (looked up on PATH).'),
+    args: z.array(z.string()).max(200).default([]),
+    cwd: z.string().min(1).optional(),
+    env: z.record(z.string(), z.string()).default({}),
+    ...common,
+  })
+  .strict();
+
+const httpServer = z
+  .object({
+    type: z.enum(['streamable-http', 'http']).optional(),
+    url: z.string().min(1),
+    headers: z.record(z.string(), z.string()).default({}),
+    ...common,
+  })
+  .strict();
+
+const serverEntry = z.union([stdioServer, httpServer]);
+const fileShape = z.union([z.object({ mcpServers: z.record(z.string(), z.unknown()) }).strict(), z.record(z.string(), z.unknown())]);
+
+interface Problem {
+  variable: string;
+  message: string;
+}
+
+/** `${NAME}` from the gateway's environment; an unset one is a configuration error, not an empty string. */
+function expand(value: string, env: Env, where: string, problems: Problem[]): string {
+  return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => {
+    const v = env[name];
+    if (v === undefined) problems.push({ variable: where, message: `\${${name}} is not set in the gateway's environment` });
+    return v ?? '';
+  });
+}
+
+function parseDocument(text: string, variable: string, problems: Problem[]): Record<string, unknown> {
+  let doc: unknown;
+  try {
+    doc = YAML.parse(text);
+  } catch (err) {
+    problems.push({ variable, message: `is neither JSON nor YAML: ${(err as Error).message.split('\n')[0]}` });
+    return {};
+  }
+  if (doc === null || doc === undefined) return {};
+  const shape = fileShape.safeParse(doc);
+  if (!shape.success) {
+    problems.push({ variable, message: 'must be an object: { "mcpServers": { "<id>": { "command": ... } | { "url": ... } } }' });
+    return {};
+  }
+  return 'mcpServers' in shape.data && typeof shape.data.mcpServers === 'object'
+    ? (shape.data.mcpServers as Record<string, unknown>)
+    : shape.data;
+}
+
+/**
+ * The configured MCP servers as downstream specs. Throws ConfigError naming every bad entry, as the
+ * rest of the configuration does.
+ */
+export function configuredMcpServers(env: Env, inventory: readonly ServiceEntry[] = SERVICES): DownstreamSpec[] {
+  const problems: Problem[] = [];
+  const sources: [string, Record<string, unknown>][] = [];
+  const file = env.MCP_SERVERS_FILE?.trim();
+  if (file) {
+    let text: string | undefined;
+    try {
+      text = fs.readFileSync(file, 'utf8');
+    } catch (err) {
+      problems.push({
+        variable: 'MCP_SERVERS_FILE',
+        message: `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      });
+    }
+    if (text !== undefined) sources.push(['MCP_SERVERS_FILE', parseDocument(text, 'MCP_SERVERS_FILE', problems)]);
+  }
+  const inline = env.MCP_SERVERS?.trim();
+  if (inline) {
+    let doc: unknown;
+    try {
+      doc = JSON.parse(inline);
+      sources.push(['MCP_SERVERS', parseDocument(JSON.stringify(doc), 'MCP_SERVERS', problems)]);
+    } catch (err) {
+      problems.push({ variable: 'MCP_SERVERS', message: `is not JSON: ${(err as Error).message}` });
+    }
+  }
+
+  const specs: DownstreamSpec[] = [];
+  const seen = new Set<string>();
+  const taken = new Set(inventory.map((s) => s.id));
+  for (const [variable, servers] of sources) {
+    for (const [id, raw] of Object.entries(servers)) {
+      const where = `${variable}: ${id}`;
+      if (!MCP_SERVER_ID.test(id)) {
+        problems.push({
+          variable: where,
+          message: 'the id must be 1-40 lower-case letters, digits or "-" (it prefixes qualified tool names)',
+        });
+        continue;
+      }
+      if (taken.has(id)) {
+        problems.push({ variable: where, message: `${id} is a fleet service of the inventory; give the MCP server another id` });
+        continue;
+      }
+      if (seen.has(id)) {
+        problems.push({ variable: where, message: `${id} is declared twice` });
+        continue;
+      }
+      seen.add(id);
+      if (typeof raw === 'object' && raw !== null && (raw as { type?: unknown }).type === 'sse') {
+        problems.push({
+          variable: where,
+          message: 'the SSE transport is deprecated and not supported; use streamable-http (url) or stdio (command)',
+        });
+        continue;
+      }
+      const parsed = serverEntry.safeParse(raw);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0];
+        problems.push({
+          variable: where,
+          message: `needs "command" (stdio) or "url" (streamable-http): ${issue.path.join('.') || 'entry'}: ${issue.message}`,
+        });
+        continue;
+      }
+      const entry = parsed.data;
+      if (entry.disabled) continue;
+      const declared = { ...(entry.tools ? { tools: entry.tools } : {}), ...(entry.primaryFor ? { primaryFor: entry.primaryFor } : {}) };
+      if ('command' in entry) {
+        const envOut: Record<string, string> = {};
+        for (const [k, v] of Object.entries(entry.env)) envOut[k] = expand(v, env, `${where}.env.${k}`, problems);
+        const cwd = entry.cwd ? path.resolve(file ? path.dirname(file) : process.cwd(), entry.cwd) : undefined;
+        specs.push({
+          id,
+          url: `stdio:${entry.command}`,
+          ...declared,
+          mcp: { transport: 'stdio', command: entry.command, args: entry.args, ...(cwd ? { cwd } : {}), env: envOut },
+        });
+      } else {
+        const url = expand(entry.url, env, `${where}.url`, problems);
+        let ok = false;
+        try {
+          ok = ['http:', 'https:'].includes(new URL(url).protocol);
+        } catch {
+          ok = false;
+        }
+        if (!ok) {
+          problems.push({ variable: `${where}.url`, message: 'must be an http(s) URL' });
+          continue;
+        }
+        const headers: Record<string, string> = {};
+        for (const [k, v] of Object.entries(entry.headers)) headers[k] = expand(v, env, `${where}.headers.${k}`, problems);
+        specs.push({ id, url, ...declared, mcp: { transport: 'streamable-http', url, headers } });
+      }
+    }
+  }
+  if (problems.length) throw new ConfigError(SERVICE_ID, problems);
+  return specs;
+}
+
+/** Variables an inventory stdio server reads from the gateway's environment when the gateway starts it. */
+const PASSED_TO_STDIO = /^(WORKSPACE_ROOTS|DATA_DIR|LOG_LEVEL|LLM_[A-Z0-9_]+|TOOLKIT_[A-Z0-9_]+)$/;
+
+/**
+ * The inventory's built stdio servers (toolkit-mcp-server), started by the gateway from this
+ * checkout with the same Node and tsx; left out, with the reason, where their source is not here.
+ */
+export function inventoryStdioServers(
+  env: Env,
+  inventory: readonly ServiceEntry[] = SERVICES,
+  repoRoot = path.resolve(__dirname, '../../..'),
+): { specs: DownstreamSpec[]; skipped: string[] } {
+  const specs: DownstreamSpec[] = [];
+  const skipped: string[] = [];
+  const passed: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined && PASSED_TO_STDIO.test(k)) passed[k] = v;
+  for (const entry of inventory.filter((s) => s.pattern === 'stdio' && s.status === 'available')) {
+    const server = path.join(repoRoot, 'services', entry.id, 'src', 'server.ts');
+    if (!fs.existsSync(server)) {
+      skipped.push(`${entry.id}: ${server} is not in this installation`);
+      continue;
+    }
+    specs.push({
+      id: entry.id,
+      url: `stdio:${entry.id}`,
+      tools: [...entry.tools],
+      ...(entry.primaryFor ? { primaryFor: [...entry.primaryFor] } : {}),
+      mcp: {
+        transport: 'stdio',
+        command: process.execPath,
+        args: ['--import', 'tsx', server],
+        cwd: repoRoot,
+        env: passed,
+      },
+    });
+  }
+  return { specs, skipped };
+}

@@ -1,0 +1,225 @@
+/**
+ * Real MCP servers behind the gateway: the official reference memory server and a fixture server
+ * over stdio (child processes the gateway starts, restarts and stops), and the fixture over
+ * Streamable HTTP. Their tools join the catalog under the collision rule, calls go over MCP, errors
+ * map to the fleet's codes, list_changed refreshes the catalog, and MCP clients of the gateway get
+ * the servers' own content blocks.
+ */
+import fs from 'node:fs';
+import type http from 'node:http';
+import path from 'node:path';
+import express from 'express';
+import request from 'supertest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { tempDir } from '@mcp-fleet/testing';
+import { McpDownstream } from '../src/mcp-downstream';
+import type { DownstreamSpec } from '../src/types';
+import { buildFixtureServer } from './fixtures/mcp-fixture-server';
+import { startGateway, type RunningGateway } from './helpers';
+
+const REPO = path.resolve(__dirname, '../../..');
+const FIXTURE = path.join(__dirname, 'fixtures', 'mcp-fixture-server.ts');
+const MEMORY_SERVER = require.resolve('@modelcontextprotocol/server-memory/dist/index.js', { paths: [REPO] });
+
+async function until<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, timeoutMs = 20_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('MCP servers as downstreams', () => {
+  const tmp = tempDir('mcp-fleet-mcp-downstreams-');
+  let httpFixture: http.Server;
+  let gateway: RunningGateway;
+  let pids: number[] = [];
+
+  const call = (tool: string, args: Record<string, unknown> = {}) => request(gateway.url).post('/mcp').send({ tool, arguments: args });
+  const downstream = (id: string) => gateway.gw.registry.get(id)!.upstream as McpDownstream;
+  const toolNames = () => gateway.gw.registry.catalog.entries.map((e) => e.name);
+
+  beforeAll(async () => {
+    // the fixture over Streamable HTTP, stateless: one server and transport per request
+    const app = express();
+    app.post('/mcp', express.json(), async (req, res) => {
+      const server = buildFixtureServer();
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      res.on('close', () => void transport.close());
+      await server.connect(transport);
+      await transport.handleRequest(req, res, req.body);
+    });
+    httpFixture = await new Promise<http.Server>((resolve) => {
+      const s = app.listen(0, '127.0.0.1', () => resolve(s));
+    });
+    const port = (httpFixture.address() as { port: number }).port;
+
+    const specs: DownstreamSpec[] = [
+      {
+        id: 'fixture',
+        url: 'stdio:fixture',
+        mcp: { transport: 'stdio', command: process.execPath, args: ['--import', 'tsx', FIXTURE], cwd: REPO, env: {} },
+      },
+      {
+        id: 'memory',
+        url: 'stdio:memory',
+        mcp: {
+          transport: 'stdio',
+          command: process.execPath,
+          args: [MEMORY_SERVER],
+          env: { MEMORY_FILE_PATH: path.join(tmp.dir, 'memory.jsonl') },
+        },
+      },
+      {
+        id: 'fixture-http',
+        url: `http://127.0.0.1:${port}/mcp`,
+        mcp: { transport: 'streamable-http', url: `http://127.0.0.1:${port}/mcp`, headers: {} },
+      },
+    ];
+    gateway = await startGateway(specs, tmp.dir, { HEALTH_POLL_MS: '600000', HEALTH_TIMEOUT_MS: '3000', MCP_RESTART_BACKOFF_MS: '100' });
+    await until('every MCP server healthy', async () => {
+      await gateway.gw.refresh();
+      return gateway.gw.registry.services.every((s) => s.healthy) || undefined;
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await gateway?.stop();
+    await new Promise((r) => httpFixture?.close(r));
+    // stopped with the gateway: no child is left behind
+    await until('the stdio servers to exit', () => pids.every((pid) => !alive(pid)) || undefined, 10_000);
+    tmp.cleanup();
+  });
+
+  it('lists the servers’ tools under the collision rule, with their schemas and annotations', async () => {
+    const names = toolNames();
+    expect(names).toEqual(expect.arrayContaining(['fx_echo', 'fx_fail', 'create_entities', 'read_graph', 'search_nodes']));
+    // the same tool on two servers: the first registered owns the plain name; both are reachable qualified
+    expect(names).toEqual(expect.arrayContaining(['fx_echo', 'fixture__fx_echo', 'fixture-http__fx_echo']));
+    expect(names).not.toContain('fixture-http__create_entities');
+    const res = await request(gateway.url).get('/tools/list').expect(200);
+    const echo = res.body.tools.find((t: { name: string }) => t.name === 'fx_echo');
+    expect(echo.inputSchema).toMatchObject({
+      type: 'object',
+      properties: { text: { type: 'string', maxLength: 100 } },
+      required: ['text'],
+    });
+    expect(echo.annotations).toMatchObject({ readOnlyHint: true, idempotentHint: true });
+    const services = await request(gateway.url).get('/services').expect(200);
+    const fixture = services.body.services.find((s: { id: string }) => s.id === 'fixture');
+    expect(fixture).toMatchObject({ status: 'healthy', url: expect.stringMatching(/^stdio:.*mcp-fixture-server\.ts/) });
+    pids = [downstream('fixture').pid!, downstream('memory').pid!];
+    expect(pids.every((p) => typeof p === 'number' && alive(p))).toBe(true);
+  });
+
+  it('calls the official memory server over stdio and reads back what it stored', async () => {
+    const created = await call('create_entities', {
+      entities: [{ name: 'gateway', entityType: 'service', observations: ['fronts MCP servers'] }],
+    }).expect(200);
+    expect(created.body).toMatchObject({ success: true });
+    const graph = await call('read_graph').expect(200);
+    expect(JSON.stringify(graph.body.result)).toContain('fronts MCP servers');
+    const file = fs.readFileSync(path.join(tmp.dir, 'memory.jsonl'), 'utf8');
+    expect(file).toContain('"name":"gateway"');
+  });
+
+  it('answers structured results over stdio and over Streamable HTTP (qualified name)', async () => {
+    const viaStdio = await call('fx_echo', { text: 'hi' }).expect(200);
+    expect(viaStdio.body).toMatchObject({ success: true, result: { text: 'hi', pid: downstream('fixture').pid } });
+    const viaHttp = await call('fixture-http__fx_echo', { text: 'there' }).expect(200);
+    expect(viaHttp.body.result.text).toBe('there');
+    expect(viaHttp.body.result.pid).toBe(process.pid); // served in this process
+  });
+
+  it('maps MCP failures to the fleet codes', async () => {
+    const invalid = await call('fx_echo', { text: 'x'.repeat(101) });
+    expect(invalid.status).toBe(400);
+    expect(invalid.body).toMatchObject({ success: false, code: 'VALIDATION_ERROR' });
+    const failed = await call('fx_fail').expect(502);
+    expect(failed.body).toMatchObject({ success: false, code: 'UPSTREAM_ERROR', error: expect.stringContaining('it failed on purpose') });
+    // past its time limit the call is a timeout (the dispatcher answers TIMEOUT 504 for it), and the server stays usable
+    const started = Date.now();
+    await expect(
+      downstream('fixture').request({
+        method: 'POST',
+        path: '/tools/call',
+        body: JSON.stringify({ name: 'fx_slow', arguments: { ms: 3000 } }),
+        timeoutMs: 300,
+      }),
+    ).rejects.toMatchObject({ kind: 'timeout' });
+    expect(Date.now() - started).toBeLessThan(2000);
+    await call('fx_echo', { text: 'still here' }).expect(200);
+    const unknown = await call('fx_nope').expect(404);
+    expect(unknown.body.code).toBe('UNKNOWN_TOOL');
+  });
+
+  it('gives MCP clients the server’s own content blocks (an image stays an image)', async () => {
+    const client = new Client({ name: 'test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp`)));
+    try {
+      const img = await client.callTool({ name: 'fx_image', arguments: {} });
+      expect(img.isError).toBe(false);
+      expect(img.content).toEqual([
+        { type: 'image', data: expect.any(String), mimeType: 'image/png' },
+        { type: 'text', text: 'a pixel' },
+      ]);
+      const failed = await client.callTool({ name: 'fx_fail', arguments: {} });
+      expect(failed.isError).toBe(true);
+      expect(failed.content).toEqual([{ type: 'text', text: 'it failed on purpose' }]);
+      expect(failed.structuredContent).toMatchObject({ success: false, code: 'UPSTREAM_ERROR' });
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('refreshes the catalog when a server sends tools/list_changed (no poll needed)', async () => {
+    expect(toolNames()).not.toContain('fx_late');
+    await call('fx_add_tool', { name: 'fx_late' }).expect(200);
+    await until('fx_late in the catalog', () => toolNames().includes('fx_late') || undefined, 5000);
+    const late = await call('fx_late').expect(200);
+    expect(late.body.result).toEqual({ text: 'fx_late here' });
+  });
+
+  it('restarts a stdio server that dies, with backoff, and routes to the new process', async () => {
+    const fixture = downstream('fixture');
+    const before = fixture.pid!;
+    const starts = fixture.starts;
+    await call('fx_crash').expect(200);
+    await until('the old process to exit', () => !alive(before) || undefined);
+    await until('a new process', () => (fixture.pid && fixture.pid !== before ? fixture.pid : undefined), 10_000);
+    expect(fixture.starts).toBe(starts + 1);
+    const again = await call('fx_echo', { text: 'back' }).expect(200);
+    expect(again.body.result).toEqual({ text: 'back', pid: fixture.pid });
+    pids.push(fixture.pid!);
+  });
+
+  it('reports a server that cannot start, with its error, and keeps the rest serving', async () => {
+    const broken = new McpDownstream(
+      { transport: 'stdio', command: process.execPath, args: ['-e', 'process.stderr.write("no model file\\n"); process.exit(2)'], env: {} },
+      { id: 'broken', logger: gateway.gw.ctx.logger, maxResponseBytes: 1 << 20, restartBackoffMs: 5000 },
+    );
+    await expect(broken.request({ method: 'GET', path: '/health', timeoutMs: 5000 })).rejects.toMatchObject({
+      kind: 'refused',
+      message: expect.stringMatching(/did not start.*no model file/),
+    });
+    // within its backoff it is refused at once, saying when it will try again
+    await expect(broken.request({ method: 'GET', path: '/health', timeoutMs: 5000 })).rejects.toMatchObject({
+      message: expect.stringMatching(/not running .*next start in \d+ ms/),
+    });
+    await broken.close();
+    await call('read_graph').expect(200);
+  });
+});

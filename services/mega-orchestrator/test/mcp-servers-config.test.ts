@@ -1,0 +1,120 @@
+/** MCP_SERVERS_FILE / MCP_SERVERS: the mcpServers shape, ${VAR} expansion, and every bad entry named. */
+import fs from 'node:fs';
+import path from 'node:path';
+import { ConfigError } from '@mcp-fleet/kit';
+import { tempDir } from '@mcp-fleet/testing';
+import { configuredMcpServers, inventoryStdioServers } from '../src/mcp-servers';
+import { readConfig } from '../src/config';
+
+describe('MCP server configuration', () => {
+  const tmp = tempDir('mcp-fleet-mcp-servers-');
+  afterAll(() => tmp.cleanup());
+
+  it('reads a YAML file and inline JSON, expanding ${VAR} from the environment', () => {
+    const file = path.join(tmp.dir, 'servers.yaml');
+    fs.writeFileSync(
+      file,
+      [
+        'mcpServers:',
+        '  memory:',
+        '    command: npx',
+        '    args: ["-y", "@modelcontextprotocol/server-memory"]',
+        '    cwd: work',
+        '    env: { MEMORY_FILE_PATH: "${HOME_DIR}/m.jsonl" }',
+        '  off:',
+        '    command: nothing',
+        '    disabled: true',
+      ].join('\n'),
+    );
+    const specs = configuredMcpServers({
+      MCP_SERVERS_FILE: file,
+      MCP_SERVERS: JSON.stringify({
+        remote: { url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer ${TOKEN}' }, tools: ['x'] },
+      }),
+      HOME_DIR: '/srv',
+      TOKEN: 's3cret',
+    });
+    expect(specs).toEqual([
+      {
+        id: 'memory',
+        url: 'stdio:npx',
+        mcp: {
+          transport: 'stdio',
+          command: 'npx',
+          args: ['-y', '@modelcontextprotocol/server-memory'],
+          cwd: path.join(tmp.dir, 'work'),
+          env: { MEMORY_FILE_PATH: '/srv/m.jsonl' },
+        },
+      },
+      {
+        id: 'remote',
+        url: 'https://mcp.example.com/mcp',
+        tools: ['x'],
+        mcp: { transport: 'streamable-http', url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer s3cret' } },
+      },
+    ]);
+  });
+
+  it('names every bad entry at once, as the rest of the configuration does', () => {
+    let err: ConfigError | undefined;
+    try {
+      configuredMcpServers({
+        MCP_SERVERS: JSON.stringify({
+          mcpServers: {
+            Bad_Id: { command: 'x' },
+            'filesystem-mcp': { command: 'x' },
+            legacy: { type: 'sse', url: 'http://x/sse' },
+            neither: { args: ['a'] },
+            secret: { url: 'http://h/mcp', headers: { Authorization: 'Bearer ${UNSET_TOKEN}' } },
+            ftp: { url: 'ftp://h/mcp' },
+          },
+        }),
+      });
+    } catch (e) {
+      err = e as ConfigError;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    const text = err!.problems.map((p) => `${p.variable}: ${p.message}`).join('\n');
+    expect(text).toMatch(/Bad_Id: the id must be/);
+    expect(text).toMatch(/filesystem-mcp: filesystem-mcp is a fleet service/);
+    expect(text).toMatch(/legacy: the SSE transport is deprecated/);
+    expect(text).toMatch(/neither: needs "command" \(stdio\) or "url"/);
+    expect(text).toMatch(/secret\.headers\.Authorization: \$\{UNSET_TOKEN\} is not set/);
+    expect(text).toMatch(/ftp\.url: must be an http\(s\) URL/);
+    expect(() => configuredMcpServers({ MCP_SERVERS: '{not json' })).toThrow(/MCP_SERVERS: is not JSON/);
+    expect(() => configuredMcpServers({ MCP_SERVERS_FILE: path.join(tmp.dir, 'missing.json') })).toThrow(/cannot read .*ENOENT/);
+    expect(() =>
+      configuredMcpServers({ MCP_SERVERS: '{"a": {"command": "x"}}', MCP_SERVERS_FILE: writeJson('dup.json', { a: { command: 'y' } }) }),
+    ).toThrow(/a is declared twice/);
+  });
+
+  it('starts the inventory stdio servers from this checkout, passing only their own variables', () => {
+    const { specs, skipped } = inventoryStdioServers({
+      WORKSPACE_ROOTS: '/w',
+      LLM_BASE_URL: 'http://llm',
+      SECRET_KEY: 'no',
+      DATA_DIR: '/d',
+    });
+    expect(skipped).toEqual([]);
+    expect(specs.map((s) => s.id)).toEqual(['toolkit-mcp-server']);
+    const mcp = specs[0].mcp!;
+    expect(mcp.transport).toBe('stdio');
+    if (mcp.transport !== 'stdio') return;
+    expect(mcp.args.at(-1)).toMatch(/services\/toolkit-mcp-server\/src\/server\.ts$/);
+    expect(mcp.env).toEqual({ WORKSPACE_ROOTS: '/w', LLM_BASE_URL: 'http://llm', DATA_DIR: '/d' });
+    expect(inventoryStdioServers({}, undefined, tmp.dir).skipped[0]).toMatch(/toolkit-mcp-server: .* is not in this installation/);
+  });
+
+  it('adds them to the gateway’s downstreams, and STDIO_SERVERS=false leaves the inventory ones out', () => {
+    const on = readConfig({ DATA_DIR: tmp.dir, MCP_SERVERS: '{"memory": {"command": "node"}}' });
+    expect(on.downstreams!.filter((d) => d.mcp).map((d) => d.id)).toEqual(['toolkit-mcp-server', 'memory']);
+    const off = readConfig({ DATA_DIR: tmp.dir, STDIO_SERVERS: 'false' });
+    expect(off.downstreams!.some((d) => d.mcp)).toBe(false);
+  });
+
+  function writeJson(name: string, doc: unknown): string {
+    const file = path.join(tmp.dir, name);
+    fs.writeFileSync(file, JSON.stringify(doc));
+    return file;
+  }
+});

@@ -42,6 +42,20 @@ describe('conventions', () => {
     expect(offenders.map((f) => path.relative(ROOT, f))).toEqual([]);
   });
 
+  it('builds configuration from the kit helpers (int, ms, bool, csv, optionalUrl), not local copies', () => {
+    const configs = serviceDirs.map((d) => path.join(ROOT, 'services', d, 'src', 'config.ts')).filter((f) => fs.existsSync(f));
+    const offenders = configs.flatMap((f) => {
+      const text = fs.readFileSync(f, 'utf8');
+      const found: string[] = [];
+      if (/z\.coerce\s*\.number\(\)\s*\.int\(\)\s*\.min\([^()]*\)\s*\.max\([^()]*\)\s*\.default\(/.test(text))
+        found.push('a bounded integer chain (use int or ms)');
+      const local = /^const (int|ms|count|bool|csv|optionalUrl|duration)\b/m.exec(text);
+      if (local) found.push(`a local ${local[1]} helper`);
+      return found.map((what) => `${path.relative(ROOT, f)}: ${what}`);
+    });
+    expect(offenders).toEqual([]);
+  });
+
   it('uses node: specifiers for built-in modules', () => {
     const builtins = [
       'fs',

@@ -1,4 +1,5 @@
 /** House-style rules that matter, checked rather than documented (STYLE.md #5, #6, #10). */
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { SERVICES } from '@mcp-fleet/inventory';
@@ -54,6 +55,21 @@ describe('conventions', () => {
       return found.map((what) => `${path.relative(ROOT, f)}: ${what}`);
     });
     expect(offenders).toEqual([]);
+  });
+
+  it('keeps native modules out of the kit main entry (SQLite and workspace helpers are subpaths)', () => {
+    const probe = spawnSync(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        '-e',
+        "require('@mcp-fleet/kit'); process.stdout.write(JSON.stringify(Object.keys(require.cache).filter((k) => /sqlite3|workspace\\.ts/.test(k))))",
+      ],
+      { cwd: path.join(ROOT, 'packages', 'kit'), encoding: 'utf8' },
+    );
+    expect(probe.stderr).toBe('');
+    expect(JSON.parse(probe.stdout)).toEqual([]);
   });
 
   it('uses node: specifiers for built-in modules', () => {

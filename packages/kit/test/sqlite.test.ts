@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { tempDir } from '@mcp-fleet/testing';
+import { tempDir } from '../src/test-support';
 import { SqliteDb } from '../src/sqlite';
 
 describe('SqliteDb', () => {

@@ -168,10 +168,11 @@ export const SERVICES: readonly ServiceEntry[] = [
     port: 7011,
     pattern: 'route-oriented',
     description: 'News, domain, academic and generic research.',
-    tools: ['research_query'],
+    tools: ['research_query', 'research_news', 'research_academic', 'research_domain', 'research_structured'],
     backends: ['http'],
-    status: 'planned',
+    status: 'available',
     http: true,
+    storage: 'in-memory TTL cache / public APIs, SearxNG, chat model',
   },
   {
     id: 'advanced-memory-mcp',

@@ -232,9 +232,10 @@ export const SERVICES: readonly ServiceEntry[] = [
     pattern: 'tool-oriented',
     description: 'Analyse, process and query media.',
     tools: ['media_analyze', 'media_process', 'media_query'],
-    backends: ['process'],
-    status: 'planned',
+    backends: ['process', 'sqlite', 'filesystem'],
+    status: 'available',
     http: true,
+    storage: 'SQLite job records; sharp (npm) and the system ffmpeg',
   },
   {
     id: 'toolkit-mcp-server',

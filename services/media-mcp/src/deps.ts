@@ -1,0 +1,19 @@
+import type { Logger, Workspace } from '@mcp-fleet/kit';
+import type { Config } from './config';
+import type { JobRunner } from './jobs';
+import type { Programs } from './media/av';
+import type { Engines } from './media/engines';
+import type { InputDeps } from './media/input';
+
+/** What the tools need, built once in app.ts. */
+export interface MediaDeps {
+  config: Config;
+  logger: Logger;
+  ws: Workspace;
+  input: InputDeps;
+  engines: Engines;
+  programs: Programs;
+  runner: JobRunner;
+  /** The resolved output folder (MEDIA_OUTPUT_DIR inside the workspace roots). */
+  outputDir: string;
+}

@@ -1,0 +1,141 @@
+import { spawn } from 'node:child_process';
+import { AppError } from '@mcp-fleet/kit';
+
+export interface RunOptions {
+  signal?: AbortSignal;
+  /** Kills the process (SIGKILL) after this long and rejects with TIMEOUT. */
+  timeoutMs?: number;
+  /** Bytes of stdout kept (the rest is dropped); lines are still passed to onLine. Default 8 MiB. */
+  maxStdout?: number;
+  /** Bytes of stderr kept, from the end. Default 256 KiB. */
+  maxStderr?: number;
+  /** Called with every complete stdout line (ffmpeg's -progress pipe:1). */
+  onLine?: (line: string) => void;
+}
+
+export interface RunResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs a program with an argument array (never a shell). Abort or timeout kills it with SIGKILL
+ * and rejects; a non-zero exit resolves, so callers map the engine's own message.
+ */
+export function runProgram(program: string, args: string[], options: RunOptions = {}): Promise<RunResult> {
+  const maxStdout = options.maxStdout ?? 8 * 1024 * 1024;
+  const maxStderr = options.maxStderr ?? 256 * 1024;
+  return new Promise((resolve, reject) => {
+    if (options.signal?.aborted) return reject(abortError(options.signal));
+    const child = spawn(program, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    let pending = '';
+    let settled = false;
+    let failure: Error | undefined;
+    const kill = (err: Error) => {
+      if (failure) return;
+      failure = err;
+      child.kill('SIGKILL');
+    };
+    const onAbort = () => kill(abortError(options.signal!));
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    const timer =
+      options.timeoutMs === undefined
+        ? undefined
+        : setTimeout(
+            () => kill(new AppError('TIMEOUT', `${program} did not finish within ${options.timeoutMs} ms; it was stopped.`)),
+            options.timeoutMs,
+          );
+    const finish = (fn: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onAbort);
+      fn();
+    };
+    child.stdout.setEncoding('utf8');
+    child.stderr.setEncoding('utf8');
+    child.stdout.on('data', (chunk: string) => {
+      if (stdout.length < maxStdout) stdout += chunk.slice(0, maxStdout - stdout.length);
+      if (options.onLine) {
+        pending += chunk;
+        const lines = pending.split('\n');
+        pending = lines.pop() ?? '';
+        for (const line of lines) options.onLine(line.trimEnd());
+      }
+    });
+    child.stderr.on('data', (chunk: string) => {
+      stderr += chunk;
+      if (stderr.length > maxStderr * 2) stderr = stderr.slice(-maxStderr);
+    });
+    child.on('error', (err: NodeJS.ErrnoException) =>
+      finish(() =>
+        reject(
+          err.code === 'ENOENT'
+            ? new AppError('NOT_CONFIGURED', `${program} is not installed; apt-get install ffmpeg (Debian package ffmpeg).`)
+            : err,
+        ),
+      ),
+    );
+    child.on('close', (code) =>
+      finish(() => {
+        if (failure) return reject(failure);
+        if (pending && options.onLine) options.onLine(pending.trimEnd());
+        resolve({ code, stdout, stderr: stderr.slice(-maxStderr) });
+      }),
+    );
+  });
+}
+
+function abortError(signal: AbortSignal): Error {
+  const reason: unknown = signal.reason;
+  if (reason instanceof Error) return reason;
+  return new AppError('TIMEOUT', 'The operation was cancelled.');
+}
+
+/** The last meaningful lines of an engine's stderr, for an error message. */
+export function engineMessage(stderr: string, lines = 3): string {
+  const kept = stderr
+    .split('\n')
+    .map((l) => l.replace(/^\[[^\]]+ @ 0x[0-9a-f]+\]\s*/, '').trim())
+    .filter((l) => l && !/^(Press \[q\]|frame=|size=|video:|Stream mapping|Input #|Output #)/.test(l));
+  return kept.slice(-lines).join('; ').slice(0, 600) || 'no message';
+}
+
+export interface EngineInfo {
+  available: boolean;
+  program: string;
+  version?: string;
+  error?: string;
+}
+
+/** Runs `<program> -version` once, so /health and the tools know whether audio/video work is possible. */
+export async function detectEngine(program: string): Promise<EngineInfo> {
+  try {
+    const res = await runProgram(program, ['-hide_banner', '-version'], { timeoutMs: 10_000 });
+    if (res.code !== 0) return { available: false, program, error: `${program} -version exited with ${res.code}` };
+    const version = /version\s+(\S+)/.exec(res.stdout)?.[1];
+    return { available: true, program, ...(version ? { version } : {}) };
+  } catch (err) {
+    return { available: false, program, error: (err as Error).message };
+  }
+}
+
+export interface Engines {
+  ffmpeg: EngineInfo;
+  ffprobe: EngineInfo;
+}
+
+/** Throws NOT_CONFIGURED naming the Debian package when ffmpeg or ffprobe is missing. */
+export function requireAv(engines: Engines): void {
+  const missing = [engines.ffmpeg, engines.ffprobe].filter((e) => !e.available).map((e) => e.program);
+  if (missing.length) {
+    throw new AppError(
+      'NOT_CONFIGURED',
+      `Audio and video need ffmpeg and ffprobe, and ${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} not installed: ` +
+        'apt-get install ffmpeg (Debian package ffmpeg), or set FFMPEG_PATH/FFPROBE_PATH. Images work without it.',
+    );
+  }
+}

@@ -13,3 +13,4 @@ export * from './tool';
 export * from './validation';
 export * from './tracing';
 export * from './envfile';
+export * from './mcp-endpoint';

@@ -3,6 +3,7 @@
  * JWT access tokens checked (signature, issuer, audience, expiry), scopes that decide which tools a
  * token sees in tools/list and may call, API keys hashed at rest, and the audit log.
  */
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import request from 'supertest';
@@ -191,5 +192,96 @@ describe('authorization', () => {
     expect(text).not.toContain('hunter2');
     expect(text).not.toContain('"note"');
     expect(text).not.toContain(apiKey);
+  });
+});
+
+/**
+ * End to end: a real authorization server (oidc-provider, in a child process) and the official SDK
+ * client doing the OAuth flow itself: 401 → protected resource metadata → the server's metadata →
+ * client_credentials token for the gateway's resource → the call.
+ */
+describe('authorization against a real authorization server', () => {
+  const tmp = tempDir('mcp-fleet-oidc-');
+  let alpha: Downstream;
+  let as: ChildProcess;
+  let issuer: string;
+  let gw: Gateway;
+  let url: string;
+  let running: Awaited<ReturnType<typeof serve>>;
+
+  beforeAll(async () => {
+    alpha = await startDownstream('alpha-mcp', alphaTools);
+    // the gateway listens first, so its resource URL (the tokens' audience) is known to the server
+    const late: { app?: Gateway['app'] } = {};
+    running = await serve((req, res) => (late.app ? late.app(req, res) : res.writeHead(503).end()));
+    url = running.url;
+    const { spawn } = await import('node:child_process');
+    as = spawn(process.execPath, [path.join(__dirname, 'fixtures', 'oidc-server.mjs')], {
+      env: {
+        ...process.env,
+        RESOURCE: `${url}/mcp`,
+        CLIENT_ID: 'fleet-bot',
+        CLIENT_SECRET: 'a-long-client-secret-for-tests',
+        SCOPES: 'tools:read',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    issuer = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      let err = '';
+      as.stdout!.on('data', (c) => {
+        out += c;
+        const line = out.split('\n').find((l) => l.startsWith('{'));
+        if (line) resolve((JSON.parse(line) as { issuer: string }).issuer);
+      });
+      as.stderr!.on('data', (c) => (err += c));
+      as.on('exit', (code) => reject(new Error(`oidc-provider exited (${code}): ${err}`)));
+    });
+    gw = createApp({
+      config: gatewayConfig(tmp.dir, { AUTH_ISSUER: issuer, AUTH_RESOURCE: `${url}/mcp`, HEALTH_POLL_MS: '600000' }),
+      logger: testLogger('gateway'),
+      services: [{ id: 'alpha-mcp', url: alpha.url }],
+      inventory: TEST_INVENTORY,
+      autoStart: false,
+    });
+    await gw.refresh();
+    late.app = gw.app;
+  }, 60_000);
+
+  afterAll(async () => {
+    await gw?.mcp.close();
+    running?.server.closeAllConnections();
+    await running?.stop();
+    await gw?.close();
+    as?.kill('SIGTERM');
+    await alpha?.stop();
+    tmp.cleanup();
+  });
+
+  it('lets the SDK client obtain a token by client_credentials and call within its scopes', async () => {
+    const { ClientCredentialsProvider } = await import('@modelcontextprotocol/sdk/client/auth-extensions.js');
+    const authProvider = new ClientCredentialsProvider({
+      clientId: 'fleet-bot',
+      clientSecret: 'a-long-client-secret-for-tests',
+      scope: 'tools:read',
+    });
+    const client = new Client({ name: 'oauth-client', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { authProvider }));
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name)).toContain('echo');
+      expect(tools.map((t) => t.name)).not.toContain('write_note');
+      const echo = await client.callTool({ name: 'echo', arguments: { text: 'through OAuth' } });
+      expect(echo.isError).toBe(false);
+      const token = authProvider.tokens()?.access_token;
+      expect(token).toMatch(/^ey/); // a JWT from the server, audience-bound to the gateway
+      const claims = JSON.parse(Buffer.from(token!.split('.')[1], 'base64url').toString()) as { aud: string; iss: string; scope: string };
+      expect(claims).toMatchObject({ aud: `${url}/mcp`, iss: issuer, scope: 'tools:read' });
+    } finally {
+      await client.close();
+    }
+    // anything that is not a token of this server is refused
+    const other = await request(url).get('/tools/list').set('authorization', 'Bearer not-a-jwt').expect(401);
+    expect(other.headers['www-authenticate']).toMatch(/invalid_token/);
   });
 });

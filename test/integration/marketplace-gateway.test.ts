@@ -5,7 +5,6 @@
  */
 import path from 'node:path';
 import request from 'supertest';
-import type { RunningServer } from '@mcp-fleet/kit';
 import { getService } from '@mcp-fleet/inventory';
 import { serve, tempDir, testConfig, testLogger } from '@mcp-fleet/testing';
 import { createApp as createMarketplace } from '../../services/marketplace-mcp/src/app';
@@ -28,7 +27,7 @@ const market = createMarketplace({
   logger: testLogger(),
   defaultMetrics: false,
 });
-let marketServer: RunningServer;
+let marketServer: Awaited<ReturnType<typeof serve>>;
 const gateways: RunningGateway[] = [];
 
 async function mint(scope: string): Promise<string> {

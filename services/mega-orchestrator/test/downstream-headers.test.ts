@@ -1,4 +1,4 @@
-import http from 'node:http';
+import type http from 'node:http';
 import { getService, SERVICES } from '@mcp-fleet/inventory';
 import { serve } from '@mcp-fleet/testing';
 import type { RunningServer } from '@mcp-fleet/kit';

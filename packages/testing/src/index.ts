@@ -86,6 +86,7 @@ export function testEnv(extra: Record<string, string> = {}): Record<string, stri
   return { ...Object.fromEntries(Object.entries(testConfig).map(([k, v]) => [k, String(v)])), ...extra };
 }
 export * from './support';
+export * from './media';
 
 export interface PgScratchSchema {
   /** The schema's name (a random, safe identifier). */

@@ -310,7 +310,7 @@ export const SERVICES: readonly ServiceEntry[] = [
     description: 'Private skill catalog, MCP sub-registry and install plans.',
     tools: ['skills_list', 'skills_resolve', 'registry_search', 'registry_get_server', 'catalog_validate'],
     backends: ['filesystem'],
-    status: 'planned',
+    status: 'available',
     http: true,
   },
   {

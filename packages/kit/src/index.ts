@@ -15,3 +15,4 @@ export * from './validation';
 export * from './workspace';
 export * from './tracing';
 export * from './envfile';
+export * from './mcp-endpoint';

@@ -10,6 +10,9 @@ function ffprobeDuration(file: string): number {
   return Number(res.stdout.trim());
 }
 
+// Real engines on a shared 2-core machine: a call can take seconds while other suites run.
+jest.setTimeout(30_000);
+
 let m: Awaited<ReturnType<typeof mediaApp>>;
 const ws = (rel: string) => path.join(m.ws, rel);
 

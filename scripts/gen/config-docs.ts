@@ -52,7 +52,11 @@ export function renderConfigDocs(): string {
     out.push('| variable | type | default | description |', '| --- | --- | --- | --- |');
     for (const [name, prop] of Object.entries(schema.properties ?? {})) {
       if (!prop.description?.trim()) blank.push(`${entry.id} ${name}`);
-      const raw = typeof prop.default === 'string' ? prop.default.replace(os.homedir(), '~') : JSON.stringify(prop.default);
+      // defaults under the checkout or the home directory are shown relative to them, so the page is the same in every clone
+      const raw =
+        typeof prop.default === 'string'
+          ? prop.default.replace(ROOT + path.sep, '<repo>/').replace(os.homedir(), '~')
+          : JSON.stringify(prop.default);
       const def = prop.default === undefined ? '' : `\`${raw}\``;
       out.push(
         `| \`${name}\` | ${typeOf(prop)} | ${def.replace(/\|/g, '\\|')} | ${(prop.description ?? '').replace(/\|/g, '\\|').replace(/\n/g, ' ')} |`,

@@ -1,4 +1,5 @@
 /** House-style rules that matter, checked rather than documented (STYLE.md #5, #6, #10). */
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { SERVICES } from '@mcp-fleet/inventory';
@@ -40,6 +41,35 @@ describe('conventions', () => {
       .filter((f) => !f.endsWith(`${path.sep}config.ts`))
       .filter((f) => /process\.env\b/.test(fs.readFileSync(f, 'utf8')));
     expect(offenders.map((f) => path.relative(ROOT, f))).toEqual([]);
+  });
+
+  it('builds configuration from the kit helpers (int, ms, bool, csv, optionalUrl), not local copies', () => {
+    const configs = serviceDirs.map((d) => path.join(ROOT, 'services', d, 'src', 'config.ts')).filter((f) => fs.existsSync(f));
+    const offenders = configs.flatMap((f) => {
+      const text = fs.readFileSync(f, 'utf8');
+      const found: string[] = [];
+      if (/z\.coerce\s*\.number\(\)\s*\.int\(\)\s*\.min\([^()]*\)\s*\.max\([^()]*\)\s*\.default\(/.test(text))
+        found.push('a bounded integer chain (use int or ms)');
+      const local = /^const (int|ms|count|bool|csv|optionalUrl|duration)\b/m.exec(text);
+      if (local) found.push(`a local ${local[1]} helper`);
+      return found.map((what) => `${path.relative(ROOT, f)}: ${what}`);
+    });
+    expect(offenders).toEqual([]);
+  });
+
+  it('keeps native modules out of the kit main entry (SQLite and workspace helpers are subpaths)', () => {
+    const probe = spawnSync(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        '-e',
+        "require('@mcp-fleet/kit'); process.stdout.write(JSON.stringify(Object.keys(require.cache).filter((k) => /sqlite3|workspace\\.ts/.test(k))))",
+      ],
+      { cwd: path.join(ROOT, 'packages', 'kit'), encoding: 'utf8' },
+    );
+    expect(probe.stderr).toBe('');
+    expect(JSON.parse(probe.stdout)).toEqual([]);
   });
 
   it('uses node: specifiers for built-in modules', () => {

@@ -44,6 +44,26 @@ export const unsetIfEmpty = <S extends z.ZodType>(schema: S) => z.preprocess((v)
 
 export const port = () => z.coerce.number().int().min(0).max(65535);
 
+/** A whole number from the environment within [min, max], `fallback` when unset: counts, sizes, limits. */
+export const int = (fallback: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(fallback);
+
+/** A duration in milliseconds within [min, max], `fallback` when unset. */
+export const ms = (fallback: number, min = 10, max = 3_600_000) => int(fallback, min, max);
+
+/** An optional PostgreSQL connection URL (postgres:// or postgresql://); empty means unset. */
+export const postgresUrl = () =>
+  z.preprocess(
+    (v) => (typeof v === 'string' ? v.trim() || undefined : v),
+    z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, 'a postgres:// URL')
+      .optional(),
+  );
+
+/** An optional URL where empty means unset; `protocol` limits the schemes (default http and https). */
+export const optionalUrl = (protocol: RegExp = /^https?$/) =>
+  z.preprocess((v) => (typeof v === 'string' ? v.trim() || undefined : v), z.url({ protocol }).optional());
+
 export const DEFAULT_DATA_DIR = path.join(os.homedir(), '.mcp-fleet');
 
 /** Variables every service understands. Services extend this with their own. */

@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { z } from 'zod';
 import { AppError, createServiceApp, defineTool, ERROR_CODES } from '../src';
-import { testConfig, testLogger } from '@mcp-fleet/testing';
+import { testConfig, testLogger } from '../src/test-support';
 
 const echo = defineTool({
   name: 'echo',

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { tempDir } from '@mcp-fleet/testing';
+import { tempDir } from '../src/test-support';
 import { createLogger } from '../src';
 
 describe('createLogger', () => {

@@ -1,6 +1,6 @@
 import type http from 'node:http';
 import { createLogger, LokiTransport } from '@mcp-fleet/kit';
-import { serve } from '@mcp-fleet/testing';
+import { serve } from '../src/test-support';
 
 type Push = { streams: { stream: Record<string, string>; values: [string, string][] }[] };
 

@@ -1,6 +1,6 @@
 import path from 'node:path';
-import { tempDir } from '@mcp-fleet/testing';
-import { SqliteDb } from '../src';
+import { tempDir } from '../src/test-support';
+import { SqliteDb } from '../src/sqlite';
 
 describe('SqliteDb', () => {
   let tmp: ReturnType<typeof tempDir>;

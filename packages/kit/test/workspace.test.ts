@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { tempDir } from '@mcp-fleet/testing';
-import { type AppError, atomicWrite, Workspace } from '../src';
+import { tempDir } from '../src/test-support';
+import type { AppError } from '../src';
+import { atomicWrite, Workspace } from '../src/workspace';
 
 let tmp: ReturnType<typeof tempDir>;
 let root: string;

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { AppError, SqliteDb } from '@mcp-fleet/kit';
+import { AppError } from '@mcp-fleet/kit';
+import { SqliteDb } from '@mcp-fleet/kit/sqlite';
 import sqlite3 from 'sqlite3';
 import { mapSqliteError } from './errors';
 import { DEFAULT_LIMITS, pickLimits, type ConnectionLimits } from './limits';

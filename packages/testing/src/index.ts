@@ -1,11 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import type http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
-import { createLogger, listen, type Logger, type RunningServer } from '@mcp-fleet/kit';
 
 /** Connection strings of the real engines the tests use (the machine's running servers by default). */
 export const BACKENDS = {
@@ -57,34 +54,8 @@ export function describeWithBackend(name: BackendName, title: string, fn: () => 
   }
 }
 
-export function testLogger(service = 'test'): Logger {
-  return createLogger({ service, level: process.env.TEST_LOG_LEVEL ?? 'error', silent: !process.env.TEST_LOG_LEVEL });
-}
-
-/** A fresh temporary directory (real path), removed by the returned cleanup. */
-export function tempDir(prefix = 'mcp-fleet-test-'): { dir: string; cleanup: () => void } {
-  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));
-  return { dir, cleanup: () => fs.rmSync(dir, { recursive: true, force: true }) };
-}
-
-/** Serve a handler on 127.0.0.1, port 0. Close it in afterAll. */
-export function serve(handler: http.RequestListener): Promise<RunningServer> {
-  return listen(handler, { host: '127.0.0.1', port: 0, shutdownTimeoutMs: 1000 });
-}
-
-/** Base config values for apps built in tests. */
-export const testConfig = {
-  HOST: '127.0.0.1',
-  LOG_LEVEL: 'error' as const,
-  BODY_LIMIT: '1mb',
-  TOOL_TIMEOUT_MS: 10_000,
-  SHUTDOWN_TIMEOUT_MS: 1000,
-};
-
-/** testConfig as environment strings, for services whose readConfig(env) parses process-style input. */
-export function testEnv(extra: Record<string, string> = {}): Record<string, string> {
-  return { ...Object.fromEntries(Object.entries(testConfig).map(([k, v]) => [k, String(v)])), ...extra };
-}
+export { serve, tempDir, testConfig, testEnv, testLogger } from '@mcp-fleet/kit/test-support';
+export * from './tools';
 export * from './support';
 export * from './media';
 

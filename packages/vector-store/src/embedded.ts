@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { AppError, SqliteDb } from '@mcp-fleet/kit';
+import { AppError } from '@mcp-fleet/kit';
+import { SqliteDb } from '@mcp-fleet/kit/sqlite';
 import { matchesFilter } from './filter';
 import { compareIds, idToKey, keyToId, parsePointId, type PointId } from './ids';
 import { VectorMatrix } from './kernel';

@@ -1,6 +1,6 @@
 import { EmbeddedVectorStore } from './embedded';
 import { QdrantVectorStore } from './qdrant';
-import { unsetIfEmpty } from '@mcp-fleet/kit';
+import { unsetIfEmpty, int } from '@mcp-fleet/kit';
 import { z } from 'zod';
 import type { VectorStore, VectorStoreLimits } from './types';
 
@@ -8,7 +8,7 @@ import type { VectorStore, VectorStoreLimits } from './types';
 export const qdrantEnvShape = {
   QDRANT_URL: unsetIfEmpty(z.url({ protocol: /^https?$/ })).describe('Qdrant base URL; unset: the embedded vector store under DATA_DIR.'),
   QDRANT_API_KEY: unsetIfEmpty(z.string().min(1)).describe('Qdrant API key, if the server wants one (never logged).'),
-  QDRANT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000).describe('Time limit of one Qdrant request.'),
+  QDRANT_TIMEOUT_MS: int(30_000, 100, 600_000).describe('Time limit of one Qdrant request.'),
 };
 
 /** The openVectorStore options that come from those variables. */

@@ -1,4 +1,4 @@
-import { baseEnvShape, loadConfig, unsetIfEmpty, type Env } from '@mcp-fleet/kit';
+import { baseEnvShape, int, loadConfig, unsetIfEmpty, type Env } from '@mcp-fleet/kit';
 import { collectionNameSchema, qdrantEnvShape } from '@mcp-fleet/vector-store';
 import { z } from 'zod';
 
@@ -10,13 +10,7 @@ export const configSchema = z.object({
   ...baseEnvShape,
   ...qdrantEnvShape,
   MEMORY_COLLECTION: collectionNameSchema.default('memories'),
-  MEMORY_SCAN_LIMIT: z.coerce
-    .number()
-    .int()
-    .min(100)
-    .max(1_000_000)
-    .default(50_000)
-    .describe('Memories read by one search_memories call (text search scans payloads).'),
+  MEMORY_SCAN_LIMIT: int(50_000, 100, 1_000_000).describe('Memories read by one search_memories call (text search scans payloads).'),
   EMBEDDINGS_URL: unsetIfEmpty(z.url({ protocol: /^https?$/ })).describe(
     'OpenAI-compatible server base URL (POST {url}/v1/embeddings); unset: the local deterministic embedder.',
   ),
@@ -30,14 +24,8 @@ export const configSchema = z.object({
   EMBEDDINGS_DIMENSIONS: unsetIfEmpty(z.coerce.number().int().min(1).max(4096)).describe(
     'Expected size of remote embeddings; checked on every answer when set.',
   ),
-  EMBEDDINGS_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000).describe('Time limit of one embeddings request.'),
-  LOCAL_EMBEDDING_DIMENSIONS: z.coerce
-    .number()
-    .int()
-    .min(16)
-    .max(4096)
-    .default(384)
-    .describe('Vector size of the local deterministic embedder.'),
+  EMBEDDINGS_TIMEOUT_MS: int(15_000, 100, 300_000).describe('Time limit of one embeddings request.'),
+  LOCAL_EMBEDDING_DIMENSIONS: int(384, 16, 4096).describe('Vector size of the local deterministic embedder.'),
 });
 
 export type Config = z.output<typeof configSchema>;

@@ -1,7 +1,7 @@
 import type http from 'node:http';
 import request from 'supertest';
 import type { RunningServer } from '@mcp-fleet/kit';
-import { serve, tempDir, testConfig, testLogger } from '@mcp-fleet/testing';
+import { serve, tempDir, testConfig, testLogger, toolCaller } from '@mcp-fleet/testing';
 import { createApp } from '../src/app';
 import { configSchema } from '../src/config';
 
@@ -9,7 +9,7 @@ const tmp = tempDir('advanced-memory-');
 const config = configSchema.parse({ ...testConfig, DATA_DIR: tmp.dir });
 
 let service: Awaited<ReturnType<typeof createApp>>;
-const call = (name: string, args: unknown) => request(service.app).post('/tools/call').send({ name, arguments: args });
+const call = (name: string, args: Record<string, unknown>) => toolCaller(service.app)(name, args);
 
 const corpus = [
   { content: 'Postgres backups run nightly at 02:00 with pg_dump', type: 'fact', tags: ['ops', 'postgres'], importance: 0.9 },

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { buildGraph, parsePython, walkPythonFiles, type GraphEdge, type GraphNode, type ParsedFile } from '@mcp-fleet/code-graph';
-import { AppError, SqliteDb } from '@mcp-fleet/kit';
+import { AppError } from '@mcp-fleet/kit';
+import { SqliteDb } from '@mcp-fleet/kit/sqlite';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS projects (id TEXT PRIMARY KEY, root TEXT NOT NULL UNIQUE, indexed_at TEXT, files INTEGER, truncated INTEGER);

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { baseEnvShape, csv, loadConfig, type Env } from '@mcp-fleet/kit';
+import { baseEnvShape, csv, loadConfig, type Env, int } from '@mcp-fleet/kit';
 import { z } from 'zod';
 
 export const SERVICE_ID = 'config-mcp';
@@ -35,35 +35,15 @@ export const configSchema = z.object({
       `Comma-separated case-insensitive regexes of secret names, on top of the kit's password/secret/token/api key/authorization/cookie/credential rule (default ${DEFAULT_SECRET_PATTERNS.join(',')}).`,
     )
     .meta({ secret: false }),
-  CONFIG_MAX_BYTES: z.coerce
-    .number()
-    .int()
-    .min(1024)
-    .max(64 * 1024 * 1024)
-    .default(1024 * 1024)
-    .describe('Largest config file or inline content read, parsed, converted or validated (PAYLOAD_TOO_LARGE above it).'),
+  CONFIG_MAX_BYTES: int(1024 * 1024, 1024, 64 * 1024 * 1024).describe(
+    'Largest config file or inline content read, parsed, converted or validated (PAYLOAD_TOO_LARGE above it).',
+  ),
   BACKUP_DIR: z.string().min(1).optional().describe('Where backups are kept (default DATA_DIR/config-mcp/backups).'),
-  BACKUP_KEEP: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(1000)
-    .default(10)
-    .describe('Backups kept per file; older ones are pruned after each new backup.'),
-  BACKUP_MAX_BYTES: z.coerce
-    .number()
-    .int()
-    .min(1024)
-    .max(1024 * 1024 * 1024)
-    .default(10 * 1024 * 1024)
-    .describe('Largest file the backup tool copies.'),
-  VALIDATE_TIMEOUT_MS: z.coerce
-    .number()
-    .int()
-    .min(100)
-    .max(60_000)
-    .default(2000)
-    .describe('Hard limit for one JSON Schema compile + validation, run in a worker thread that is terminated on overrun (TIMEOUT).'),
+  BACKUP_KEEP: int(10, 1, 1000).describe('Backups kept per file; older ones are pruned after each new backup.'),
+  BACKUP_MAX_BYTES: int(10 * 1024 * 1024, 1024, 1024 * 1024 * 1024).describe('Largest file the backup tool copies.'),
+  VALIDATE_TIMEOUT_MS: int(2000, 100, 60_000).describe(
+    'Hard limit for one JSON Schema compile + validation, run in a worker thread that is terminated on overrun (TIMEOUT).',
+  ),
 });
 
 export type Config = z.output<typeof configSchema>;

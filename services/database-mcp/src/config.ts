@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { baseEnvShape, bool, ConfigError, loadConfig, type Env } from '@mcp-fleet/kit';
+import { baseEnvShape, bool, ConfigError, loadConfig, type Env, int } from '@mcp-fleet/kit';
 import { parseDatabases, toConnectionSpec, type ConnectionSpec } from '@mcp-fleet/sql';
 import { z } from 'zod';
 
@@ -16,28 +16,10 @@ export const configSchema = z.object({
   DATABASE_URL: z.string().optional().meta({ secret: true }).describe('Shortcut: one PostgreSQL connection named `main`.'),
   DATABASE_WRITABLE: bool(false).describe('Make `main` writable (read-only by default).'),
   DB_SANDBOX_FILE: z.string().min(1).optional().describe('The embedded sandbox file; default ${DATA_DIR}/database-mcp/sandbox.sqlite.'),
-  DB_MAX_ROWS: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(10_000)
-    .default(1000)
-    .describe('Rows returned at most per statement (callers may ask for fewer).'),
-  DB_STATEMENT_TIMEOUT_MS: z.coerce
-    .number()
-    .int()
-    .min(100)
-    .max(300_000)
-    .default(10_000)
-    .describe('Time limit of one statement on PostgreSQL connections (TIMEOUT after it).'),
-  DB_MAX_RESULT_BYTES: z.coerce
-    .number()
-    .int()
-    .min(1024)
-    .max(67_108_864)
-    .default(8_388_608)
-    .describe('Approximate JSON size of the rows of one answer.'),
-  DB_POOL_MAX: z.coerce.number().int().min(1).max(100).default(5).describe('PostgreSQL pool size per connection.'),
+  DB_MAX_ROWS: int(1000, 1, 10_000).describe('Rows returned at most per statement (callers may ask for fewer).'),
+  DB_STATEMENT_TIMEOUT_MS: int(10_000, 100, 300_000).describe('Time limit of one statement on PostgreSQL connections (TIMEOUT after it).'),
+  DB_MAX_RESULT_BYTES: int(8_388_608, 1024, 67_108_864).describe('Approximate JSON size of the rows of one answer.'),
+  DB_POOL_MAX: int(5, 1, 100).describe('PostgreSQL pool size per connection.'),
 });
 
 export type EnvConfig = z.output<typeof configSchema>;

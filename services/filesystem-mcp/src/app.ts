@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import { constants } from 'node:fs';
-import { createServiceApp, Workspace, type Logger, type ServiceApp } from '@mcp-fleet/kit';
+import { createServiceApp, type Logger, type ServiceApp } from '@mcp-fleet/kit';
+import { Workspace } from '@mcp-fleet/kit/workspace';
 import { bodyLimitBytes, SERVICE_ID, type Config } from './config';
 import type { FsLimits } from './lib/context';
 import { createTools } from './tools';

@@ -1,10 +1,9 @@
-import { baseEnvShape, csv, loadConfig, type Env } from '@mcp-fleet/kit';
+import { baseEnvShape, csv, int, loadConfig, type Env } from '@mcp-fleet/kit';
 import { z } from 'zod';
 
 export const SERVICE_ID = 'filesystem-mcp';
 
 const MiB = 1024 * 1024;
-const count = (fallback: number, max: number) => z.coerce.number().int().min(1).max(max).default(fallback);
 
 export const configSchema = z.object({
   ...baseEnvShape,
@@ -12,18 +11,20 @@ export const configSchema = z.object({
     'Large enough for a FILE_MAX_WRITE_BYTES file sent as base64 (4/3 of its size) plus JSON overhead.',
   ),
   WORKSPACE_ROOTS: csv([process.cwd()]).describe('Directories the tools may touch; relative caller paths resolve against the first one.'),
-  FILE_MAX_READ_BYTES: count(MiB, 64 * MiB).describe('Largest file file_read returns whole; larger reads need a range or are refused.'),
-  FILE_MAX_WRITE_BYTES: count(5 * MiB, 256 * MiB).describe('Largest content one file_write accepts (PAYLOAD_TOO_LARGE above it).'),
-  FILE_LIST_MAX_ENTRIES: count(10_000, 1_000_000).describe('Entries collected per file_list listing; beyond it the answer says truncated.'),
-  FILE_SEARCH_MAX_FILES: count(20_000, 1_000_000).describe('Files one file_search looks at before it stops with truncated: true.'),
-  FILE_SEARCH_MAX_FILE_BYTES: count(MiB, 64 * MiB).describe('Files larger than this are skipped by file_search content matching.'),
-  FILE_SEARCH_TIMEOUT_MS: count(10_000, 600_000).describe(
+  FILE_MAX_READ_BYTES: int(MiB, 1, 64 * MiB).describe('Largest file file_read returns whole; larger reads need a range or are refused.'),
+  FILE_MAX_WRITE_BYTES: int(5 * MiB, 1, 256 * MiB).describe('Largest content one file_write accepts (PAYLOAD_TOO_LARGE above it).'),
+  FILE_LIST_MAX_ENTRIES: int(10_000, 1, 1_000_000).describe(
+    'Entries collected per file_list listing; beyond it the answer says truncated.',
+  ),
+  FILE_SEARCH_MAX_FILES: int(20_000, 1, 1_000_000).describe('Files one file_search looks at before it stops with truncated: true.'),
+  FILE_SEARCH_MAX_FILE_BYTES: int(MiB, 1, 64 * MiB).describe('Files larger than this are skipped by file_search content matching.'),
+  FILE_SEARCH_TIMEOUT_MS: int(10_000, 1, 600_000).describe(
     'Time budget of one file_search; what was found by then is returned with truncated: true.',
   ),
-  FILE_ANALYZE_MAX_ENTRIES: count(50_000, 1_000_000).describe(
+  FILE_ANALYZE_MAX_ENTRIES: int(50_000, 1, 1_000_000).describe(
     'Entries file_analyze walks in one directory tree before it stops (truncated).',
   ),
-  FILE_ANALYZE_MAX_BYTES: count(64 * MiB, 16 * 1024 * MiB).describe('Bytes file_analyze reads from one file for its statistics.'),
+  FILE_ANALYZE_MAX_BYTES: int(64 * MiB, 1, 16 * 1024 * MiB).describe('Bytes file_analyze reads from one file for its statistics.'),
 });
 
 export type Config = z.output<typeof configSchema>;

@@ -1,3 +1,4 @@
+import { toolCaller } from '@mcp-fleet/testing';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -5,7 +6,7 @@ import request from 'supertest';
 import { makeFixture, writeTree, type Fixture } from './helpers';
 
 let fx: Fixture;
-const call = (name: string, args: Record<string, unknown>) => request(fx.service.app).post('/tools/call').send({ name, arguments: args });
+const call = (name: string, args: Record<string, unknown>) => toolCaller(fx.service.app)(name, args);
 const names = (entries: { path: string }[]) => entries.map((e) => e.path);
 
 beforeAll(async () => {

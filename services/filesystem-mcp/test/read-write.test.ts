@@ -1,10 +1,11 @@
+import { toolCaller } from '@mcp-fleet/testing';
 import fs from 'node:fs';
 import path from 'node:path';
 import request from 'supertest';
 import { makeFixture, writeTree, type Fixture } from './helpers';
 
 let fx: Fixture;
-const call = (name: string, args: Record<string, unknown>) => request(fx.service.app).post('/tools/call').send({ name, arguments: args });
+const call = (name: string, args: Record<string, unknown>) => toolCaller(fx.service.app)(name, args);
 
 beforeAll(async () => {
   fx = await makeFixture({ FILE_MAX_READ_BYTES: '64', FILE_MAX_WRITE_BYTES: '100' });

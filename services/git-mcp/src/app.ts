@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { coerceQuery, createServiceApp, toolToJson, Workspace, type Logger, type ServiceApp, type ToolDefinition } from '@mcp-fleet/kit';
+import { coerceQuery, createServiceApp, toolToJson, type Logger, type ServiceApp, type ToolDefinition } from '@mcp-fleet/kit';
+import { Workspace } from '@mcp-fleet/kit/workspace';
 import type { Request } from 'express';
 import { SERVICE_ID, type Config } from './config';
 import { gitEnv, type GitDeps } from './git/repo';

@@ -1,4 +1,4 @@
-import { baseEnvShape, bool, csv, loadConfig, processEnv, type Env } from '@mcp-fleet/kit';
+import { baseEnvShape, int, bool, csv, loadConfig, processEnv, type Env } from '@mcp-fleet/kit';
 import { z } from 'zod';
 
 export const SERVICE_ID = 'git-mcp';
@@ -11,14 +11,8 @@ export const configSchema = z.object({
   WORKSPACE_ROOTS: csv([process.cwd()]).describe(
     'Directories that may hold repositories (comma-separated). Default: the working directory.',
   ),
-  GIT_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000).describe('Time limit of one git process (push included).'),
-  GIT_MAX_DIFF_BYTES: z.coerce
-    .number()
-    .int()
-    .min(1024)
-    .max(64 * 1024 * 1024)
-    .default(1024 * 1024)
-    .describe('git_diff returns at most this many bytes of patch text.'),
+  GIT_TIMEOUT_MS: int(30_000, 1000, 600_000).describe('Time limit of one git process (push included).'),
+  GIT_MAX_DIFF_BYTES: int(1024 * 1024, 1024, 64 * 1024 * 1024).describe('git_diff returns at most this many bytes of patch text.'),
   GIT_ALLOW_PUSH: bool(true).describe('git_push is refused with FORBIDDEN when false.'),
   GIT_PUSH_REMOTES_ALLOWLIST: csv([]).describe(
     'When set, git_push only pushes to these configured remote names. Empty: any configured remote.',

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { baseEnvShape, csv, loadConfig, type Env } from '@mcp-fleet/kit';
+import { baseEnvShape, csv, loadConfig, type Env, int } from '@mcp-fleet/kit';
 import { z } from 'zod';
 
 export const SERVICE_ID = 'log-mcp';
@@ -9,29 +9,15 @@ export const configSchema = z.object({
   LOG_ROOTS: csv([]).describe(
     "Comma-separated directories the log tools read (default: DATA_DIR/logs, where the launcher writes every service's <service>.log, plus ./logs when it exists).",
   ),
-  LOG_MAX_SCAN_BYTES: z.coerce
-    .number()
-    .int()
-    .min(1024)
-    .max(4 * 1024 ** 3)
-    .default(64 * 1024 * 1024)
-    .describe('Most bytes one call reads across all files; beyond it the answer says truncated: true.'),
-  LOG_MAX_FILES: z.coerce.number().int().min(1).max(10_000).default(200).describe('Most files one call reads.'),
-  LOG_MAX_LINE_BYTES: z.coerce
-    .number()
-    .int()
-    .min(256)
-    .max(1024 * 1024)
-    .default(64 * 1024)
-    .describe('Longer lines are cut to this many bytes before parsing and matching.'),
-  LOG_REGEX_TIMEOUT_MS: z.coerce
-    .number()
-    .int()
-    .min(50)
-    .max(60_000)
-    .default(2000)
-    .describe("Total time one search's regex may run, in a worker thread that is terminated on overrun (TIMEOUT)."),
-  LOG_REGEX_MAX_LENGTH: z.coerce.number().int().min(1).max(10_000).default(500).describe('Longest accepted regex, in characters.'),
+  LOG_MAX_SCAN_BYTES: int(64 * 1024 * 1024, 1024, 4 * 1024 ** 3).describe(
+    'Most bytes one call reads across all files; beyond it the answer says truncated: true.',
+  ),
+  LOG_MAX_FILES: int(200, 1, 10_000).describe('Most files one call reads.'),
+  LOG_MAX_LINE_BYTES: int(64 * 1024, 256, 1024 * 1024).describe('Longer lines are cut to this many bytes before parsing and matching.'),
+  LOG_REGEX_TIMEOUT_MS: int(2000, 50, 60_000).describe(
+    "Total time one search's regex may run, in a worker thread that is terminated on overrun (TIMEOUT).",
+  ),
+  LOG_REGEX_MAX_LENGTH: int(500, 1, 10_000).describe('Longest accepted regex, in characters.'),
 });
 
 export type Config = z.output<typeof configSchema>;

@@ -1,5 +1,6 @@
 import express from 'express';
-import { createServiceApp, successEnvelope, Workspace, type HealthCheck, type Logger, type ServiceApp } from '@mcp-fleet/kit';
+import { createServiceApp, successEnvelope, type HealthCheck, type Logger, type ServiceApp } from '@mcp-fleet/kit';
+import { Workspace } from '@mcp-fleet/kit/workspace';
 import { SERVICE_ID, type Config } from './config';
 import type { MailDeps } from './deps';
 import { mailAccount } from './mail/account';

@@ -1,10 +1,10 @@
-import { baseEnvShape, bool, csv, loadConfig, unsetIfEmpty, type Env } from '@mcp-fleet/kit';
+import { baseEnvShape, int, bool, csv, loadConfig, unsetIfEmpty, type Env } from '@mcp-fleet/kit';
 import { z } from 'zod';
 
 export const SERVICE_ID = 'mail-mcp';
 
 const MiB = 1024 * 1024;
-const bytes = (fallback: number, max: number) => z.coerce.number().int().min(1024).max(max).default(fallback);
+const bytes = (fallback: number, max: number) => int(fallback, 1024, max);
 
 const mailUrl = (schemes: string[]) =>
   unsetIfEmpty(
@@ -52,14 +52,10 @@ export const configSchema = z.object({
   MAIL_TLS_INSECURE: bool(false).describe(
     'Accept self-signed or otherwise unverifiable TLS certificates from the mail servers (test servers only).',
   ),
-  MAIL_POOL_SIZE: z.coerce.number().int().min(1).max(16).default(3).describe('IMAP connections kept open at most; calls beyond it wait.'),
-  MAIL_CONNECT_TIMEOUT_MS: z.coerce
-    .number()
-    .int()
-    .min(100)
-    .max(120_000)
-    .default(10_000)
-    .describe('Time limit to connect and log in to a mail server (UPSTREAM_UNAVAILABLE above it).'),
+  MAIL_POOL_SIZE: int(3, 1, 16).describe('IMAP connections kept open at most; calls beyond it wait.'),
+  MAIL_CONNECT_TIMEOUT_MS: int(10_000, 100, 120_000).describe(
+    'Time limit to connect and log in to a mail server (UPSTREAM_UNAVAILABLE above it).',
+  ),
   MAIL_MAX_MESSAGE_BYTES: bytes(25 * MiB, 512 * MiB).describe(
     'Largest stored message mail_get and mail_forward read (PAYLOAD_TOO_LARGE above it).',
   ),
@@ -70,20 +66,12 @@ export const configSchema = z.object({
     'Largest outgoing message, all attachments included (PAYLOAD_TOO_LARGE above it).',
   ),
   MAIL_MAX_BODY_BYTES: bytes(2 * MiB, 64 * MiB).describe('Largest text or HTML body a caller may send (PAYLOAD_TOO_LARGE above it).'),
-  MAIL_MAX_TEXT_CHARS: z.coerce
-    .number()
-    .int()
-    .min(1000)
-    .max(10_000_000)
-    .default(200_000)
-    .describe('mail_get cuts text and HTML longer than this many characters and says truncated: true.'),
-  MAIL_SCAN_MAX: z.coerce
-    .number()
-    .int()
-    .min(100)
-    .max(1_000_000)
-    .default(20_000)
-    .describe('Most candidate messages one search or count inspects for hasAttachment (truncated: true beyond).'),
+  MAIL_MAX_TEXT_CHARS: int(200_000, 1000, 10_000_000).describe(
+    'mail_get cuts text and HTML longer than this many characters and says truncated: true.',
+  ),
+  MAIL_SCAN_MAX: int(20_000, 100, 1_000_000).describe(
+    'Most candidate messages one search or count inspects for hasAttachment (truncated: true beyond).',
+  ),
   WORKSPACE_ROOTS: csv([process.cwd()]).describe(
     'Directories attachments may be read from (comma-separated); nothing outside them is sent.',
   ),

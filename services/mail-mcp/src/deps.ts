@@ -1,4 +1,5 @@
-import { AppError, type Logger, type Workspace } from '@mcp-fleet/kit';
+import { AppError, type Logger } from '@mcp-fleet/kit';
+import { type Workspace } from '@mcp-fleet/kit/workspace';
 import type { Config } from './config';
 import { notConfigured, type MailAccount } from './mail/account';
 import type { Address } from './mail/fields';

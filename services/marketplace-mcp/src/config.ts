@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { baseEnvShape, loadConfig, unsetIfEmpty, type Env } from '@mcp-fleet/kit';
+import { baseEnvShape, int, loadConfig, unsetIfEmpty, type Env } from '@mcp-fleet/kit';
 import { downstreamServices, GATEWAY_ID, getService, resolveUrl } from '@mcp-fleet/inventory';
 import { z } from 'zod';
 
@@ -44,14 +44,10 @@ export const configSchema = z.object({
   MARKETPLACE_ADMIN_TOKEN: optionalSecret(16, 'MARKETPLACE_ADMIN_TOKEN').describe(
     'The admin credential publishing needs (X-Admin-Token header); unset, publishing answers NOT_CONFIGURED.',
   ),
-  MARKETPLACE_MAX_ARCHIVE_BYTES: z.coerce
-    .number()
-    .int()
-    .min(1024)
-    .max(256 * 1024 * 1024)
-    .default(5 * 1024 * 1024)
-    .describe('Largest skill archive (packed, and unpacked in total) accepted or served.'),
-  MARKETPLACE_MAX_FILES: z.coerce.number().int().min(1).max(10_000).default(500).describe('Most files one skill version may hold.'),
+  MARKETPLACE_MAX_ARCHIVE_BYTES: int(5 * 1024 * 1024, 1024, 256 * 1024 * 1024).describe(
+    'Largest skill archive (packed, and unpacked in total) accepted or served.',
+  ),
+  MARKETPLACE_MAX_FILES: int(500, 1, 10_000).describe('Most files one skill version may hold.'),
   JWT_SECRET: optionalSecret(32, 'JWT_SECRET').describe(
     "security-mcp's HMAC key: set, every route but /health needs a bearer token from its jwt_token (scope market:read; publishing market:write).",
   ),

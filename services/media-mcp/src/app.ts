@@ -1,6 +1,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { createServiceApp, SqliteDb, Workspace, type HealthCheck, type Logger, type ServiceApp } from '@mcp-fleet/kit';
+import { createServiceApp, type HealthCheck, type Logger, type ServiceApp } from '@mcp-fleet/kit';
+import { SqliteDb } from '@mcp-fleet/kit/sqlite';
+import { Workspace } from '@mcp-fleet/kit/workspace';
 import { OutboundClient, OutboundPolicy } from '@mcp-fleet/outbound';
 import sharp from 'sharp';
 import { SERVICE_ID, type Config } from './config';

@@ -1,4 +1,5 @@
-import type { Logger, Workspace } from '@mcp-fleet/kit';
+import type { Logger } from '@mcp-fleet/kit';
+import type { Workspace } from '@mcp-fleet/kit/workspace';
 import type { Config } from './config';
 import type { JobRunner } from './jobs';
 import type { Programs } from './media/av';

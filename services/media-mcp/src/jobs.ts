@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
-import { AppError, decodeCursor, encodeCursor, toAppError, type Logger, type SqliteDb } from '@mcp-fleet/kit';
+import { AppError, decodeCursor, encodeCursor, toAppError, type Logger } from '@mcp-fleet/kit';
+import { type SqliteDb } from '@mcp-fleet/kit/sqlite';
 
 export const JOB_STATES = ['queued', 'running', 'succeeded', 'failed', 'cancelled', 'interrupted'] as const;
 export type JobState = (typeof JOB_STATES)[number];

@@ -1,4 +1,4 @@
-import { baseEnvShape, bool, csv, loadConfig, unsetIfEmpty, type Env } from '@mcp-fleet/kit';
+import { baseEnvShape, bool, csv, int, loadConfig, ms, optionalUrl, postgresUrl, type Env } from '@mcp-fleet/kit';
 import { downstreamServices, resolveUrl, SERVICES, type ServiceEntry } from '@mcp-fleet/inventory';
 import { z } from 'zod';
 import { configuredMcpServers, inventoryStdioServers } from './mcp-servers';
@@ -7,29 +7,18 @@ import type { DownstreamSpec } from './types';
 export const SERVICE_ID = 'mega-orchestrator';
 export const VERSION = '0.1.0';
 
-const ms = (fallback: number, min = 10, max = 3_600_000) => z.coerce.number().int().min(min).max(max).default(fallback);
-const count = (fallback: number, min = 1, max = 1_000_000) => z.coerce.number().int().min(min).max(max).default(fallback);
-const optionalUrl = () =>
-  z
-    .string()
-    .optional()
-    .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()))
-    .pipe(z.url().optional());
-
 export const configSchema = z.object({
   ...baseEnvShape,
   HEALTH_POLL_MS: ms(5000, 50).describe("How often every downstream's /health and /tools/list are read."),
   HEALTH_TIMEOUT_MS: ms(2000, 50, 60_000).describe('Time limit of one health or tools/list probe.'),
   DOWNSTREAM_TIMEOUT_MS: ms(30_000, 50, 600_000).describe('Time limit of one forwarded tool call (TIMEOUT 504 after it).'),
-  DOWNSTREAM_CONNECTIONS: count(64, 1, 1024).describe('Keep-alive connections per downstream pool.'),
-  DOWNSTREAM_MAX_RESPONSE_BYTES: count(32 * 1024 * 1024, 1024, 512 * 1024 * 1024).describe(
+  DOWNSTREAM_CONNECTIONS: int(64, 1, 1024).describe('Keep-alive connections per downstream pool.'),
+  DOWNSTREAM_MAX_RESPONSE_BYTES: int(32 * 1024 * 1024, 1024, 512 * 1024 * 1024).describe(
     'Largest downstream answer the gateway reads (UPSTREAM_ERROR beyond it).',
   ),
-  BREAKER_FAILURES: count(5, 1, 1000).describe(
-    "Consecutive connection failures, timeouts or 5xx that open a downstream's circuit breaker.",
-  ),
+  BREAKER_FAILURES: int(5, 1, 1000).describe("Consecutive connection failures, timeouts or 5xx that open a downstream's circuit breaker."),
   BREAKER_COOLDOWN_MS: ms(10_000, 10).describe('How long an open breaker refuses calls before one trial call is let through.'),
-  MCP_PAGE_SIZE: count(100, 1, 1000).describe('MCP tools/list page size.'),
+  MCP_PAGE_SIZE: int(100, 1, 1000).describe('MCP tools/list page size.'),
   MCP_SERVERS_FILE: z
     .string()
     .optional()
@@ -44,19 +33,17 @@ export const configSchema = z.object({
     'First restart delay of a stdio MCP server that died or failed to start; doubles per failure, up to 30 s.',
   ),
   MCP_SESSION_IDLE_MS: ms(30 * 60_000, 1000, 7 * 24 * 3_600_000).describe('MCP sessions idle longer than this are closed.'),
-  MCP_MAX_SESSIONS: count(1000, 1, 100_000).describe(
-    'At most this many live MCP sessions; the least recently used one is closed beyond it.',
-  ),
+  MCP_MAX_SESSIONS: int(1000, 1, 100_000).describe('At most this many live MCP sessions; the least recently used one is closed beyond it.'),
   ALLOWED_ORIGINS: csv([]).describe(
     'Browser origins allowed to POST to /mcp (besides localhost); requests without Origin are always allowed.',
   ),
   SESSION_DB: z.string().min(1).optional().describe('Session/context store; defaults to ${DATA_DIR}/gateway/contexts.sqlite.'),
-  SESSION_DATABASE_URL: unsetIfEmpty(z.string().regex(/^postgres(ql)?:\/\//, 'a postgres:// URL')).describe(
+  SESSION_DATABASE_URL: postgresUrl().describe(
     'PostgreSQL for the call history and contexts, shared by several gateway instances; unset: SQLite at SESSION_DB.',
   ),
-  SESSION_MAX_CALLS: count(200, 1, 100_000).describe('Calls kept per session (older ones are deleted).'),
+  SESSION_MAX_CALLS: int(200, 1, 100_000).describe('Calls kept per session (older ones are deleted).'),
   SESSION_FLUSH_MS: ms(250, 10, 60_000).describe('Queued session records are written at most this long after the call.'),
-  SESSION_RETENTION_HOURS: count(168, 1, 24 * 365).describe('Sessions unused for longer than this are deleted.'),
+  SESSION_RETENTION_HOURS: int(168, 1, 24 * 365).describe('Sessions unused for longer than this are deleted.'),
   PROVIDER_PROBE_TTL_MS: ms(60_000, 0).describe('/providers caches its reachability probes this long.'),
   PROVIDER_PROBE_TIMEOUT_MS: ms(2000, 50, 60_000).describe('Time limit of one /providers reachability probe.'),
   LLM_BASE_URL: optionalUrl().describe('OpenAI-compatible chat endpoint base URL shown (and probed) by /providers; unset: not configured.'),
@@ -67,8 +54,8 @@ export const configSchema = z.object({
   EMBEDDINGS_API_KEY: z.string().optional().describe('API key for the embeddings endpoint (never shown or logged).'),
   STT_URL: optionalUrl().describe('OpenAI-compatible speech-to-text endpoint shown by /providers; unset: the embedded recognizer.'),
   RESEARCH_SOURCES: csv([]).describe('Research sources: names (wikipedia, arxiv, ...) or base URLs.'),
-  SMTP_URL: optionalUrl().describe('SMTP server mail-mcp sends through, shown by /providers (credentials never shown).'),
-  IMAP_URL: optionalUrl().describe('IMAP server mail-mcp reads, shown by /providers (credentials never shown).'),
+  SMTP_URL: optionalUrl(/^smtps?$/).describe('SMTP server mail-mcp sends through, shown by /providers (credentials never shown).'),
+  IMAP_URL: optionalUrl(/^imaps?$/).describe('IMAP server mail-mcp reads, shown by /providers (credentials never shown).'),
   MARKETPLACE_URL: optionalUrl().describe('Where /providers finds the marketplace (default: marketplace-mcp on its documented port).'),
   MARKETPLACE_JWT_TOKEN: z
     .string()

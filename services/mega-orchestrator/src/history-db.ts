@@ -4,7 +4,7 @@
  * balancer share one history. The store writes the same SQL to both; `?` placeholders become `$n`
  * for PostgreSQL, and numbers PostgreSQL returns as strings (BIGINT, COUNT) come back as numbers.
  */
-import { SqliteDb } from '@mcp-fleet/kit';
+import { SqliteDb } from '@mcp-fleet/kit/sqlite';
 import pg from 'pg';
 
 export interface HistoryDb {

@@ -1,17 +1,11 @@
-import { baseEnvShape, loadConfig, type Env } from '@mcp-fleet/kit';
+import { baseEnvShape, int, loadConfig, postgresUrl, type Env } from '@mcp-fleet/kit';
 import { z } from 'zod';
 
 export const SERVICE_ID = 'memory-mcp';
 
-const optionalUrl = z
-  .string()
-  .optional()
-  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()))
-  .refine((v) => v === undefined || /^postgres(ql)?:\/\//.test(v), 'a postgres:// URL');
-
 export const configSchema = z.object({
   ...baseEnvShape,
-  MEMORY_DATABASE_URL: optionalUrl
+  MEMORY_DATABASE_URL: postgresUrl()
     .meta({ secret: true })
     .describe('PostgreSQL for memories; falls back to DATABASE_URL; neither means SQLite under DATA_DIR.'),
   DATABASE_URL: z
@@ -29,14 +23,10 @@ export const configSchema = z.object({
     .regex(/^[a-z_]{1,63}$/, 'a text search configuration name such as english or simple')
     .default('english')
     .describe('PostgreSQL text search configuration used for indexing and queries.'),
-  MEMORY_PG_POOL_MAX: z.coerce.number().int().min(1).max(100).default(5).describe('Connections in the PostgreSQL pool.'),
-  MEMORY_MAX_PAGE_CHARS: z.coerce
-    .number()
-    .int()
-    .min(1000)
-    .max(100_000_000)
-    .default(2_000_000)
-    .describe('Most characters of memory text one list or search page carries; the page is cut before it.'),
+  MEMORY_PG_POOL_MAX: int(5, 1, 100).describe('Connections in the PostgreSQL pool.'),
+  MEMORY_MAX_PAGE_CHARS: int(2_000_000, 1000, 100_000_000).describe(
+    'Most characters of memory text one list or search page carries; the page is cut before it.',
+  ),
 });
 
 export type Config = z.output<typeof configSchema>;

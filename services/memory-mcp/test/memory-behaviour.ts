@@ -1,5 +1,5 @@
 import type { ServiceApp } from '@mcp-fleet/kit';
-import { testConfig } from '@mcp-fleet/testing';
+import { testConfig, toolCaller } from '@mcp-fleet/testing';
 import request from 'supertest';
 import { configSchema, type Config } from '../src/config';
 import type { MemoryStore } from '../src/store/memory-store';
@@ -33,7 +33,7 @@ interface Result {
 export function memoryBehaviour(open: () => Promise<Opened>): void {
   let svc: ServiceApp;
   let store: MemoryStore;
-  const call = (name: string, args: Record<string, unknown>) => request(svc.app).post('/tools/call').send({ name, arguments: args });
+  const call = (name: string, args: Record<string, unknown>) => toolCaller(svc.app)(name, args);
   const ok = async (name: string, args: Record<string, unknown>) => {
     const res = await call(name, args);
     if (res.status !== 200) throw new Error(`${name} ${JSON.stringify(args).slice(0, 200)} -> ${res.status} ${JSON.stringify(res.body)}`);

@@ -1,6 +1,6 @@
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { AppError, type Logger } from '@mcp-fleet/kit';
-import { SqliteDb } from '@mcp-fleet/kit';
+import { SqliteDb } from '@mcp-fleet/kit/sqlite';
 import path from 'node:path';
 import type { Config } from './config';
 import { startEmbeddedBroker, type EmbeddedBroker } from './broker';

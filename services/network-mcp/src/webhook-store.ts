@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
-import { decodeCursor, encodeCursor, SqliteDb, type Page } from '@mcp-fleet/kit';
+import { decodeCursor, encodeCursor, type Page } from '@mcp-fleet/kit';
+import { SqliteDb } from '@mcp-fleet/kit/sqlite';
 
 export interface WebhookRecord {
   id: string;

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { baseEnvShape, bool, loadConfig, unsetIfEmpty, type Env } from '@mcp-fleet/kit';
+import { baseEnvShape, bool, loadConfig, unsetIfEmpty, type Env, int } from '@mcp-fleet/kit';
 import { z } from 'zod';
 
 export const SERVICE_ID = 'secrets-ui';
@@ -22,7 +22,7 @@ export const configSchema = z.object({
     .regex(/^[\w-]{1,64}(\/[\w-]{1,64}){0,4}$/, 'a path such as mcp-fleet')
     .default('mcp-fleet')
     .describe('Path under the mount that holds one secret per service: <mount>/data/<prefix>/<service-id>.'),
-  VAULT_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5000).describe('Time limit of one request to Vault.'),
+  VAULT_TIMEOUT_MS: int(5000, 100, 60_000).describe('Time limit of one request to Vault.'),
   SECRETS_UI_ADMIN_TOKEN: unsetIfEmpty(z.string().min(16, 'SECRETS_UI_ADMIN_TOKEN must be at least 16 characters')).describe(
     'Admin credential for the API (Authorization: Bearer) and the UI login. Unset: the content of SECRETS_UI_ADMIN_TOKEN_FILE, else of the store token file.',
   ),
@@ -39,23 +39,12 @@ export const configSchema = z.object({
     .default('docker compose restart {services}')
     .describe('The restart command a write answers with; {services} becomes the space-separated service ids.')
     .meta({ secret: false }),
-  SECRET_VALUE_MAX_BYTES: z.coerce
-    .number()
-    .int()
-    .min(16)
-    .max(65_536)
-    .default(8192)
-    .describe('Largest accepted secret value, in bytes.')
-    .meta({ secret: false }),
-  SESSION_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(1800).describe('UI sessions end after this long without use.'),
+  SECRET_VALUE_MAX_BYTES: int(8192, 16, 65_536).describe('Largest accepted secret value, in bytes.').meta({ secret: false }),
+  SESSION_TTL_SECONDS: int(1800, 60, 86_400).describe('UI sessions end after this long without use.'),
   COOKIE_SECURE: bool(false).describe('Mark the session cookie Secure (set it when the UI is served over HTTPS).').meta({ secret: false }),
-  LOGIN_MAX_FAILURES: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(1000)
-    .default(10)
-    .describe('Wrong admin credentials per client address per minute before every attempt answers RATE_LIMITED.'),
+  LOGIN_MAX_FAILURES: int(10, 1, 1000).describe(
+    'Wrong admin credentials per client address per minute before every attempt answers RATE_LIMITED.',
+  ),
 });
 
 export type Config = z.output<typeof configSchema>;

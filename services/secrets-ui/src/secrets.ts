@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { AppError, atomicWrite, renderEnvFile } from '@mcp-fleet/kit';
+import { AppError, renderEnvFile } from '@mcp-fleet/kit';
+import { atomicWrite } from '@mcp-fleet/kit/workspace';
 import { z } from 'zod';
 import { findService, type ServiceSecrets } from './catalog';
 import type { SecretRecord, SecretStore } from './store';

@@ -1,4 +1,4 @@
-import { baseEnvShape, loadConfig, type Env } from '@mcp-fleet/kit';
+import { baseEnvShape, int, loadConfig, type Env } from '@mcp-fleet/kit';
 import { outboundEnvShape } from '@mcp-fleet/outbound';
 import { z } from 'zod';
 
@@ -34,30 +34,12 @@ export const configSchema = z.object({
   ),
   JWT_ALGORITHM: z.enum(['HS256', 'HS384', 'HS512']).default('HS256').describe('HMAC algorithm of minted tokens.'),
   JWT_ISSUER: z.string().min(1).max(256).default('mcp-fleet').describe('iss claim of minted tokens, checked by jwt_verify.'),
-  JWT_DEFAULT_TTL_SECONDS: z.coerce
-    .number()
-    .int()
-    .min(60)
-    .max(2_592_000)
-    .default(3600)
-    .describe('Lifetime of a minted token when the caller names none.'),
-  JWT_MAX_TTL_SECONDS: z.coerce
-    .number()
-    .int()
-    .min(60)
-    .max(31_536_000)
-    .default(2_592_000)
-    .describe('Longest lifetime a caller may ask for.'),
+  JWT_DEFAULT_TTL_SECONDS: int(3600, 60, 2_592_000).describe('Lifetime of a minted token when the caller names none.'),
+  JWT_MAX_TTL_SECONDS: int(2_592_000, 60, 31_536_000).describe('Longest lifetime a caller may ask for.'),
   SECURITY_ADMIN_TOKEN: optionalSecret(16, 'SECURITY_ADMIN_TOKEN').describe(
     'The admin credential jwt_token requires (Authorization: Bearer <token> or admin_token).',
   ),
-  BCRYPT_COST: z.coerce
-    .number()
-    .int()
-    .min(BCRYPT_FLOOR)
-    .max(BCRYPT_CEILING)
-    .default(12)
-    .describe('bcrypt cost factor of password_hash (10-15).'),
+  BCRYPT_COST: int(12, BCRYPT_FLOOR, BCRYPT_CEILING).describe('bcrypt cost factor of password_hash (10-15).'),
   ENCRYPTION_KEY: z
     .string()
     .optional()

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { baseEnvShape, ConfigError, loadConfig, type Env } from '@mcp-fleet/kit';
+import { baseEnvShape, ConfigError, loadConfig, type Env, int } from '@mcp-fleet/kit';
 import { toConnectionSpec, type ConnectionSpec } from '@mcp-fleet/sql';
 import { z } from 'zod';
 
@@ -22,28 +22,10 @@ export const configSchema = z.object({
     .min(1)
     .optional()
     .describe("The SQLite file served without PostgreSQL; default: database-mcp's sandbox, ${DATA_DIR}/database-mcp/sandbox.sqlite."),
-  SQL_STATEMENT_TIMEOUT_MS: z.coerce
-    .number()
-    .int()
-    .min(100)
-    .max(300_000)
-    .default(10_000)
-    .describe('Time limit of one query (TIMEOUT after it).'),
-  SQL_SCHEMA_CACHE_MS: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .max(600_000)
-    .default(5_000)
-    .describe('How long introspected tables and columns are trusted before being read again.'),
-  SQL_POOL_MAX: z.coerce.number().int().min(1).max(100).default(5).describe('Connections in the PostgreSQL pool.'),
-  SQL_MAX_RESULT_BYTES: z.coerce
-    .number()
-    .int()
-    .min(1024)
-    .max(67_108_864)
-    .default(8_388_608)
-    .describe('Approximate JSON size of the rows of one answer.'),
+  SQL_STATEMENT_TIMEOUT_MS: int(10_000, 100, 300_000).describe('Time limit of one query (TIMEOUT after it).'),
+  SQL_SCHEMA_CACHE_MS: int(5_000, 0, 600_000).describe('How long introspected tables and columns are trusted before being read again.'),
+  SQL_POOL_MAX: int(5, 1, 100).describe('Connections in the PostgreSQL pool.'),
+  SQL_MAX_RESULT_BYTES: int(8_388_608, 1024, 67_108_864).describe('Approximate JSON size of the rows of one answer.'),
 });
 
 export type EnvConfig = z.output<typeof configSchema>;

@@ -1,5 +1,6 @@
 import path from 'node:path';
-import { SqliteDb, type ServiceApp } from '@mcp-fleet/kit';
+import { type ServiceApp } from '@mcp-fleet/kit';
+import { SqliteDb } from '@mcp-fleet/kit/sqlite';
 import { pgScratchSchema, tempDir, testConfig, testLogger } from '@mcp-fleet/testing';
 import { createApp } from '../src/app';
 import { readConfig } from '../src/config';

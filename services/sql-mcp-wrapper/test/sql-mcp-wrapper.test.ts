@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { ConfigError, SqliteDb } from '@mcp-fleet/kit';
+import { ConfigError } from '@mcp-fleet/kit';
+import { SqliteDb } from '@mcp-fleet/kit/sqlite';
 import { tempDir } from '@mcp-fleet/testing';
 import request from 'supertest';
 import { readConfig } from '../src/config';

@@ -1,5 +1,6 @@
 import fs from 'node:fs/promises';
-import { createServiceApp, Workspace, type Logger, type ServiceApp } from '@mcp-fleet/kit';
+import { createServiceApp, type Logger, type ServiceApp } from '@mcp-fleet/kit';
+import { Workspace } from '@mcp-fleet/kit/workspace';
 import { SERVICE_ID, type Config } from './config';
 import type { TerminalDeps } from './deps';
 import { createTools } from './tools';

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { baseEnvShape, bool, csv, isSecretName, loadConfig, processEnv, type Env } from '@mcp-fleet/kit';
+import { baseEnvShape, bool, csv, isSecretName, loadConfig, processEnv, type Env, int } from '@mcp-fleet/kit';
 import { z } from 'zod';
 
 export const SERVICE_ID = 'terminal-mcp';
@@ -35,20 +35,8 @@ export const configSchema = z.object({
     .startsWith('/', 'an absolute path such as /bin/sh')
     .default('/bin/sh')
     .describe('Shell used only when shell mode is enabled (absolute path).'),
-  TERMINAL_TIMEOUT_MS: z.coerce
-    .number()
-    .int()
-    .min(100)
-    .max(600_000)
-    .default(30_000)
-    .describe('Default and largest time limit of one command.'),
-  TERMINAL_MAX_OUTPUT_BYTES: z.coerce
-    .number()
-    .int()
-    .min(1024)
-    .max(64 * 1024 * 1024)
-    .default(1024 * 1024)
-    .describe('stdout and stderr each keep at most this many bytes.'),
+  TERMINAL_TIMEOUT_MS: int(30_000, 100, 600_000).describe('Default and largest time limit of one command.'),
+  TERMINAL_MAX_OUTPUT_BYTES: int(1024 * 1024, 1024, 64 * 1024 * 1024).describe('stdout and stderr each keep at most this many bytes.'),
   TERMINAL_ENV_PASSTHROUGH: csv([])
     .pipe(
       z.array(

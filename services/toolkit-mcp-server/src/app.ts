@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { AppError, invokeTool, toolToJson, Workspace, type Logger } from '@mcp-fleet/kit';
+import { AppError, invokeTool, toolToJson, type Logger } from '@mcp-fleet/kit';
+import { Workspace } from '@mcp-fleet/kit/workspace';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { SERVICE_ID, type Config } from './config';

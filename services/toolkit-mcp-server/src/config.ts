@@ -1,4 +1,4 @@
-import { baseEnvShape, csv, loadConfig, unsetIfEmpty, type Env } from '@mcp-fleet/kit';
+import { baseEnvShape, int, csv, loadConfig, unsetIfEmpty, type Env } from '@mcp-fleet/kit';
 import { z } from 'zod';
 
 export const SERVICE_ID = 'toolkit-mcp-server';
@@ -13,14 +13,10 @@ export const configSchema = z.object({
   ),
   LLM_API_KEY: unsetIfEmpty(z.string().optional()).describe('Bearer token for LLM_BASE_URL, if it needs one.'),
   LLM_MODEL: z.string().min(1).default('gpt-4o-mini').describe('Model name sent to the chat-completions endpoint.'),
-  LLM_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(120_000).describe('Time limit of one chat-completions request.'),
-  TOOLKIT_MAX_FILE_BYTES: z.coerce
-    .number()
-    .int()
-    .min(1024)
-    .max(16_777_216)
-    .default(262_144)
-    .describe('Largest file fileretrieve returns and the model-backed tools send as context.'),
+  LLM_TIMEOUT_MS: int(120_000, 1000, 600_000).describe('Time limit of one chat-completions request.'),
+  TOOLKIT_MAX_FILE_BYTES: int(262_144, 1024, 16_777_216).describe(
+    'Largest file fileretrieve returns and the model-backed tools send as context.',
+  ),
 });
 
 export type Config = z.output<typeof configSchema>;

@@ -1,4 +1,4 @@
-import { baseEnvShape, loadConfig, type Env } from '@mcp-fleet/kit';
+import { baseEnvShape, int, loadConfig, type Env } from '@mcp-fleet/kit';
 import { qdrantEnvShape } from '@mcp-fleet/vector-store';
 import { z } from 'zod';
 
@@ -12,21 +12,9 @@ export const configSchema = z.object({
     .default('8mb')
     .describe("1000 points of 384 floats is about 4 MB of JSON, so the body limit is larger than the fleet's 1 MiB default."),
   ...qdrantEnvShape,
-  VECTOR_MAX_POINTS_PER_CALL: z.coerce.number().int().min(1).max(10_000).default(1000).describe('Points or ids one vector call may carry.'),
-  VECTOR_MAX_PAYLOAD_BYTES: z.coerce
-    .number()
-    .int()
-    .min(256)
-    .max(16 * 1024 * 1024)
-    .default(65_536)
-    .describe('Largest JSON payload of one point.'),
-  VECTOR_MAX_POINTS_PER_COLLECTION: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(50_000_000)
-    .default(1_000_000)
-    .describe('Points one embedded collection may hold.'),
+  VECTOR_MAX_POINTS_PER_CALL: int(1000, 1, 10_000).describe('Points or ids one vector call may carry.'),
+  VECTOR_MAX_PAYLOAD_BYTES: int(65_536, 256, 16 * 1024 * 1024).describe('Largest JSON payload of one point.'),
+  VECTOR_MAX_POINTS_PER_COLLECTION: int(1_000_000, 1, 50_000_000).describe('Points one embedded collection may hold.'),
 });
 
 export type Config = z.output<typeof configSchema>;

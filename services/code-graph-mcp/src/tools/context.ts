@@ -1,4 +1,5 @@
-import { AppError, type Workspace } from '@mcp-fleet/kit';
+import { AppError } from '@mcp-fleet/kit';
+import { type Workspace } from '@mcp-fleet/kit/workspace';
 import { z } from 'zod';
 import type { GraphStore } from '../store';
 

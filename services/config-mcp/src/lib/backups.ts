@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { AppError, atomicWrite } from '@mcp-fleet/kit';
+import { AppError } from '@mcp-fleet/kit';
+import { atomicWrite } from '@mcp-fleet/kit/workspace';
 
 /**
  * Backups of one file live in `<backupDir>/<basename>-<sha256(real path) prefix>/`, one copy per

@@ -1,5 +1,6 @@
 import fs from 'node:fs/promises';
-import { AppError, type Env, type Logger, Workspace } from '@mcp-fleet/kit';
+import { AppError, type Env, type Logger } from '@mcp-fleet/kit';
+import { Workspace } from '@mcp-fleet/kit/workspace';
 import { type Config } from '../config';
 import { type ConfigFormat, formatFromPath, parseConfig } from './formats';
 import { SchemaValidatorPool } from './schema-worker';

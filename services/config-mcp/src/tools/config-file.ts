@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { AppError, atomicWrite, defineTool } from '@mcp-fleet/kit';
+import { AppError, defineTool } from '@mcp-fleet/kit';
+import { atomicWrite } from '@mcp-fleet/kit/workspace';
 import { z } from 'zod';
 import { type ConfigContext, fsError, loadDocument, resolveFormat } from '../lib/context';
 import { formatSchema, serializeConfig } from '../lib/formats';

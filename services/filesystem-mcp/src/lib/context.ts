@@ -1,4 +1,4 @@
-import type { ResolvedPath, Workspace } from '@mcp-fleet/kit';
+import type { ResolvedPath, Workspace } from '@mcp-fleet/kit/workspace';
 import { z } from 'zod';
 import { fsCall } from './fs-errors';
 

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { defineTool, type ResolvedPath } from '@mcp-fleet/kit';
+import { defineTool } from '@mcp-fleet/kit';
+import { type ResolvedPath } from '@mcp-fleet/kit/workspace';
 import { z } from 'zod';
 import { guessMime, openRegularFile } from '../lib/content';
 import { humanBytes, iso, pathArg, resolveIn, shown, type FsDeps } from '../lib/context';

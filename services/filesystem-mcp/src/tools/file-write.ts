@@ -1,7 +1,8 @@
 import fs from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import path from 'node:path';
-import { AppError, atomicWrite, defineTool } from '@mcp-fleet/kit';
+import { AppError, defineTool } from '@mcp-fleet/kit';
+import { atomicWrite } from '@mcp-fleet/kit/workspace';
 import { z } from 'zod';
 import { openRegularFile } from '../lib/content';
 import { humanBytes, pathArg, resolveIn, shown, type FsDeps } from '../lib/context';

@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { AppError, within, type Logger, type Workspace } from '@mcp-fleet/kit';
+import { AppError, type Logger } from '@mcp-fleet/kit';
+import { within, type Workspace } from '@mcp-fleet/kit/workspace';
 import { GitPluginError, simpleGit, type SimpleGit } from 'simple-git';
 import type { Config } from '../config';
 

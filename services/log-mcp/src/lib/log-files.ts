@@ -1,7 +1,8 @@
 import { type Dirent } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { AppError, Workspace } from '@mcp-fleet/kit';
+import { AppError } from '@mcp-fleet/kit';
+import { Workspace } from '@mcp-fleet/kit/workspace';
 import { type Config, logRoots } from '../config';
 import { matchesGlob } from './glob';
 

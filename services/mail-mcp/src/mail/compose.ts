@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { AppError, type Workspace } from '@mcp-fleet/kit';
+import { AppError } from '@mcp-fleet/kit';
+import { type Workspace } from '@mcp-fleet/kit/workspace';
 import type Mail from 'nodemailer/lib/mailer';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { z } from 'zod';

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { AppError, type Workspace } from '@mcp-fleet/kit';
+import { AppError } from '@mcp-fleet/kit';
+import { type Workspace } from '@mcp-fleet/kit/workspace';
 import type { OutboundClient } from '@mcp-fleet/outbound';
 import { z } from 'zod';
 

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { AppError, within, type Workspace } from '@mcp-fleet/kit';
+import { AppError } from '@mcp-fleet/kit';
+import { within, type Workspace } from '@mcp-fleet/kit/workspace';
 
 export interface PlannedOutput {
   /** Where the result ends up. */

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
-import { AppError, SqliteDb } from '@mcp-fleet/kit';
+import { AppError } from '@mcp-fleet/kit';
+import { SqliteDb } from '@mcp-fleet/kit/sqlite';
 import { toFts5Match } from '../query';
 import {
   lastPerKey,

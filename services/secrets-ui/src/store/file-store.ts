@@ -1,7 +1,8 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { AppError, atomicWrite } from '@mcp-fleet/kit';
+import { AppError } from '@mcp-fleet/kit';
+import { atomicWrite } from '@mcp-fleet/kit/workspace';
 import type { SecretRecord, SecretStore } from './types';
 
 /**

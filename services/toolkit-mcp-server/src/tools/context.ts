@@ -1,5 +1,6 @@
 import fs from 'node:fs/promises';
-import { AppError, type Logger, type Workspace } from '@mcp-fleet/kit';
+import { AppError, type Logger } from '@mcp-fleet/kit';
+import { type Workspace } from '@mcp-fleet/kit/workspace';
 import type { Config } from '../config';
 
 export interface ToolDeps {

@@ -1,0 +1,44 @@
+/**
+ * The few test helpers the kit's own tests need, kept here so that the kit does not depend on
+ * @mcp-fleet/testing (which builds on the kit and re-exports these): a quiet logger, a temporary
+ * directory, a server on port 0 and the base config of apps built in tests. Subpath
+ * `@mcp-fleet/kit/test-support`; never imported by service code.
+ */
+import fs from 'node:fs';
+import type http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { processEnv } from './config';
+import { createLogger, type Logger } from './logger';
+import { listen, type RunningServer } from './server';
+
+/** A logger that prints nothing unless TEST_LOG_LEVEL is set. */
+export function testLogger(service = 'test'): Logger {
+  const level = processEnv().TEST_LOG_LEVEL;
+  return createLogger({ service, level: level ?? 'error', silent: !level });
+}
+
+/** A fresh temporary directory (real path), removed by the returned cleanup. */
+export function tempDir(prefix = 'mcp-fleet-test-'): { dir: string; cleanup: () => void } {
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));
+  return { dir, cleanup: () => fs.rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Serve a handler on 127.0.0.1, port 0. Close it in afterAll. */
+export function serve(handler: http.RequestListener): Promise<RunningServer> {
+  return listen(handler, { host: '127.0.0.1', port: 0, shutdownTimeoutMs: 1000 });
+}
+
+/** Base config values for apps built in tests. */
+export const testConfig = {
+  HOST: '127.0.0.1',
+  LOG_LEVEL: 'error' as const,
+  BODY_LIMIT: '1mb',
+  TOOL_TIMEOUT_MS: 10_000,
+  SHUTDOWN_TIMEOUT_MS: 1000,
+};
+
+/** testConfig as environment strings, plus `extra`: for services whose readConfig(env) parses process-style input. */
+export function testEnv(extra: Record<string, string> = {}): Record<string, string> {
+  return { ...Object.fromEntries(Object.entries(testConfig).map(([k, v]) => [k, String(v)])), ...extra };
+}

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { SqliteDb } from '@mcp-fleet/kit';
+import { SqliteDb } from '@mcp-fleet/kit/sqlite';
 import { describeWithProgram, makeClip, makeTone, tempDir, testLogger } from '@mcp-fleet/testing';
 import { JobStore } from '../src/jobs';
 import { mediaApp } from './support';

@@ -94,28 +94,30 @@ export async function unpackSkill(archive: Buffer, limits: ArchiveLimits): Promi
   const files: SkillFile[] = [];
   const seen = new Set<string>();
   let total = 0;
+  // The first refusal wins; the rest of the archive is drained (bounded by the gunzip cap), never written.
+  let failure: AppError | undefined;
   const result = new Promise<SkillFile[]>((resolve, reject) => {
     extract.on('entry', (header, stream, next) => {
-      const fail = (err: AppError) => {
+      const skip = (err?: AppError) => {
+        failure ??= err;
+        stream.on('end', () => next());
         stream.resume();
-        extract.destroy(err);
-        reject(err);
       };
+      if (failure) return skip();
       const name = header.name;
       const rel = safeRelativePath(name);
       if (header.type === 'directory') {
         if (rel === undefined && name.replace(/\/+$/, '') !== '.')
-          return fail(refuse(`Archive entry "${name.slice(0, 200)}" escapes the skill folder.`));
-        stream.resume();
-        return next();
+          return skip(refuse(`Archive entry "${name.slice(0, 200)}" escapes the skill folder.`));
+        return skip();
       }
       if (header.type !== 'file' && header.type !== 'contiguous-file') {
-        return fail(refuse(`Archive entry "${name.slice(0, 200)}" is a ${header.type}; only regular files and folders are allowed.`));
+        return skip(refuse(`Archive entry "${name.slice(0, 200)}" is a ${header.type}; only regular files and folders are allowed.`));
       }
-      if (rel === undefined) return fail(refuse(`Archive entry "${name.slice(0, 200)}" escapes the skill folder (absolute path or "..").`));
-      if (seen.has(rel)) return fail(refuse(`Archive entry "${rel}" appears twice.`));
+      if (rel === undefined) return skip(refuse(`Archive entry "${name.slice(0, 200)}" escapes the skill folder (absolute path or "..").`));
+      if (seen.has(rel)) return skip(refuse(`Archive entry "${rel}" appears twice.`));
       seen.add(rel);
-      if (files.length >= limits.maxFiles) return fail(refuse(`The archive holds more than ${limits.maxFiles} files.`));
+      if (files.length >= limits.maxFiles) return skip(refuse(`The archive holds more than ${limits.maxFiles} files.`));
       const parts: Buffer[] = [];
       stream.on('data', (c) => {
         const chunk = c as Buffer;
@@ -124,13 +126,13 @@ export async function unpackSkill(archive: Buffer, limits: ArchiveLimits): Promi
       });
       stream.on('end', () => {
         if (total > limits.maxBytes)
-          return fail(new AppError('PAYLOAD_TOO_LARGE', `The archive unpacks to more than ${limits.maxBytes} bytes.`));
-        files.push({ path: rel, data: Buffer.concat(parts), executable: ((header.mode ?? 0o644) & 0o111) !== 0 });
+          failure ??= new AppError('PAYLOAD_TOO_LARGE', `The archive unpacks to more than ${limits.maxBytes} bytes.`);
+        else files.push({ path: rel, data: Buffer.concat(parts), executable: ((header.mode ?? 0o644) & 0o111) !== 0 });
         next();
       });
     });
-    extract.on('finish', () => resolve(files));
-    extract.on('error', (err) => reject(err instanceof AppError ? err : refuse(`The archive is not a valid tar: ${err.message}`)));
+    extract.on('finish', () => (failure ? reject(failure) : resolve(files)));
+    extract.on('error', (err) => reject(failure ?? refuse(`The archive is not a valid tar: ${err.message}`)));
   });
   Readable.from([raw]).pipe(extract);
   const out = await result;

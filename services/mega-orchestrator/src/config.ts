@@ -71,14 +71,21 @@ export type Config = z.output<typeof configSchema> & {
   skippedServers?: string[];
 };
 
+/** Per service, the variable holding a bearer token the gateway sends it (the marketplace needs one when JWT_SECRET is set there). */
+export const DOWNSTREAM_TOKEN_VARIABLES: Readonly<Record<string, string>> = { 'marketplace-mcp': 'MARKETPLACE_JWT_TOKEN' };
+
 /** The registry the gateway polls: the inventory's built HTTP services, at `<ID>_URL` / `<ID>_PORT`. */
 export function defaultDownstreams(env: Env, entries: readonly ServiceEntry[] = downstreamServices()): DownstreamSpec[] {
-  return entries.map((entry) => ({
-    id: entry.id,
-    url: resolveUrl(entry, env),
-    tools: [...entry.tools],
-    ...(entry.primaryFor ? { primaryFor: [...entry.primaryFor] } : {}),
-  }));
+  return entries.map((entry) => {
+    const token = env[DOWNSTREAM_TOKEN_VARIABLES[entry.id] ?? '']?.trim();
+    return {
+      id: entry.id,
+      url: resolveUrl(entry, env),
+      tools: [...entry.tools],
+      ...(entry.primaryFor ? { primaryFor: [...entry.primaryFor] } : {}),
+      ...(token ? { headers: { authorization: `Bearer ${token}` } } : {}),
+    };
+  });
 }
 
 export function readConfig(env?: Env): Config {

@@ -69,7 +69,7 @@ export class DownstreamClient implements Downstream {
 
   constructor(
     rawUrl: string,
-    private readonly options: { connections: number; maxResponseBytes: number; connectTimeoutMs: number },
+    private readonly options: { connections: number; maxResponseBytes: number; connectTimeoutMs: number; headers?: Record<string, string> },
   ) {
     const u = new URL(rawUrl);
     if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`downstream URL must be http(s), got ${u.protocol}`);
@@ -100,6 +100,7 @@ export class DownstreamClient implements Downstream {
     if (req.requestId) headers['x-request-id'] = req.requestId;
     if (req.traceparent) headers.traceparent = req.traceparent;
     if (this.authorization) headers.authorization = this.authorization;
+    if (this.options.headers) Object.assign(headers, this.options.headers);
     try {
       const res = await this.pool.request({
         method: req.method,

@@ -63,6 +63,7 @@ export class ServiceState {
           connections: options.connections,
           maxResponseBytes: options.maxResponseBytes,
           connectTimeoutMs: Math.min(options.healthTimeoutMs, 10_000),
+          headers: spec.headers,
         });
     this.breaker = new CircuitBreaker({ failureThreshold: options.breakerFailures, cooldownMs: options.breakerCooldownMs });
     this.primaryFor = [...(spec.primaryFor ?? [])];

@@ -11,6 +11,8 @@ export interface DownstreamSpec {
   primaryFor?: string[];
   /** Set for a real MCP server (stdio child or Streamable HTTP); `url` is then only for display. */
   mcp?: McpServerSpec;
+  /** Extra headers sent on every request to it (e.g. the marketplace's bearer token); never logged. */
+  headers?: Record<string, string>;
 }
 
 /** A tool as a downstream's GET /tools/list describes it. */

@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
+import type http from 'node:http';
 import path from 'node:path';
 import { describeWithProgram, serve, tempDir, testConfig, testLogger } from '@mcp-fleet/testing';
 import { createApp as createMarketplace } from '../../services/marketplace-mcp/src/app';
@@ -43,7 +43,7 @@ let proxyMode: 'pass' | 'tamper' | RawEntry[] = 'pass';
 
 const proxy: http.RequestListener = async (req, res) => {
   const upstream = await fetch(`${marketServer.url}${req.url}`, { headers: { authorization: req.headers.authorization ?? '' } });
-  let body = Buffer.from(await upstream.arrayBuffer());
+  let body: Buffer = Buffer.from(await upstream.arrayBuffer());
   let digest = upstream.headers.get('x-checksum-sha256');
   if (proxyMode !== 'pass' && /\/download$/.test(req.url ?? '')) {
     if (proxyMode === 'tamper') body = Buffer.concat([body.subarray(0, 40), Buffer.from([body[40] ^ 0xff]), body.subarray(41)]);

@@ -57,6 +57,7 @@ export function describeWithBackend(name: BackendName, title: string, fn: () => 
 export { serve, tempDir, testConfig, testEnv, testLogger } from '@mcp-fleet/kit/test-support';
 export * from './tools';
 export * from './support';
+export * from './media';
 
 export interface PgScratchSchema {
   /** The schema's name (a random, safe identifier). */

@@ -1,20 +1,17 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { describeWithProgram } from '@mcp-fleet/testing';
+import { describeWithProgram, makeClip, makeTone } from '@mcp-fleet/testing';
 import request from 'supertest';
 import { mediaApp } from './support';
-
-/** Runs ffmpeg (test media from lavfi sources); throws with its stderr on failure. */
-function ffmpeg(...args: string[]): void {
-  const res = spawnSync('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-y', ...args], { encoding: 'utf8' });
-  if (res.status !== 0) throw new Error(`ffmpeg ${args.join(' ')}: ${res.stderr}`);
-}
 
 function ffprobeDuration(file: string): number {
   const res = spawnSync('ffprobe', ['-v', 'error', '-show_entries', 'format=duration', '-of', 'csv=p=0', file], { encoding: 'utf8' });
   return Number(res.stdout.trim());
 }
+
+// Real engines on a shared 2-core machine: a call can take seconds while other suites run.
+jest.setTimeout(30_000);
 
 let m: Awaited<ReturnType<typeof mediaApp>>;
 const ws = (rel: string) => path.join(m.ws, rel);
@@ -23,34 +20,11 @@ describeWithProgram('ffmpeg', 'ffmpeg', 'media-mcp audio and video', () => {
   beforeAll(async () => {
     m = await mediaApp({ MEDIA_JOB_THRESHOLD_SECONDS: '30' });
     // A 440 Hz tone of exactly 2.0 s, mono 48 kHz, at about -21 LUFS.
-    ffmpeg('-f', 'lavfi', '-i', 'sine=frequency=440:duration=2:sample_rate=48000', '-c:a', 'pcm_s16le', ws('tone.wav'));
-    // The same tone 20 dB quieter, for normalisation.
-    ffmpeg('-f', 'lavfi', '-i', 'sine=frequency=440:duration=4:sample_rate=44100', '-af', 'volume=-20dB', ws('quiet.wav'));
-    // 3 s of test pattern, 320x240 at 25 fps, with a stereo English tone.
-    ffmpeg(
-      '-f',
-      'lavfi',
-      '-i',
-      'testsrc2=size=320x240:rate=25:duration=3',
-      '-f',
-      'lavfi',
-      '-i',
-      'sine=frequency=1000:duration=3:sample_rate=44100',
-      '-ac',
-      '2',
-      '-c:v',
-      'libx264',
-      '-preset',
-      'ultrafast',
-      '-pix_fmt',
-      'yuv420p',
-      '-c:a',
-      'aac',
-      '-metadata:s:a:0',
-      'language=eng',
-      '-shortest',
-      ws('clip.mp4'),
-    );
+    makeTone(ws('tone.wav'), { seconds: 2, extra: ['-c:a', 'pcm_s16le'] });
+    // The same tone 20 dB quieter at 44.1 kHz, for normalisation.
+    makeTone(ws('quiet.wav'), { seconds: 4, sampleRate: 44100, extra: ['-af', 'volume=-20dB'] });
+    // 3 s of test pattern, 320x240 at 25 fps, with a stereo English 1 kHz tone.
+    makeClip(ws('clip.mp4'), { seconds: 3, frequency: 1000, sampleRate: 44100, extra: ['-metadata:s:a:0', 'language=eng'] });
     const clip = fs.readFileSync(ws('clip.mp4'));
     fs.writeFileSync(ws('truncated.mp4'), clip.subarray(0, Math.floor(clip.length / 3)));
     fs.writeFileSync(ws('noise.bin'), Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7919) % 251)));
@@ -85,14 +59,16 @@ describeWithProgram('ffmpeg', 'ffmpeg', 'media-mcp audio and video', () => {
     expect(audio).toMatchObject({ codec: 'aac', sampleRate: 44100, channels: 2, language: 'eng' });
   });
 
-  it('analyses speech made with espeak-ng', async () => {
-    const res = spawnSync('espeak-ng', ['-w', ws('speech.wav'), 'The quick brown fox jumps over the lazy dog.']);
-    expect(res.status).toBe(0);
-    const r = (await m.call('media_analyze', { path: 'speech.wav' }).expect(200)).body.result;
-    expect(r.streams[0]).toMatchObject({ type: 'audio', sampleRate: 22050, channels: 1 });
-    expect(r.duration).toBeGreaterThan(1.5);
-    expect(r.loudness.integratedLufs).toBeGreaterThan(-40);
-    expect(r.loudness.rangeLu).toEqual(expect.any(Number));
+  describeWithProgram('espeak-ng', 'espeak-ng', 'speech', () => {
+    it('analyses speech made with espeak-ng', async () => {
+      const res = spawnSync('espeak-ng', ['-w', ws('speech.wav'), 'The quick brown fox jumps over the lazy dog.']);
+      expect(res.status).toBe(0);
+      const r = (await m.call('media_analyze', { path: 'speech.wav' }).expect(200)).body.result;
+      expect(r.streams[0]).toMatchObject({ type: 'audio', sampleRate: 22050, channels: 1 });
+      expect(r.duration).toBeGreaterThan(1.5);
+      expect(r.loudness.integratedLufs).toBeGreaterThan(-40);
+      expect(r.loudness.rangeLu).toEqual(expect.any(Number));
+    });
   });
 
   it.each([

@@ -8,6 +8,9 @@ import request from 'supertest';
 import sharp from 'sharp';
 import { mediaApp } from './support';
 
+// Real engines on a shared 2-core machine: a call can take seconds while other suites run.
+jest.setTimeout(30_000);
+
 let m: Awaited<ReturnType<typeof mediaApp>>;
 let web: RunningServer;
 const served = new Map<string, Buffer>();

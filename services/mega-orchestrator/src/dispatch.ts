@@ -73,7 +73,7 @@ export class Dispatcher {
     private readonly registry: Registry,
     private readonly resolver: ToolResolver,
     private readonly stats: GatewayStats,
-    private readonly sessions: CallHistory,
+    private readonly history: CallHistory,
     private readonly options: DispatcherOptions,
   ) {
     this.debug = options.logger.isDebugEnabled();
@@ -126,7 +126,7 @@ export class Dispatcher {
       sessionId: req.sessionId,
     });
     if (req.sessionId !== undefined) {
-      this.sessions.enqueue({
+      this.history.enqueue({
         sessionId: req.sessionId,
         contextId: req.contextId,
         tool: req.tool,

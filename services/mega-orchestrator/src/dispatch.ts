@@ -35,11 +35,20 @@ export interface CallRequest {
   principal?: Principal;
 }
 
+/** An MCP server's own content blocks, carried beside the envelope for the gateway's MCP clients. */
+export interface McpPassthrough {
+  content?: unknown;
+  structuredContent?: unknown;
+}
+
+/** What a call answers: the fleet's envelope, plus an MCP downstream's own blocks when it has them. */
+export type CallEnvelope = Envelope & { mcp?: McpPassthrough };
+
 export interface CallResult {
   ok: boolean;
   status: number;
   /** The downstream's envelope (success or error), or the gateway's own error envelope. */
-  body: Envelope;
+  body: CallEnvelope;
   code?: string;
   service?: string;
   durationMs: number;

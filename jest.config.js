@@ -5,6 +5,9 @@ const transform = {
 const common = { transform, testEnvironment: 'node', moduleFileExtensions: ['ts', 'js', 'json'] };
 
 module.exports = {
+  // Jest reads testTimeout only here, not per project: 30 s is generous for a 2-core machine under load; tests that
+  // need longer say so themselves.
+  testTimeout: 30000,
   reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
   projects: [
     {
@@ -16,7 +19,6 @@ module.exports = {
       ...common,
       displayName: 'integration',
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
-      testTimeout: 120000,
     },
   ],
 };

@@ -192,8 +192,9 @@ export const SERVICES: readonly ServiceEntry[] = [
     description: 'Speech to text for uploaded audio and media URLs.',
     tools: ['transcribe_audio', 'transcribe_url'],
     backends: ['speech', 'http'],
-    status: 'planned',
+    status: 'available',
     http: true,
+    storage: 'none (scratch files under DATA_DIR only); ffmpeg + pocketsphinx / OpenAI-compatible (`STT_URL`)',
   },
   {
     id: 'vision-mcp',

@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { makeApp } from './helpers';
 
-const h = makeApp({ env: { VALIDATE_TIMEOUT_MS: '400' } });
+const h = makeApp({ env: { VALIDATE_TIMEOUT_MS: '3000' } });
 afterAll(() => h.close());
 
 const call = (args: unknown) =>

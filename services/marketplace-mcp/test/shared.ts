@@ -60,7 +60,7 @@ export async function rawArchive(entries: RawEntry[]): Promise<Buffer> {
   for (const e of entries) {
     const type = e.type ?? 'file';
     const data = type === 'file' ? Buffer.from(e.data ?? '') : undefined;
-    const header = { name: e.name, type, mode: e.mode ?? 0o644, linkname: e.linkname, devmajor: 1, devminor: 3 };
+    const header = { name: e.name, type, mode: e.mode ?? 0o644, linkname: e.linkname, devmajor: 1, devminor: 3, mtime: new Date(0) };
     if (data) pack.entry({ ...header, size: data.length }, data);
     else pack.entry(header);
   }

@@ -12,6 +12,8 @@ import { looksLikeJsonRpc, sendRpcError } from './mcp/jsonrpc';
 import { callTool, createMcpServer } from './mcp/server';
 import { Providers } from './providers';
 import { Registry } from './registry';
+import { AuditLog, Authorizer, principalOf } from './auth';
+import type { JWTVerifyGetKey } from 'jose';
 import { ToolResolver } from './tool-resolver';
 import { registerCatalogRoutes } from './routes/catalog';
 import { registerDebugRoutes } from './routes/debug';
@@ -34,6 +36,8 @@ export interface GatewayDeps {
   autoStart?: boolean;
   /** Process-level default metrics (off in tests that build many apps). */
   defaultMetrics?: boolean;
+  /** Tests: verify access tokens with this key set instead of the issuer's JWKS. */
+  authKeySet?: JWTVerifyGetKey;
 }
 
 export interface Gateway {
@@ -85,9 +89,25 @@ export function createApp(deps: GatewayDeps): Gateway {
     retentionHours: config.SESSION_RETENTION_HOURS,
     logger,
   });
+  const auth = new Authorizer({
+    issuer: config.AUTH_ISSUER,
+    jwksUrl: config.AUTH_JWKS_URL,
+    resource: config.AUTH_RESOURCE ?? `http://127.0.0.1:${config.PORT}/mcp`,
+    apiKeysFile: config.API_KEYS_FILE,
+    logger,
+    keySet: deps.authKeySet,
+  });
+  const auditFile =
+    config.AUDIT_LOG_FILE === 'off'
+      ? undefined
+      : (config.AUDIT_LOG_FILE ?? (auth.enabled ? path.join(dataDir, 'gateway', 'audit.jsonl') : undefined));
+  const audit = new AuditLog(auditFile, logger);
+  if (auth.enabled)
+    logger.info('authorization is on', { issuer: config.AUTH_ISSUER, apiKeys: Boolean(config.API_KEYS_FILE), audit: auditFile });
   const dispatcher = new Dispatcher(registry, resolver, stats, sessions, {
     service: SERVICE_ID,
     timeoutMs: config.DOWNSTREAM_TIMEOUT_MS,
+    audit,
     logger,
   });
 
@@ -104,6 +124,7 @@ export function createApp(deps: GatewayDeps): Gateway {
     stats,
     sessions,
     providers: new Providers(config),
+    auth: auth.enabled ? auth : undefined,
     mcpSessionCount: () => mcp.count,
   };
   // One JSON Schema validator for every MCP server (building an Ajv per request would dominate its cost).
@@ -116,6 +137,7 @@ export function createApp(deps: GatewayDeps): Gateway {
         signal: call.signal,
         traceparent: call.req.get('traceparent'),
         sessionId: call.sessionId,
+        principal: principalOf(call.req),
       });
     },
     idleMs: config.MCP_SESSION_IDLE_MS,
@@ -141,6 +163,9 @@ export function createApp(deps: GatewayDeps): Gateway {
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
   app.use(gatewayRequestContext(stats));
+  // Authorization (off by default): metadata, health and metrics stay open; everything else needs a token.
+  app.get(['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/*rest'], auth.routes());
+  app.use(auth.middleware(sendError, (p) => p === '/health' || p === '/metrics' || p.startsWith('/.well-known/')));
 
   // Passthrough first: its bodies stream to the downstream unparsed.
   const proxy = registerProxyRoute(app, ctx, guard, sendError);
@@ -209,6 +234,7 @@ export function createApp(deps: GatewayDeps): Gateway {
       await registry.close();
       proxy.close();
       await sessions.close();
+      await audit.close();
     })());
 
   return { app, ctx, registry, sessions, mcp, refresh: () => registry.refresh(), close };

@@ -19,6 +19,25 @@ export const configSchema = z.object({
   BREAKER_FAILURES: int(5, 1, 1000).describe("Consecutive connection failures, timeouts or 5xx that open a downstream's circuit breaker."),
   BREAKER_COOLDOWN_MS: ms(10_000, 10).describe('How long an open breaker refuses calls before one trial call is let through.'),
   MCP_PAGE_SIZE: int(100, 1, 1000).describe('MCP tools/list page size.'),
+  AUTH_ISSUER: optionalUrl().describe(
+    'OAuth 2.1 authorization server (issuer URL): set, every route but /health, /metrics and the metadata needs a bearer token it issued (JWT, checked against its JWKS).',
+  ),
+  AUTH_JWKS_URL: optionalUrl().describe("The issuer's JWKS URL; default: jwks_uri from its /.well-known metadata."),
+  AUTH_RESOURCE: optionalUrl().describe(
+    "This gateway's resource identifier, the audience its tokens must carry (default http://127.0.0.1:<PORT>/mcp; set it to the public URL).",
+  ),
+  API_KEYS_FILE: z
+    .string()
+    .optional()
+    .describe(
+      'JSON file of API keys for machine clients: [{"name", "hash": "sha256:<hex>", "scopes": [...]}] (pnpm gateway-key makes one); set, auth is on.',
+    ),
+  AUDIT_LOG_FILE: z
+    .string()
+    .optional()
+    .describe(
+      "Audit log of every tool call (JSON lines: who, tool, service, outcome, duration; never arguments); default ${DATA_DIR}/gateway/audit.jsonl when auth is on, 'off' for none.",
+    ),
   MCP_SERVERS_FILE: z
     .string()
     .optional()

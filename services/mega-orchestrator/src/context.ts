@@ -1,3 +1,4 @@
+import type { Authorizer } from './auth';
 import type { Logger } from '@mcp-fleet/kit';
 import type { ServiceEntry } from '@mcp-fleet/inventory';
 import type { Config } from './config';
@@ -22,6 +23,8 @@ export interface GatewayContext {
   stats: GatewayStats;
   sessions: CallHistory;
   providers: Providers;
+  /** Authorization (off unless AUTH_ISSUER or API_KEYS_FILE is set). */
+  auth?: Authorizer;
   /** Live MCP sessions (set once the MCP endpoint exists). */
   mcpSessionCount: () => number;
 }

@@ -1,3 +1,4 @@
+import { allows, scopesFor, type AuditLog, type Principal } from './auth';
 import {
   AppError,
   errorEnvelope,
@@ -30,6 +31,8 @@ export interface CallRequest {
   timeoutMs?: number;
   /** The caller's W3C traceparent: the gateway's span becomes its child. */
   traceparent?: string;
+  /** The authenticated caller when auth is on: only tools its scopes allow are called. */
+  principal?: Principal;
 }
 
 export interface CallResult {
@@ -49,6 +52,8 @@ export interface DispatcherOptions {
   logger: Logger;
   /** Spans per call; the process tracer (OTLP when configured) by default. */
   tracer?: FleetTracer;
+  /** One line per tool call (who, tool, service, outcome, duration), when configured. */
+  audit?: AuditLog;
 }
 
 /** Downstream error codes that say the downstream itself is broken (they count against its breaker). */
@@ -91,6 +96,7 @@ export class Dispatcher {
       } else {
         route = this.resolver.resolve(req.tool, req.mode);
       }
+      if (req.principal) route = this.permitted(route, req);
       result = await this.forward(route, req, span);
     } catch (err) {
       result = this.failure(toAppError(err), undefined, span);
@@ -99,6 +105,16 @@ export class Dispatcher {
     if (result.service) span.setAttribute('mcp_fleet.downstream', result.service);
     if (!result.ok) span.fail(result.code ?? 'ERROR');
     span.end();
+    this.options.audit?.write({
+      principal: req.principal,
+      tool: req.tool.slice(0, 200),
+      service: result.service,
+      ok: result.ok,
+      code: result.code,
+      durationMs,
+      transport: req.transport,
+      requestId: req.requestId,
+    });
     this.stats.call({
       transport: req.transport,
       tool: req.tool,
@@ -136,6 +152,21 @@ export class Dispatcher {
       });
     }
     return { ...result, durationMs };
+  }
+
+  /** The candidates the caller's scopes allow; none: FORBIDDEN naming the scopes that would. */
+  private permitted(route: Route, req: CallRequest): Route {
+    const candidates = route.candidates.filter((t) => allows(req.principal, t.service.id, t.tool?.annotations));
+    if (candidates.length || !route.candidates.length) return { candidates };
+    const first = route.candidates[0];
+    const requiredScopes = scopesFor(first.service.id, first.tool?.annotations);
+    throw new AppError(
+      'FORBIDDEN',
+      `This token may not call ${req.tool.slice(0, 100)}; it needs one of the scopes: ${requiredScopes.join(', ')}.`,
+      {
+        details: { requiredScopes },
+      },
+    );
   }
 
   private failure(err: AppError, service?: string, span?: FleetSpan): Omit<CallResult, 'durationMs'> {

@@ -1,3 +1,5 @@
+import type { ToolAnnotations } from '@mcp-fleet/kit';
+import { allows, type Principal } from './auth';
 import { McpDownstream } from './mcp-downstream';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { Catalog } from './catalog';
@@ -35,7 +37,9 @@ export interface ToolListing {
 
 const listingCache = new WeakMap<Catalog, ToolListing[]>();
 
-export function toolListing(catalog: Catalog): ToolListing[] {
+/** The catalog as listed; with a principal, only the tools it may call. */
+export function toolListing(catalog: Catalog, principal?: Principal): ToolListing[] {
+  if (principal) return toolListing(catalog).filter((t) => allows(principal, t.service, t.annotations as ToolAnnotations));
   const cached = listingCache.get(catalog);
   if (cached) return cached;
   const list = catalog.entries.map((e) => ({

@@ -1,4 +1,5 @@
-import { paginate, AppError, JSONRPC_CODES, isPlainObject } from '@mcp-fleet/kit';
+import { paginate, AppError, JSONRPC_CODES, isPlainObject, type ToolAnnotations } from '@mcp-fleet/kit';
+import { allows, type Principal } from '../auth';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
@@ -57,21 +58,33 @@ export const INSTRUCTIONS =
   '<service-id>__<tool> for every owner. Optional params._meta: mode ("auto" or "primary"), context_id, and session_id (sessionless requests).';
 
 /** One page of the catalog as MCP tools (both protocol eras). */
-export function listToolsPage(ctx: GatewayContext, pageSize: number, cursor: unknown): { tools: McpTool[]; nextCursor?: string } {
+export function listToolsPage(
+  ctx: GatewayContext,
+  pageSize: number,
+  cursor: unknown,
+  principal?: Principal,
+): { tools: McpTool[]; nextCursor?: string } {
   if (cursor !== undefined && typeof cursor !== 'string') throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'cursor must be a string');
   try {
-    const page = paginate(mcpTools(ctx.registry.catalog), pageSize, cursor);
+    const all = mcpTools(ctx.registry.catalog);
+    const visible = principal ? all.filter((t) => allows(principal, serviceOf(ctx, t.name), t.annotations as ToolAnnotations)) : all;
+    const page = paginate(visible, pageSize, cursor);
     return { tools: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
   } catch (err) {
     throw new McpError(JSONRPC_CODES.INVALID_PARAMS, err instanceof AppError ? err.message : 'invalid cursor');
   }
 }
 
+/** The service a listed name routes to (for scope checks of the MCP listing). */
+function serviceOf(ctx: GatewayContext, name: string): string {
+  return ctx.registry.catalog.byName.get(name)?.service ?? '';
+}
+
 /** tools/call through the dispatcher (both protocol eras): downstream failures are results with isError. */
 export async function callTool(
   ctx: GatewayContext,
   p: Record<string, unknown>,
-  call: { requestId: string; signal?: AbortSignal; traceparent?: string; sessionId?: string },
+  call: { requestId: string; signal?: AbortSignal; traceparent?: string; sessionId?: string; principal?: Principal },
 ): Promise<CallToolResult> {
   const name = p.name;
   if (typeof name !== 'string' || name === '') throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'tools/call needs params.name (a string).');
@@ -101,6 +114,7 @@ export async function callTool(
     contextId,
     signal: call.signal,
     traceparent: call.traceparent,
+    principal: call.principal,
   });
   if (!out.body.success && out.code === 'UNKNOWN_TOOL') throw new McpError(JSONRPC_CODES.INVALID_PARAMS, out.body.error);
   // An MCP server behind the gateway: its own content blocks, unchanged
@@ -156,7 +170,9 @@ export function createMcpServer({ ctx, validator, pageSize, sessionId }: McpServ
     },
   );
 
-  server.setRequestHandler(ListTools, (req) => listToolsPage(ctx, pageSize, req.params?.cursor));
+  const principal = (extra: { authInfo?: { extra?: Record<string, unknown> } }) =>
+    extra.authInfo?.extra?.principal as Principal | undefined;
+  server.setRequestHandler(ListTools, (req, extra) => listToolsPage(ctx, pageSize, req.params?.cursor, principal(extra)));
 
   server.setRequestHandler(CallTool, async (req, extra): Promise<CallToolResult> => {
     const headerId = extra.requestInfo?.headers['x-request-id'];
@@ -166,6 +182,7 @@ export function createMcpServer({ ctx, validator, pageSize, sessionId }: McpServ
       signal: extra.signal,
       traceparent: typeof traceparent === 'string' ? traceparent : undefined,
       sessionId: sessionId(),
+      principal: principal(extra),
     });
   });
 

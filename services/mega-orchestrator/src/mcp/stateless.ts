@@ -1,3 +1,4 @@
+import { principalOf } from '../auth';
 /**
  * MCP 2026-07-28, the stateless revision, beside the session-based 2025-11-25 transport on the same
  * POST /mcp. A request is taken as 2026-era when it says so in the MCP-Protocol-Version header or
@@ -162,12 +163,17 @@ async function dispatch(ctx: GatewayContext, req: Request, method: string, param
         ...cache(60_000),
       };
     case 'tools/list':
-      return { resultType: 'complete', ...listToolsPage(ctx, pageSize, params.cursor), ...cache(CATALOG_TTL_MS) };
+      return {
+        resultType: 'complete',
+        ...listToolsPage(ctx, pageSize, params.cursor, principalOf(req)),
+        ...cache(principalOf(req) ? 0 : CATALOG_TTL_MS),
+      };
     case 'tools/call': {
       const requestId = req.get('x-request-id');
       const result = await callTool(ctx, params, {
         requestId: requestId && /^[\w.:-]{1,128}$/.test(requestId) ? requestId : String(req.res?.locals.requestId ?? ''),
         traceparent: req.get('traceparent'),
+        principal: principalOf(req),
       });
       return { resultType: 'complete', ...result };
     }

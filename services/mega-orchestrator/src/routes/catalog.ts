@@ -1,3 +1,4 @@
+import { principalOf } from '../auth';
 import type { Express } from 'express';
 import { MAX_LIMIT, paginate, parseOrThrow } from '@mcp-fleet/kit';
 import { z } from 'zod';
@@ -21,7 +22,7 @@ export function registerCatalogRoutes(app: Express, ctx: GatewayContext): void {
 
   app.get('/tools/list', (req, res) => {
     const q = parseOrThrow(listQuery, req.query, 'query; use ?limit=1-500&cursor=<nextCursor>');
-    const all = toolListing(registry.catalog);
+    const all = toolListing(registry.catalog, principalOf(req));
     if (q.limit === undefined && q.cursor === undefined) {
       res.json({ tools: all, count: all.length });
       return;

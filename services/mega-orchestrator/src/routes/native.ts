@@ -1,3 +1,4 @@
+import { principalOf } from '../auth';
 import type { Express, Request, Response } from 'express';
 import { AppError, parseOrThrow, JSONRPC_CODES, isPlainObject, abortOnClose } from '@mcp-fleet/kit';
 import { z } from 'zod';
@@ -64,8 +65,12 @@ export function registerNativeRoutes(app: Express, ctx: GatewayContext, mcp: Mcp
         contextId: body.context_id,
         signal: abortOnClose(res),
         traceparent: req.get('traceparent'),
+        principal: principalOf(req),
       });
       ok = out.ok;
+      const needed = (out.body as { details?: { requiredScopes?: string[] } }).details?.requiredScopes;
+      if (out.code === 'FORBIDDEN' && needed && ctx.auth)
+        res.setHeader('WWW-Authenticate', ctx.auth.insufficientScope(needed, out.body.success ? '' : out.body.error));
       send(res, body, out);
     } finally {
       stats.request(transport, ok);

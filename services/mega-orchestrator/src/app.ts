@@ -44,7 +44,8 @@ export interface Gateway {
   app: Express;
   ctx: GatewayContext;
   registry: Registry;
-  sessions: CallHistory;
+  /** The call history and contexts store. */
+  history: CallHistory;
   mcp: McpSessionTransport;
   /** Poll every downstream now and rebuild the catalog. */
   refresh(): Promise<void>;
@@ -81,7 +82,7 @@ export function createApp(deps: GatewayDeps): Gateway {
   for (const reason of config.skippedServers ?? []) logger.warn(`stdio server not started: ${reason}`);
   const inventory = deps.inventory ?? INVENTORY;
   const resolver = new ToolResolver(registry, inventory, Math.max(1, Math.ceil(config.HEALTH_POLL_MS / 1000)));
-  const sessions = new CallHistory({
+  const history = new CallHistory({
     file: config.SESSION_DB ?? path.join(dataDir, 'gateway', 'contexts.sqlite'),
     databaseUrl: config.SESSION_DATABASE_URL,
     maxCallsPerSession: config.SESSION_MAX_CALLS,
@@ -104,7 +105,7 @@ export function createApp(deps: GatewayDeps): Gateway {
   const audit = new AuditLog(auditFile, logger);
   if (auth.enabled)
     logger.info('authorization is on', { issuer: config.AUTH_ISSUER, apiKeys: Boolean(config.API_KEYS_FILE), audit: auditFile });
-  const dispatcher = new Dispatcher(registry, resolver, stats, sessions, {
+  const dispatcher = new Dispatcher(registry, resolver, stats, history, {
     service: SERVICE_ID,
     timeoutMs: config.DOWNSTREAM_TIMEOUT_MS,
     audit,
@@ -122,7 +123,7 @@ export function createApp(deps: GatewayDeps): Gateway {
     resolver,
     dispatcher,
     stats,
-    sessions,
+    history,
     providers: new Providers(config),
     auth: auth.enabled ? auth : undefined,
     mcpSessionCount: () => mcp.count,
@@ -154,7 +155,7 @@ export function createApp(deps: GatewayDeps): Gateway {
     })),
   );
 
-  stats.watchHistoryQueue(() => ({ length: sessions.queued, capacity: sessions.capacity, dropped: sessions.dropped }));
+  stats.watchHistoryQueue(() => ({ length: history.queued, capacity: history.capacity, dropped: history.dropped }));
 
   const sendError = gatewaySendError(SERVICE_ID, logger, stats);
   const guard = originGuard(config.ALLOWED_ORIGINS, sendError);
@@ -233,9 +234,9 @@ export function createApp(deps: GatewayDeps): Gateway {
       await mcp.close();
       await registry.close();
       proxy.close();
-      await sessions.close();
+      await history.close();
       await audit.close();
     })());
 
-  return { app, ctx, registry, sessions, mcp, refresh: () => registry.refresh(), close };
+  return { app, ctx, registry, history, mcp, refresh: () => registry.refresh(), close };
 }

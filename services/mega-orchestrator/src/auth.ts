@@ -242,6 +242,12 @@ export function principalOf(req: { res?: Response } | undefined): Principal | un
   return req?.res?.locals.principal as Principal | undefined;
 }
 
+/** `details.requiredScopes` of the gateway's own FORBIDDEN for a call beyond a token's scopes. */
+export function requiredScopes(details: unknown): string[] | undefined {
+  const v = (details as { requiredScopes?: unknown } | undefined)?.requiredScopes;
+  return Array.isArray(v) && v.every((s) => typeof s === 'string') ? v : undefined;
+}
+
 /** The scopes that would let a call of this tool through, for the insufficient_scope challenge. */
 export function scopesFor(service: string, annotations: ToolAnnotations | undefined): string[] {
   if (annotations?.readOnlyHint) return ['tools:read', `service:${service}:read`];

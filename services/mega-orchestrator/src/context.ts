@@ -21,7 +21,8 @@ export interface GatewayContext {
   resolver: ToolResolver;
   dispatcher: Dispatcher;
   stats: GatewayStats;
-  sessions: CallHistory;
+  /** The call history and contexts store. */
+  history: CallHistory;
   providers: Providers;
   /** Authorization (off unless AUTH_ISSUER or API_KEYS_FILE is set). */
   auth?: Authorizer;

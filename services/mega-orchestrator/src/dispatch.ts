@@ -35,11 +35,20 @@ export interface CallRequest {
   principal?: Principal;
 }
 
+/** An MCP server's own content blocks, carried beside the envelope for the gateway's MCP clients. */
+export interface McpPassthrough {
+  content?: unknown;
+  structuredContent?: unknown;
+}
+
+/** What a call answers: the fleet's envelope, plus an MCP downstream's own blocks when it has them. */
+export type CallEnvelope = Envelope & { mcp?: McpPassthrough };
+
 export interface CallResult {
   ok: boolean;
   status: number;
   /** The downstream's envelope (success or error), or the gateway's own error envelope. */
-  body: Envelope;
+  body: CallEnvelope;
   code?: string;
   service?: string;
   durationMs: number;
@@ -73,7 +82,7 @@ export class Dispatcher {
     private readonly registry: Registry,
     private readonly resolver: ToolResolver,
     private readonly stats: GatewayStats,
-    private readonly sessions: CallHistory,
+    private readonly history: CallHistory,
     private readonly options: DispatcherOptions,
   ) {
     this.debug = options.logger.isDebugEnabled();
@@ -126,7 +135,7 @@ export class Dispatcher {
       sessionId: req.sessionId,
     });
     if (req.sessionId !== undefined) {
-      this.sessions.enqueue({
+      this.history.enqueue({
         sessionId: req.sessionId,
         contextId: req.contextId,
         tool: req.tool,

@@ -66,7 +66,7 @@ export function healthView(ctx: GatewayContext): Record<string, unknown> {
     else if (s.health === 'unhealthy') unhealthy += 1;
     else unknown += 1;
   }
-  const storeOk = ctx.sessions.failure === undefined;
+  const storeOk = ctx.history.failure === undefined;
   const allUp = healthy === ctx.registry.services.length;
   return {
     status: allUp && storeOk ? 'healthy' : 'degraded',
@@ -78,7 +78,7 @@ export function healthView(ctx: GatewayContext): Record<string, unknown> {
     tools: ctx.registry.catalog.entries.length,
     mcpSessions: ctx.mcpSessionCount(),
     checks: {
-      sessionStore: storeOk ? { status: 'ok' } : { status: 'error', error: ctx.sessions.failure },
+      sessionStore: storeOk ? { status: 'ok' } : { status: 'error', error: ctx.history.failure },
     },
   };
 }

@@ -45,8 +45,8 @@ describeWithBackend('postgres', 'call history shared by two gateway instances', 
       .post('/mcp')
       .send({ tool: 'echo', arguments: { text: 3 }, session_id: 'shared-1', context_id: 'ctx-a' })
       .expect(400);
-    await a.gw.ctx.sessions.flush();
-    await b.gw.ctx.sessions.flush();
+    await a.gw.ctx.history.flush();
+    await b.gw.ctx.history.flush();
     for (const gw of [a, b]) {
       const res = await request(gw.url).get('/debug/contexts/shared-1').expect(200);
       expect(res.body).toMatchObject({ session_id: 'shared-1', totalCalls: 3, totalErrors: 1, keptCalls: 3 });

@@ -73,7 +73,7 @@ describe('session and context records', () => {
       .post('/mcp')
       .send({ tool: 'echo', arguments: { text: 'late' }, session_id: 'dave' })
       .expect(200);
-    expect(other.gw.sessions.queued).toBe(1);
+    expect(other.gw.history.queued).toBe(1);
     await other.stop();
     const reopened = await startGateway([{ id: 'alpha-mcp', url: alpha.url }], tmp.dir.concat('/second'));
     try {

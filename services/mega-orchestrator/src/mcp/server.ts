@@ -118,7 +118,7 @@ export async function callTool(
   });
   if (!out.body.success && out.code === 'UNKNOWN_TOOL') throw new McpError(JSONRPC_CODES.INVALID_PARAMS, out.body.error);
   // An MCP server behind the gateway: its own content blocks, unchanged
-  const { mcp: passed, ...envelope } = out.body as typeof out.body & { mcp?: { content?: unknown; structuredContent?: unknown } };
+  const { mcp: passed, ...envelope } = out.body;
   if (passed && Array.isArray(passed.content)) {
     const content = passed.content as CallToolResult['content'];
     if (out.ok && out.body.success)

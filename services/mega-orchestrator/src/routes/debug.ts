@@ -72,7 +72,7 @@ export function registerDebugRoutes(app: Express, ctx: GatewayContext): void {
 
   app.get('/files/stats', async (_req, res) => {
     const gatewayDir = path.join(ctx.dataDir, 'gateway');
-    const [db, tree, fsStats] = await Promise.all([ctx.sessions.sizes(), walk(gatewayDir), fs.statfs(ctx.dataDir).catch(() => undefined)]);
+    const [db, tree, fsStats] = await Promise.all([ctx.history.sizes(), walk(gatewayDir), fs.statfs(ctx.dataDir).catch(() => undefined)]);
     res.json({
       service: ctx.service,
       dataDir: ctx.dataDir,
@@ -126,10 +126,10 @@ export function registerDebugRoutes(app: Express, ctx: GatewayContext): void {
   app.get('/debug/contexts/:session_id', async (req, res) => {
     const sessionId = String(req.params.session_id);
     const q = parseOrThrow(contextQuery, req.query, 'query; use ?limit=1-500&cursor=<nextCursor>');
-    if (!(await ctx.sessions.whenReady())) {
-      throw new AppError('NOT_CONFIGURED', ctx.sessions.failure ?? 'The session store is not available.');
+    if (!(await ctx.history.whenReady())) {
+      throw new AppError('NOT_CONFIGURED', ctx.history.failure ?? 'The session store is not available.');
     }
-    const view = await ctx.sessions.read(sessionId, q.limit, q.cursor);
+    const view = await ctx.history.read(sessionId, q.limit, q.cursor);
     if (!view) {
       throw new AppError(
         'NOT_FOUND',

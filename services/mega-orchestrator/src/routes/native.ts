@@ -1,4 +1,4 @@
-import { principalOf } from '../auth';
+import { principalOf, requiredScopes } from '../auth';
 import type { Express, Request, Response } from 'express';
 import { AppError, parseOrThrow, JSONRPC_CODES, isPlainObject, abortOnClose } from '@mcp-fleet/kit';
 import { z } from 'zod';
@@ -68,9 +68,10 @@ export function registerNativeRoutes(app: Express, ctx: GatewayContext, mcp: Mcp
         principal: principalOf(req),
       });
       ok = out.ok;
-      const needed = (out.body as { details?: { requiredScopes?: string[] } }).details?.requiredScopes;
-      if (out.code === 'FORBIDDEN' && needed && ctx.auth)
-        res.setHeader('WWW-Authenticate', ctx.auth.insufficientScope(needed, out.body.success ? '' : out.body.error));
+      if (!out.body.success && out.code === 'FORBIDDEN' && ctx.auth) {
+        const needed = requiredScopes(out.body.details);
+        if (needed) res.setHeader('WWW-Authenticate', ctx.auth.insufficientScope(needed, out.body.error));
+      }
       send(res, body, out);
     } finally {
       stats.request(transport, ok);

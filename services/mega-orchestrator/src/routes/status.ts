@@ -29,7 +29,7 @@ export function registerStatusRoutes(app: Express, ctx: GatewayContext): void {
       service: ctx.service,
       ...stats.snapshot(),
       mcpSessions: ctx.mcpSessionCount(),
-      sessionStore: { queued: ctx.sessions.queued, written: ctx.sessions.written, dropped: ctx.sessions.dropped },
+      sessionStore: { queued: ctx.history.queued, written: ctx.history.written, dropped: ctx.history.dropped },
       catalog: { tools: registry.catalog.entries.length, builtAt: new Date(registry.catalog.builtAt).toISOString() },
     });
   });

@@ -6,7 +6,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import { defaultDownstreams, INVENTORY, SERVICE_ID, VERSION, type Config } from './config';
 import type { GatewayContext } from './context';
 import { Dispatcher } from './dispatch';
-import { gatewayRequestContext, gatewaySendError, originGuard } from './middleware';
+import { countRequests, gatewayRequestContext, gatewaySendError, originGuard } from './middleware';
 import { McpSessionTransport } from './mcp/session-transport';
 import { looksLikeJsonRpc, sendRpcError } from './mcp/jsonrpc';
 import { callTool, createMcpServer } from './mcp/server';
@@ -157,13 +157,14 @@ export function createApp(deps: GatewayDeps): Gateway {
 
   stats.watchHistoryQueue(() => ({ length: history.queued, capacity: history.capacity, dropped: history.dropped }));
 
-  const sendError = gatewaySendError(SERVICE_ID, logger, stats);
+  const sendError = gatewaySendError(SERVICE_ID, logger);
   const guard = originGuard(config.ALLOWED_ORIGINS, sendError);
 
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
   app.use(gatewayRequestContext(stats));
+  app.use(countRequests(stats));
   // Authorization (off by default): metadata, health and metrics stay open; everything else needs a token.
   app.get(['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/*rest'], auth.routes());
   app.use(auth.middleware(sendError, (p) => p === '/health' || p === '/metrics' || p.startsWith('/.well-known/')));
@@ -195,13 +196,13 @@ export function createApp(deps: GatewayDeps): Gateway {
     const type = (err as { type?: string }).type;
     const onMcp = req.path === '/mcp' || req.path === '/mcp/rpc';
     if (onMcp && type === 'entity.parse.failed' && (req.path === '/mcp/rpc' || looksLikeJsonRpc((err as { body?: unknown }).body))) {
-      stats.request('jsonrpc', false);
-      stats.error('PARSE_ERROR');
+      res.locals.transport = 'jsonrpc';
+      res.locals.errorCode = 'PARSE_ERROR';
       return sendRpcError(res, 400, null, JSONRPC_CODES.PARSE_ERROR, 'Parse error: the body is not valid JSON.');
     }
     if (onMcp && type === 'entity.too.large' && wantsJsonRpc(req)) {
-      stats.request('jsonrpc', false);
-      stats.error('PAYLOAD_TOO_LARGE');
+      res.locals.transport = 'jsonrpc';
+      res.locals.errorCode = 'PAYLOAD_TOO_LARGE';
       return sendRpcError(
         res,
         413,

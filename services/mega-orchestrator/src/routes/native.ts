@@ -33,8 +33,6 @@ export const nativeCallBody = z
   .strict();
 
 export function registerNativeRoutes(app: Express, ctx: GatewayContext, mcp: McpSessionTransport): void {
-  const { stats } = ctx;
-
   const send = (res: Response, body: z.output<typeof nativeCallBody>, out: CallResult) => {
     if (out.retryAfter !== undefined) res.setHeader('Retry-After', String(out.retryAfter));
     const reply: Record<string, unknown> = { ...out.body, tool: body.tool, durationMs: out.durationMs };
@@ -51,35 +49,32 @@ export function registerNativeRoutes(app: Express, ctx: GatewayContext, mcp: Mcp
   };
 
   const native = async (req: Request, res: Response, transport: Transport, service?: string) => {
-    let ok = false;
-    try {
-      const body = parse(req.body, service ? '' : ' (or a JSON-RPC 2.0 request)');
-      const out = await ctx.dispatcher.call({
-        tool: body.tool,
-        args: body.arguments ?? {},
-        mode: body.mode ?? 'auto',
-        transport,
-        requestId: res.locals.requestId as string,
-        service,
-        sessionId: body.session_id,
-        contextId: body.context_id,
-        signal: abortOnClose(res),
-        traceparent: req.get('traceparent'),
-        principal: principalOf(req),
-      });
-      ok = out.ok;
-      if (!out.body.success && out.code === 'FORBIDDEN' && ctx.auth) {
-        const needed = requiredScopes(out.body.details);
-        if (needed) res.setHeader('WWW-Authenticate', ctx.auth.insufficientScope(needed, out.body.error));
-      }
-      send(res, body, out);
-    } finally {
-      stats.request(transport, ok);
+    res.locals.transport = transport;
+    res.locals.ok = false;
+    const body = parse(req.body, service ? '' : ' (or a JSON-RPC 2.0 request)');
+    const out = await ctx.dispatcher.call({
+      tool: body.tool,
+      args: body.arguments ?? {},
+      mode: body.mode ?? 'auto',
+      transport,
+      requestId: res.locals.requestId as string,
+      service,
+      sessionId: body.session_id,
+      contextId: body.context_id,
+      signal: abortOnClose(res),
+      traceparent: req.get('traceparent'),
+      principal: principalOf(req),
+    });
+    res.locals.ok = out.ok;
+    if (!out.body.success && out.code === 'FORBIDDEN' && ctx.auth) {
+      const needed = requiredScopes(out.body.details);
+      if (needed) res.setHeader('WWW-Authenticate', ctx.auth.insufficientScope(needed, out.body.error));
     }
+    send(res, body, out);
   };
 
   const rpc = async (req: Request, res: Response, body: unknown) => {
-    res.on('finish', () => stats.request('jsonrpc', res.statusCode < 400));
+    res.locals.transport = 'jsonrpc';
     if (isStatelessRequest(req, body)) return handleStateless(ctx, req, res, body, ctx.config.MCP_PAGE_SIZE);
     await mcp.handlePost(req, res, body);
   };
@@ -93,8 +88,8 @@ export function registerNativeRoutes(app: Express, ctx: GatewayContext, mcp: Mcp
   app.post('/mcp/rpc', async (req, res) => {
     const body: unknown = req.body;
     if (!Array.isArray(body) && !(isPlainObject(body) && 'jsonrpc' in body)) {
-      stats.request('jsonrpc', false);
-      stats.error('INVALID_REQUEST');
+      res.locals.transport = 'jsonrpc';
+      res.locals.errorCode = 'INVALID_REQUEST';
       return sendRpcError(
         res,
         400,
@@ -112,11 +107,11 @@ export function registerNativeRoutes(app: Express, ctx: GatewayContext, mcp: Mcp
   app.post('/mcp/:service', async (req, res) => {
     const service = String(req.params.service);
     if (!ctx.registry.get(service)) {
-      stats.request('service', false);
+      res.locals.transport = 'service';
       throw new AppError('NOT_FOUND', `No downstream service "${service.slice(0, 100)}"; GET /services lists them.`);
     }
     if (isPlainObject(req.body) && 'jsonrpc' in req.body) {
-      stats.request('service', false);
+      res.locals.transport = 'service';
       throw new AppError('VALIDATION_ERROR', 'POST /mcp/{service} takes a native body {"tool", "arguments"}; send JSON-RPC to POST /mcp.');
     }
     return native(req, res, 'service', service);

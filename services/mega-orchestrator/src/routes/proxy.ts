@@ -31,11 +31,14 @@ export function registerProxyRoute(
         const res = (req as Request).res;
         if (res?.locals.requestId) proxyReq.setHeader('x-request-id', String(res.locals.requestId));
       },
-      proxyRes: (proxyRes) => {
-        ctx.stats.request('proxy', (proxyRes.statusCode ?? 500) < 500);
+      proxyRes: (proxyRes, req) => {
+        const res = (req as Request).res;
+        // a downstream's 4xx is the caller's mistake, not a failed proxy request
+        if (res) res.locals.ok = (proxyRes.statusCode ?? 500) < 500;
       },
       error: (err, req, res) => {
-        ctx.stats.request('proxy', false);
+        const locals = (req as Request).res?.locals;
+        if (locals) locals.ok = false;
         const target = (req as ProxiedRequest)[TARGET] ?? 'the service';
         const code = (err as NodeJS.ErrnoException).code;
         const appErr =
@@ -59,8 +62,8 @@ export function registerProxyRoute(
   app.all('/mcp/:service/*rest', guard, (req, res, next) => {
     const id = String(req.params.service);
     const service = ctx.registry.get(id);
+    res.locals.transport = 'proxy';
     if (!service) {
-      ctx.stats.request('proxy', false);
       return sendError(res, new AppError('NOT_FOUND', `No downstream service "${id.slice(0, 100)}"; GET /services lists them.`));
     }
     (req as ProxiedRequest)[TARGET] = service.spec.url;

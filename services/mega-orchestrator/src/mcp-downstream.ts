@@ -109,6 +109,22 @@ export class McpDownstream implements Downstream {
         }
         return { status: 200, json: { tools } };
       }
+      if (req.method === 'GET' && req.path === '/prompts/list') {
+        if (!client.getServerCapabilities()?.prompts) return { status: 200, json: { prompts: [] } };
+        const prompts: unknown[] = [];
+        let cursor: string | undefined;
+        for (let page = 0; page < MAX_TOOL_PAGES; page++) {
+          const res = await client.listPrompts(cursor ? { cursor } : undefined, opts);
+          prompts.push(...res.prompts);
+          cursor = res.nextCursor;
+          if (!cursor) break;
+        }
+        return { status: 200, json: { prompts } };
+      }
+      if (req.method === 'POST' && req.path === '/prompts/get') {
+        const { name, arguments: args } = JSON.parse(req.body ?? '{}') as { name: string; arguments?: Record<string, string> };
+        return { status: 200, json: await client.getPrompt({ name, arguments: args }, opts) };
+      }
       if (req.method === 'POST' && req.path === '/tools/call') {
         const { name, arguments: args } = JSON.parse(req.body ?? '{}') as { name: string; arguments?: Record<string, unknown> };
         const result = (await client.callTool({ name, arguments: args ?? {} }, undefined, opts)) as CallToolResult;

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { TOOL_NAME, type Logger } from '@mcp-fleet/kit';
 import { CircuitBreaker } from './breaker';
 import { buildCatalog, type Catalog } from './catalog';
-import type { DownstreamSpec, DownstreamTool, ServiceHealth } from './types';
+import type { DownstreamPrompt, DownstreamSpec, DownstreamTool, ServiceHealth } from './types';
 import { DownstreamClient, DownstreamFailure, type Downstream, type DownstreamAnswer } from './downstream-client';
 import { McpDownstream } from './mcp-downstream';
 
@@ -36,10 +36,13 @@ export class ServiceState {
   lastPoll?: PollResult;
   /** Tools offered now (kept from the last good poll while unhealthy, for the debug view). */
   tools: DownstreamTool[] = [];
+  /** Prompts an MCP server behind the gateway offers (kit services offer none). */
+  prompts: DownstreamPrompt[] = [];
   toolsByName = new Map<string, DownstreamTool>();
   /** Names declared by the inventory or ever seen: a call to one while down is UPSTREAM_UNAVAILABLE. */
   readonly known = new Set<string>();
   toolsSignature = '';
+  promptsSignature = '';
   polls = { ok: 0, failed: 0 };
   readonly breaker: CircuitBreaker;
   readonly upstream: Downstream;
@@ -224,7 +227,10 @@ export class Registry extends EventEmitter {
         const list = await this.probe(s, '/tools/list');
         if (list.status !== 200) reason = `tools/list answered ${list.status}`;
         else if (!isToolList(list.json)) reason = `tools/list answered ${list.problem ?? 'JSON without a tools array'}`;
-        else this.acceptTools(s, list.json.tools);
+        else {
+          this.acceptTools(s, list.json.tools);
+          if (s.spec.mcp) await this.readPrompts(s);
+        }
       }
     } catch (err) {
       reason = err instanceof DownstreamFailure ? err.message : `probe failed: ${(err as Error).message}`;
@@ -253,6 +259,45 @@ export class Registry extends EventEmitter {
       s.reason = reason;
       if (wasHealthy) this.options.logger.warn(`${s.id} is unhealthy: ${reason}`, { url: s.upstream.url });
     }
+  }
+
+  /** An MCP server's prompts; a failure leaves the last good list (prompts are not what health is about). */
+  private async readPrompts(s: ServiceState): Promise<void> {
+    try {
+      const res = await this.probe(s, '/prompts/list');
+      const raw = (res.json as { prompts?: unknown })?.prompts;
+      if (res.status !== 200 || !Array.isArray(raw)) return;
+      const prompts: DownstreamPrompt[] = [];
+      for (const p of raw) {
+        if (typeof p !== 'object' || p === null || typeof (p as { name?: unknown }).name !== 'string') continue;
+        const { name, title, description, arguments: args } = p as DownstreamPrompt;
+        if (!TOOL_NAME.test(name)) continue;
+        prompts.push({
+          name,
+          ...(typeof title === 'string' ? { title } : {}),
+          ...(typeof description === 'string' ? { description } : {}),
+          ...(Array.isArray(args) ? { arguments: args } : {}),
+        });
+      }
+      const signature = createHash('sha1').update(JSON.stringify(prompts)).digest('base64url');
+      if (signature !== s.promptsSignature) {
+        s.prompts = prompts;
+        s.promptsSignature = signature;
+        this.emit('prompts');
+      }
+    } catch (err) {
+      this.options.logger.debug(`${s.id} prompts/list failed`, { error: (err as Error).message });
+    }
+  }
+
+  /** Every MCP server's prompts: plain names where unique, `<service>__<name>` where two offer one name. */
+  promptCatalog(): { name: string; service: string; prompt: DownstreamPrompt }[] {
+    const healthy = this.services.filter((s) => s.healthy && s.prompts.length);
+    const count = new Map<string, number>();
+    for (const s of healthy) for (const p of s.prompts) count.set(p.name, (count.get(p.name) ?? 0) + 1);
+    return healthy.flatMap((s) =>
+      s.prompts.map((p) => ({ name: count.get(p.name)! > 1 ? `${s.id}__${p.name}` : p.name, service: s.id, prompt: p })),
+    );
   }
 
   private acceptTools(s: ServiceState, raw: unknown[]): void {

@@ -24,6 +24,14 @@ export interface DownstreamTool {
   annotations: ToolAnnotations;
 }
 
+/** A prompt as an MCP server's prompts/list describes it. */
+export interface DownstreamPrompt {
+  name: string;
+  title?: string;
+  description?: string;
+  arguments?: { name: string; description?: string; required?: boolean }[];
+}
+
 export type ServiceHealth = 'unknown' | 'healthy' | 'unhealthy';
 
 export const ROUTING_MODES = ['auto', 'primary'] as const;

@@ -185,6 +185,23 @@ describe('MCP servers as downstreams', () => {
     }
   });
 
+  it('serves the servers’ prompts to MCP clients: listed, and got from the server that offers them', async () => {
+    const client = new Client({ name: 'test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp`)));
+    try {
+      const { prompts } = await client.listPrompts();
+      // offered by the stdio and the HTTP fixture alike: both qualified
+      expect(prompts.map((p) => p.name).sort()).toEqual(['fixture-http__fx_review', 'fixture__fx_review']);
+      expect(prompts[0]).toMatchObject({ title: 'Review a file', arguments: [{ name: 'file', required: true }] });
+      const got = await client.getPrompt({ name: 'fixture__fx_review', arguments: { file: 'app.ts' } });
+      expect(got.messages).toEqual([{ role: 'user', content: { type: 'text', text: 'Please review app.ts carefully.' } }]);
+      await expect(client.getPrompt({ name: 'nope' })).rejects.toThrow(/Unknown prompt "nope"/);
+      await expect(client.getPrompt({ name: 'fixture__fx_review', arguments: {} })).rejects.toThrow(/file/);
+    } finally {
+      await client.close();
+    }
+  });
+
   it('refreshes the catalog when a server sends tools/list_changed (no poll needed)', async () => {
     expect(toolNames()).not.toContain('fx_late');
     await call('fx_add_tool', { name: 'fx_late' }).expect(200);

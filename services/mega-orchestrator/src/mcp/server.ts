@@ -1,7 +1,7 @@
-import { paginate, AppError, JSONRPC_CODES, isPlainObject, type ToolAnnotations } from '@mcp-fleet/kit';
+import { paginate, AppError, ERROR_CODES, JSONRPC_CODES, isPlainObject, type ToolAnnotations } from '@mcp-fleet/kit';
 import { allows, type Principal } from '../auth';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { McpError, type CallToolResult, type GetPromptResult } from '@modelcontextprotocol/sdk/types.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { z } from 'zod';
 import type { Catalog } from '../catalog';
@@ -16,6 +16,8 @@ const CallTool = z.object({ method: z.literal('tools/call'), params });
 const ListResources = z.object({ method: z.literal('resources/list'), params });
 const ReadResource = z.object({ method: z.literal('resources/read'), params });
 const ListTemplates = z.object({ method: z.literal('resources/templates/list'), params });
+const ListPrompts = z.object({ method: z.literal('prompts/list'), params });
+const GetPrompt = z.object({ method: z.literal('prompts/get'), params });
 
 interface McpTool {
   name: string;
@@ -140,6 +142,37 @@ export async function callTool(
   return { content: [{ type: 'text', text: JSON.stringify(out.body) }], structuredContent: out.body, isError: true };
 }
 
+/** The prompts of the MCP servers behind the gateway (both protocol eras). */
+export function listPrompts(ctx: GatewayContext): { prompts: Record<string, unknown>[] } {
+  return { prompts: ctx.registry.promptCatalog().map((e) => ({ ...e.prompt, name: e.name })) };
+}
+
+/** prompts/get, forwarded to the MCP server that offers the prompt. */
+export async function getPrompt(ctx: GatewayContext, p: Record<string, unknown>, signal?: AbortSignal): Promise<GetPromptResult> {
+  if (typeof p.name !== 'string') throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'prompts/get needs params.name (a string).');
+  if (p.arguments !== undefined && !isPlainObject(p.arguments))
+    throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'prompts/get params.arguments must be an object of strings.');
+  const entry = ctx.registry.promptCatalog().find((e) => e.name === p.name);
+  if (!entry) throw new McpError(JSONRPC_CODES.INVALID_PARAMS, `Unknown prompt "${p.name.slice(0, 100)}"; prompts/list shows the prompts.`);
+  const service = ctx.registry.get(entry.service)!;
+  try {
+    const answer = await service.upstream.request({
+      method: 'POST',
+      path: '/prompts/get',
+      body: JSON.stringify({ name: entry.prompt.name, arguments: p.arguments ?? {} }),
+      timeoutMs: ctx.config.DOWNSTREAM_TIMEOUT_MS,
+      signal,
+    });
+    const body = answer.json as { messages?: unknown; error?: unknown } | undefined;
+    if (answer.status === 200 && Array.isArray(body?.messages)) return body as GetPromptResult;
+    const message = typeof body?.error === 'string' ? body.error : `${entry.service} answered ${answer.status}`;
+    throw new McpError(answer.status === 400 ? JSONRPC_CODES.INVALID_PARAMS : ERROR_CODES.UPSTREAM_ERROR.rpc, message);
+  } catch (err) {
+    if (err instanceof McpError) throw err;
+    throw new McpError(ERROR_CODES.UPSTREAM_UNAVAILABLE.rpc, `${entry.service} is unavailable: ${(err as Error).message}`);
+  }
+}
+
 /** resources/read of the gateway's own resources (both protocol eras). */
 export function readResource(ctx: GatewayContext, uri: unknown): { contents: { uri: string; mimeType: string; text: string }[] } {
   if (typeof uri !== 'string') throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'resources/read needs params.uri (a string).');
@@ -164,7 +197,7 @@ export function createMcpServer({ ctx, validator, pageSize, sessionId }: McpServ
   const server = new Server(
     { name: ctx.service, title: 'mcp-fleet gateway', version: ctx.version },
     {
-      capabilities: { tools: { listChanged: true }, resources: {} },
+      capabilities: { tools: { listChanged: true }, resources: {}, prompts: {} },
       jsonSchemaValidator: validator,
       instructions: INSTRUCTIONS,
     },
@@ -185,6 +218,9 @@ export function createMcpServer({ ctx, validator, pageSize, sessionId }: McpServ
       principal: principal(extra),
     });
   });
+
+  server.setRequestHandler(ListPrompts, () => listPrompts(ctx));
+  server.setRequestHandler(GetPrompt, (req, extra) => getPrompt(ctx, req.params ?? {}, extra.signal));
 
   server.setRequestHandler(ListResources, () => ({ resources: RESOURCES.map((r) => ({ ...r })) }));
   server.setRequestHandler(ListTemplates, () => ({ resourceTemplates: [] }));

@@ -14,7 +14,7 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { GatewayContext } from '../context';
 import { RESOURCES } from '../views';
 import { rpcError, type RpcId } from './jsonrpc';
-import { callTool, INSTRUCTIONS, listToolsPage, readResource } from './server';
+import { callTool, getPrompt, INSTRUCTIONS, listPrompts, listToolsPage, readResource } from './server';
 
 export const STATELESS_VERSION = '2026-07-28';
 /** Versions served on this endpoint: the stateless one, and the session-based ones through the SDK. */
@@ -185,13 +185,10 @@ async function dispatch(ctx: GatewayContext, req: Request, method: string, param
       // Live views (health, services): not to be reused.
       return { resultType: 'complete', ...readResource(ctx, params.uri), ttlMs: 0, cacheScope: 'private' };
     case 'prompts/list':
-      // No prompt sources are configured yet (MCP servers behind the gateway and marketplace skills will add them).
-      return { resultType: 'complete', prompts: [], ...cache(CATALOG_TTL_MS) };
+      // The prompts of the MCP servers behind the gateway.
+      return { resultType: 'complete', ...listPrompts(ctx), ...cache(CATALOG_TTL_MS) };
     case 'prompts/get':
-      throw new McpError(
-        JSONRPC_CODES.INVALID_PARAMS,
-        `Unknown prompt "${String(params.name).slice(0, 100)}"; prompts/list shows the prompts.`,
-      );
+      return { resultType: 'complete', ...(await getPrompt(ctx, params)) };
     default:
       throw new McpError(
         JSONRPC_CODES.METHOD_NOT_FOUND,

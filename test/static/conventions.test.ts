@@ -57,14 +57,14 @@ describe('conventions', () => {
     expect(offenders).toEqual([]);
   });
 
-  it('keeps native modules out of the kit main entry (SQLite and workspace helpers are subpaths)', () => {
+  it('keeps native and heavy modules out of the kit main entry (SQLite, workspace and the MCP endpoint are subpaths)', () => {
     const probe = spawnSync(
       process.execPath,
       [
         '--import',
         'tsx',
         '-e',
-        "require('@mcp-fleet/kit'); process.stdout.write(JSON.stringify(Object.keys(require.cache).filter((k) => /sqlite3|workspace\\.ts/.test(k))))",
+        "require('@mcp-fleet/kit'); process.stdout.write(JSON.stringify(Object.keys(require.cache).filter((k) => /sqlite3|workspace\\.ts|@modelcontextprotocol/.test(k))))",
       ],
       { cwd: path.join(ROOT, 'packages', 'kit'), encoding: 'utf8' },
     );

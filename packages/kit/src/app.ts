@@ -14,13 +14,19 @@ import { parseOrThrow } from './validation';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
+export interface RouteOptions {
+  /** Path parameters renamed to the tool's argument names, e.g. `{ repo: 'path' }` for `/git/*repo/status`. */
+  rename?: Record<string, string>;
+}
+
 export interface RouteBuilder {
   /**
-   * A documented REST route served by a tool's handler. `map` turns the request into the tool's
-   * arguments; by default GET/DELETE take the query string (coerced by the tool's JSON Schema)
-   * and the rest take the JSON body, both merged with the path parameters.
+   * A documented REST route served by a tool's handler. By default GET/DELETE take the query string
+   * (coerced by the tool's JSON Schema) and the rest take the JSON body, both merged with the path
+   * parameters (a wildcard's segments joined by "/"), which `rename` can give the tool's argument
+   * names. A function instead turns the whole request into the tool's arguments.
    */
-  tool(method: HttpMethod, path: string, toolName: string, map?: (req: Request) => unknown): void;
+  tool(method: HttpMethod, path: string, toolName: string, map?: ((req: Request) => unknown) | RouteOptions): void;
 }
 
 export interface ServiceAppOptions {
@@ -219,8 +225,14 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
       const tool = tools.get(toolName);
       if (!tool) throw new Error(`${service}: route ${method.toUpperCase()} ${path} names unknown tool ${toolName}`);
       const schema = toolToJson(tool).inputSchema;
+      const rename = typeof map === 'object' ? (map.rename ?? {}) : {};
       const defaultMap = (req: Request) => {
         const params = flattenParams(req.params as Record<string, unknown>);
+        for (const [from, to] of Object.entries(rename)) {
+          if (!(from in params)) continue;
+          params[to] = params[from];
+          delete params[from];
+        }
         if (method === 'get' || method === 'delete') {
           return { ...coerceQuery(req.query as Record<string, unknown>, schema), ...params };
         }
@@ -228,7 +240,7 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
         return { ...body, ...params };
       };
       app[method](path, async (req: Request, res: Response) => {
-        await runAndSend(req, res, toolName, (map ?? defaultMap)(req));
+        await runAndSend(req, res, toolName, (typeof map === 'function' ? map : defaultMap)(req));
       });
     },
   };

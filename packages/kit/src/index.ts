@@ -13,4 +13,3 @@ export * from './tool';
 export * from './validation';
 export * from './tracing';
 export * from './envfile';
-export * from './mcp-endpoint';

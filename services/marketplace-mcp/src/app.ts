@@ -1,6 +1,7 @@
 import path from 'node:path';
 import express from 'express';
-import { AppError, createServiceApp, mountMcpEndpoint, parseOrThrow, type Logger, type ServiceApp } from '@mcp-fleet/kit';
+import { AppError, createServiceApp, parseOrThrow, type Logger, type ServiceApp } from '@mcp-fleet/kit';
+import { mountMcpEndpoint } from '@mcp-fleet/kit/mcp';
 import { AdminCheck, requireRead, sendAuthError, TokenVerifier, WRITE_SCOPE } from './auth';
 import { SkillCatalog } from './catalog';
 import { fleetServices, SERVICE_ID, type Config } from './config';

@@ -70,6 +70,16 @@ async function avWork(
 ): Promise<Work> {
   requireAv(deps.engines);
   const probed = await probe(deps.programs, file, source, { signal });
+  // The image cap applies to video frames too: a huge frame size is a decoding bomb for ffmpeg as well.
+  const max = deps.config.MEDIA_MAX_PIXELS;
+  const huge = probed.streams.find((s) => s.type === 'video' && (s.width ?? 0) * (s.height ?? 0) > max);
+  if (huge) {
+    throw new AppError(
+      'VALIDATION_ERROR',
+      `The video frames of ${source} are ${huge.width} × ${huge.height} pixels, over MEDIA_MAX_PIXELS (${max}); refused before decoding.`,
+      { details: [{ path: 'input', message: 'too many pixels per frame' }] },
+    );
+  }
   const plan = planAv(args, probed, path.extname(name).slice(1).toLowerCase());
   return {
     ext: plan.ext,

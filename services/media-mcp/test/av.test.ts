@@ -129,6 +129,20 @@ describeWithProgram('ffmpeg', 'ffmpeg', 'media-mcp audio and video', () => {
     expect(streams[0].sampleRate).toBe(44100);
   });
 
+  it('refuses to process video whose frames exceed MEDIA_MAX_PIXELS, while still analysing it', async () => {
+    const small = await mediaApp({ MEDIA_MAX_PIXELS: '50000' });
+    try {
+      fs.copyFileSync(ws('clip.mp4'), path.join(small.ws, 'clip.mp4'));
+      const res = await small.call('media_process', { path: 'clip.mp4', operation: 'frame' }).expect(400);
+      expect(res.body.error).toMatch(/320 × 240 pixels, over MEDIA_MAX_PIXELS \(50000\)/);
+      expect(fs.existsSync(path.join(small.ws, 'media-output', 'clip-frame.png'))).toBe(false);
+      const a = (await small.call('media_analyze', { path: 'clip.mp4', loudness: false }).expect(200)).body.result;
+      expect(a.kind).toBe('video');
+    } finally {
+      await small.close();
+    }
+  });
+
   it('refuses audio operations on an image and video operations on audio', async () => {
     fs.writeFileSync(
       ws('pixel.png'),

@@ -1,8 +1,5 @@
-import express from 'express';
-import { createServiceApp, toolToJson, type Logger, type ServiceApp } from '@mcp-fleet/kit';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { createServiceApp, type Logger, type ServiceApp } from '@mcp-fleet/kit';
+import { mountMcpEndpoint } from '@mcp-fleet/kit/mcp';
 import { SERVICE_ID, type Config } from './config';
 import { MqttHub } from './hub';
 import { createTools } from './tools';
@@ -37,40 +34,7 @@ export function createApp({ config, logger }: MqttDeps): MqttApp {
     ],
     // POST /mcp: the official SDK server, stateless Streamable HTTP with JSON answers, serving the
     // same tool definitions as /tools/* (one definition, two surfaces).
-    extend: (app, handle) => {
-      app.post('/mcp', express.json({ limit: config.BODY_LIMIT }), async (req, res) => {
-        const server = new Server({ name: SERVICE_ID, version: '0.1.0' }, { capabilities: { tools: {} } });
-        server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools.map((t) => toolToJson(t)) }));
-        server.setRequestHandler(CallToolRequestSchema, async (r) => {
-          try {
-            const result = await handle.callTool(r.params.name, r.params.arguments ?? {});
-            return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result as Record<string, unknown> };
-          } catch (err) {
-            const e = err as { code?: string; message?: string; details?: unknown };
-            const error = { code: e.code ?? 'INTERNAL', message: e.message ?? 'failed', ...(e.details ? { details: e.details } : {}) };
-            return { isError: true, content: [{ type: 'text', text: JSON.stringify(error) }] };
-          }
-        });
-        const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-        res.on('close', () => {
-          void transport.close();
-          void server.close();
-        });
-        try {
-          await server.connect(transport);
-          await transport.handleRequest(req, res, req.body);
-        } catch (err) {
-          handle.sendError(res, err);
-        }
-      });
-      for (const method of ['get', 'delete'] as const)
-        app[method]('/mcp', (_req, res) => {
-          res
-            .status(405)
-            .set('Allow', 'POST')
-            .json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: stateless server, use POST.' }, id: null });
-        });
-    },
+    extend: (app, handle) => mountMcpEndpoint(app, handle, { name: SERVICE_ID, tools, bodyLimit: config.BODY_LIMIT }),
     onClose: () => hub.close(),
   });
   return Object.assign(kit, { hub });

@@ -85,6 +85,7 @@ describeWithProgram('espeak-ng', 'espeak-ng', 'transcriber-mcp OpenAI-compatible
         t = await transcriberApp();
         stt = await openAiServer(t.ws);
         speak(SENTENCE, t.file('s.wav'));
+        speak('hello', t.file('short.wav'));
       });
       afterAll(async () => {
         await stt?.server.stop();
@@ -95,6 +96,7 @@ describeWithProgram('espeak-ng', 'espeak-ng', 'transcriber-mcp OpenAI-compatible
         const app = await transcriberApp({ STT_URL: stt.server.url, STT_API_KEY: KEY, STT_MODEL: 'whisper-large-v3' });
         try {
           fs.copyFileSync(t.file('s.wav'), app.file('s.wav'));
+          fs.copyFileSync(t.file('short.wav'), app.file('short.wav'));
           const res = await app.call('transcribe_audio', { file_path: 's.wav', language: 'en' }).expect(200);
           const r = res.body.result;
           expect(r).toMatchObject({ engine: 'openai-compatible', model: 'whisper-large-v3', language: 'en', chunks: 1 });
@@ -108,11 +110,11 @@ describeWithProgram('espeak-ng', 'espeak-ng', 'transcriber-mcp OpenAI-compatible
             wav: { sampleRate: 16000, channels: 1 },
           });
           // A language the caller names is passed on (any language: the server decides what it knows) and answered.
-          const fr = await app.call('transcribe_audio', { file_path: 's.wav', language: 'fr' }).expect(200);
+          const fr = await app.call('transcribe_audio', { file_path: 'short.wav', language: 'fr' }).expect(200);
           expect(stt.seen.at(-1)?.language).toBe('fr');
           expect(fr.body.result.language).toBe('fr');
           // Without one, the server's language name ("english") is answered as its code.
-          const auto = await app.call('transcribe_audio', { file_path: 's.wav' }).expect(200);
+          const auto = await app.call('transcribe_audio', { file_path: 'short.wav' }).expect(200);
           expect(stt.seen.at(-1)?.language).toBeUndefined();
           expect(auto.body.result.language).toBe('en');
         } finally {

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { z } from 'zod';
 import type { BaseConfig } from './config';
-import { successEnvelope } from './envelope';
-import { AppError, toAppError } from './errors';
+import { errorEnvelope, successEnvelope } from './envelope';
+import { AppError, statusForCode, toAppError } from './errors';
 import { runHealthChecks, type HealthCheck } from './health';
 import { abortOnClose, isPlainObject, makeSendError, requestContext } from './http';
 import type { Logger } from './logger';
@@ -47,6 +47,9 @@ export interface ServiceAppOptions {
   tracer?: FleetTracer;
 }
 
+/** Request header asking /tools/call to stream progress as NDJSON before the envelope. */
+export const PROGRESS_HEADER = 'x-progress';
+
 export interface CallOptions {
   requestId?: string;
   signal?: AbortSignal;
@@ -56,6 +59,8 @@ export interface CallOptions {
   logger?: Logger;
   /** The request span's traceparent, for tools that call further services. */
   traceparent?: string;
+  /** Receives the tool's progress reports. */
+  progress?: (progress: number, total?: number, message?: string) => void;
 }
 
 export interface KitHandle {
@@ -142,6 +147,7 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
         defaultTimeoutMs: options.config.TOOL_TIMEOUT_MS,
         signal: call.signal,
         authorization: call.authorization,
+        progress: call.progress,
       });
       metrics.toolCalls.inc({ tool: name, outcome: 'ok' });
       (call.logger ?? logger).debug('tool call', { tool: name, requestId: call.requestId, ms: Math.round(performance.now() - started) });
@@ -187,14 +193,34 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
   app.use(express.json({ limit: options.config.BODY_LIMIT, strict: true, type: ['application/json', 'application/*+json'] }));
 
   const runAndSend = async (req: Request, res: Response, name: string, args: unknown) => {
-    const result = await callTool(name, args, {
+    const call: CallOptions = {
       requestId: res.locals.requestId,
       signal: abortOnClose(res),
       authorization: req.get('authorization'),
       logger: res.locals.logger,
       traceparent: (res.locals.span as FleetSpan).traceparent,
-    });
-    res.json(successEnvelope(service, result));
+    };
+    if (req.get(PROGRESS_HEADER) !== 'ndjson') {
+      res.json(successEnvelope(service, await callTool(name, args, call)));
+      return;
+    }
+    // The caller (the gateway, for an MCP client that sent a progressToken) reads progress as it comes:
+    // NDJSON lines {"progress", "total"?, "message"?}, then {"status", "envelope"} with the real status.
+    res.status(200).setHeader('Content-Type', 'application/x-ndjson');
+    res.flushHeaders();
+    const line = (v: unknown) => {
+      if (!res.writableEnded) res.write(`${JSON.stringify(v)}\n`);
+    };
+    call.progress = (progress, total, message) =>
+      line({ progress, ...(total !== undefined ? { total } : {}), ...(message ? { message: message.slice(0, 500) } : {}) });
+    try {
+      line({ status: 200, envelope: successEnvelope(service, await callTool(name, args, call)) });
+    } catch (err) {
+      const appErr = toAppError(err);
+      if (appErr.code === 'INTERNAL') logger.error(appErr.message, { err: appErr.cause ?? appErr, requestId: call.requestId });
+      line({ status: statusForCode(appErr.code), envelope: errorEnvelope(service, appErr) });
+    }
+    res.end();
   };
 
   app.get('/health', async (_req, res) => {

@@ -25,6 +25,11 @@ export interface ToolContext {
   authorization?: string;
   /** W3C traceparent of this call's span, for tools that call further services. */
   traceparent?: string;
+  /**
+   * Reports progress of long work (MCP's notifications/progress when the caller asked for it through
+   * the gateway; a no-op otherwise). `progress` grows; `total` when known.
+   */
+  progress(progress: number, total?: number, message?: string): void;
 }
 
 /** Tool inputs are objects: a z.object, or a discriminated union of objects (one schema per action). */
@@ -87,6 +92,7 @@ export interface InvokeOptions {
   signal?: AbortSignal;
   authorization?: string;
   traceparent?: string;
+  progress?: ToolContext['progress'];
 }
 
 /** Validate at the edge, then run the handler under its time limit. */
@@ -115,6 +121,7 @@ export async function invokeTool(tool: ToolDefinition, rawArgs: unknown, options
           timeoutMs,
           authorization: options.authorization,
           traceparent: options.traceparent,
+          progress: options.progress ?? (() => undefined),
         }),
       ),
       timeout,

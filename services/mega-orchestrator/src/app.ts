@@ -139,6 +139,7 @@ export function createApp(deps: GatewayDeps): Gateway {
         traceparent: call.req.get('traceparent'),
         sessionId: call.sessionId,
         principal: principalOf(call.req),
+        onProgress: call.onProgress,
       });
     },
     idleMs: config.MCP_SESSION_IDLE_MS,

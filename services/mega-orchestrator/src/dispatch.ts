@@ -15,7 +15,7 @@ import type { Route, ToolResolver, Target } from './tool-resolver';
 import type { CallHistory } from './call-history';
 import type { GatewayStats } from './stats';
 import type { RoutingMode, Transport } from './types';
-import { DownstreamFailure } from './downstream-client';
+import { DownstreamFailure, type ProgressListener } from './downstream-client';
 
 export interface CallRequest {
   tool: string;
@@ -33,6 +33,8 @@ export interface CallRequest {
   traceparent?: string;
   /** The authenticated caller when auth is on: only tools its scopes allow are called. */
   principal?: Principal;
+  /** Receives the downstream's progress reports (an MCP client sent a progressToken). */
+  onProgress?: ProgressListener;
 }
 
 /** An MCP server's own content blocks, carried beside the envelope for the gateway's MCP clients. */
@@ -238,6 +240,7 @@ export class Dispatcher {
           traceparent,
           timeoutMs: req.timeoutMs ?? this.options.timeoutMs,
           signal: req.signal,
+          onProgress: req.onProgress,
         });
         if (isEnvelope(answer.json)) {
           const code = 'code' in answer.json && typeof answer.json.code === 'string' ? answer.json.code : undefined;

@@ -34,7 +34,11 @@ export interface DownstreamRequest {
   timeoutMs: number;
   /** Aborted when the caller goes away. */
   signal?: AbortSignal;
+  /** Asks the downstream to stream its progress (NDJSON) and receives each report. */
+  onProgress?: ProgressListener;
 }
+
+export type ProgressListener = (progress: number, total?: number, message?: string) => void;
 
 const NOT_DELIVERED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
 const TIMEOUT = Symbol('timeout');
@@ -57,6 +61,49 @@ export function displayUrl(raw: string): string {
   } catch {
     return '(invalid url)';
   }
+}
+
+/**
+ * A kit service's progress stream: NDJSON lines {"progress", "total"?, "message"?} as the work goes,
+ * then {"status", "envelope"}; the answer is that last line's status and envelope.
+ */
+async function readProgressStream(
+  body: AsyncIterable<Buffer | Uint8Array> & { destroy(): void },
+  onProgress: ProgressListener,
+  maxBytes: number,
+): Promise<DownstreamAnswer> {
+  let buffered = '';
+  let size = 0;
+  let final: { status?: unknown; envelope?: unknown } | undefined;
+  const take = (text: string) => {
+    if (!text.trim()) return;
+    let v: Record<string, unknown>;
+    try {
+      v = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      return;
+    }
+    if (typeof v.progress === 'number') {
+      onProgress(v.progress, typeof v.total === 'number' ? v.total : undefined, typeof v.message === 'string' ? v.message : undefined);
+    } else if ('envelope' in v) final = v;
+  };
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > maxBytes) {
+      body.destroy();
+      return { status: 502, json: undefined, problem: `an answer larger than ${maxBytes} bytes` };
+    }
+    buffered += Buffer.from(chunk).toString('utf8');
+    let nl: number;
+    while ((nl = buffered.indexOf('\n')) >= 0) {
+      take(buffered.slice(0, nl));
+      buffered = buffered.slice(nl + 1);
+    }
+  }
+  take(buffered);
+  if (!final || typeof final.status !== 'number')
+    return { status: 502, json: undefined, problem: 'a progress stream without its final answer' };
+  return { status: final.status, json: final.envelope };
 }
 
 /** One downstream: a keep-alive undici Pool plus the base path and credentials of its URL. */
@@ -100,6 +147,7 @@ export class DownstreamClient implements Downstream {
     if (req.requestId) headers['x-request-id'] = req.requestId;
     if (req.traceparent) headers.traceparent = req.traceparent;
     if (this.authorization) headers.authorization = this.authorization;
+    if (req.onProgress) headers['x-progress'] = 'ndjson';
     if (this.options.headers) Object.assign(headers, this.options.headers);
     try {
       const res = await this.pool.request({
@@ -109,6 +157,9 @@ export class DownstreamClient implements Downstream {
         body: req.body,
         signal: controller.signal,
       });
+      const type = String(res.headers['content-type'] ?? '');
+      if (req.onProgress && type.startsWith('application/x-ndjson'))
+        return await readProgressStream(res.body, req.onProgress, this.options.maxResponseBytes);
       const chunks: Buffer[] = [];
       let size = 0;
       for await (const chunk of res.body) {

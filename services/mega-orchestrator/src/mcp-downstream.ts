@@ -127,7 +127,12 @@ export class McpDownstream implements Downstream {
       }
       if (req.method === 'POST' && req.path === '/tools/call') {
         const { name, arguments: args } = JSON.parse(req.body ?? '{}') as { name: string; arguments?: Record<string, unknown> };
-        const result = (await client.callTool({ name, arguments: args ?? {} }, undefined, opts)) as CallToolResult;
+        const onProgress = req.onProgress;
+        const result = (await client.callTool(
+          { name, arguments: args ?? {} },
+          undefined,
+          onProgress ? { ...opts, onprogress: (p) => onProgress(p.progress, p.total, p.message) } : opts,
+        )) as CallToolResult;
         return this.toEnvelope(result);
       }
       return { status: 404, json: this.error('NOT_FOUND', `${req.method} ${req.path} has no MCP equivalent`) };

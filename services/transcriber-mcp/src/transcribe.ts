@@ -131,11 +131,18 @@ export async function transcribeInput(
   deps: TranscribeDeps,
   open: () => Promise<AudioInput>,
   language: string | undefined,
-  ctx: { signal: AbortSignal; timeoutMs: number; logger: Logger },
+  ctx: { signal: AbortSignal; timeoutMs: number; logger: Logger; progress?: (progress: number, total?: number, message?: string) => void },
 ): Promise<Transcript> {
   const audio = await open();
   try {
-    return await transcribe(deps, audio, { language, signal: ctx.signal, timeoutMs: ctx.timeoutMs, logger: ctx.logger });
+    return await transcribe(deps, audio, {
+      language,
+      signal: ctx.signal,
+      timeoutMs: ctx.timeoutMs,
+      logger: ctx.logger,
+      // seconds of audio done of the total: MCP progress through the gateway when the client asked for it
+      onProgress: (p) => ctx.progress?.(p.done, p.total, `chunk ${p.chunk} of ${p.chunks}`),
+    });
   } finally {
     await audio.release();
   }

@@ -78,9 +78,34 @@ describeWithProgram('espeak-ng', 'espeak-ng', 'transcriber-mcp', () => {
           ...['-i', t.file('s0.wav'), '-i', t.file('s1.wav'), '-i', t.file('s2.wav')],
           ...['-filter_complex', '[0][1][2]concat=n=3:v=0:a=1,apad=pad_dur=0.5', t.file('long.wav')],
         );
-        const res = await t.call('transcribe_audio', { file_path: 'long.wav' }).expect(200);
-        const r = res.body.result;
+        // asked the way the gateway asks for an MCP client with a progressToken: progress per chunk, then the answer
+        const res = await request(t.svc.app)
+          .post('/tools/transcribe_audio')
+          .set('x-progress', 'ndjson')
+          .send({ file_path: 'long.wav' })
+          .expect(200);
+        const lines = res.text
+          .trim()
+          .split('\n')
+          .map(
+            (l) =>
+              JSON.parse(l) as {
+                progress?: number;
+                total?: number;
+                message?: string;
+                status?: number;
+                envelope?: { result: Record<string, any> };
+              },
+          );
+        const final = lines.at(-1)!;
+        expect(final.status).toBe(200);
+        const r = final.envelope!.result;
         expect(r.chunks).toBeGreaterThanOrEqual(2);
+        const progress = lines.slice(0, -1);
+        expect(progress).toHaveLength(r.chunks);
+        expect(progress.map((p) => p.message)).toEqual(progress.map((_, i) => `chunk ${i + 1} of ${r.chunks}`));
+        for (let i = 1; i < progress.length; i++) expect(progress[i].progress!).toBeGreaterThan(progress[i - 1].progress!);
+        expect(progress.at(-1)!.progress).toBeCloseTo(progress.at(-1)!.total!, 0);
         expect(wordErrorRate(SENTENCES.join(' '), r.text)).toBeLessThan(WER_BOUND);
         for (let i = 1; i < r.segments.length; i++) expect(r.segments[i].start).toBeGreaterThanOrEqual(r.segments[i - 1].start);
         expect(r.segments[r.segments.length - 1].end).toBeGreaterThan(8);

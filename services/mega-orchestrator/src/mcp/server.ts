@@ -1,5 +1,6 @@
 import { paginate, AppError, ERROR_CODES, JSONRPC_CODES, isPlainObject, type ToolAnnotations } from '@mcp-fleet/kit';
 import { allows, type Principal } from '../auth';
+import type { ProgressListener } from '../downstream-client';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { McpError, type CallToolResult, type GetPromptResult } from '@modelcontextprotocol/sdk/types.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
@@ -86,7 +87,14 @@ function serviceOf(ctx: GatewayContext, name: string): string {
 export async function callTool(
   ctx: GatewayContext,
   p: Record<string, unknown>,
-  call: { requestId: string; signal?: AbortSignal; traceparent?: string; sessionId?: string; principal?: Principal },
+  call: {
+    requestId: string;
+    signal?: AbortSignal;
+    traceparent?: string;
+    sessionId?: string;
+    principal?: Principal;
+    onProgress?: ProgressListener;
+  },
 ): Promise<CallToolResult> {
   const name = p.name;
   if (typeof name !== 'string' || name === '') throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'tools/call needs params.name (a string).');
@@ -117,6 +125,7 @@ export async function callTool(
     signal: call.signal,
     traceparent: call.traceparent,
     principal: call.principal,
+    onProgress: call.onProgress,
   });
   if (!out.body.success && out.code === 'UNKNOWN_TOOL') throw new McpError(JSONRPC_CODES.INVALID_PARAMS, out.body.error);
   // An MCP server behind the gateway: its own content blocks, unchanged

@@ -1,3 +1,4 @@
+import type { ProgressListener } from '../downstream-client';
 import { randomUUID } from 'node:crypto';
 import { JSONRPC_CODES } from '@mcp-fleet/kit';
 import type { IncomingMessage } from 'node:http';
@@ -30,7 +31,10 @@ export interface McpSessionTransportOptions {
    * Answers one tools/call of a live session without the SDK transport (the hot path): the
    * result, or a thrown McpError for a JSON-RPC error. Everything else goes through the SDK.
    */
-  callTool?: (params: Record<string, unknown>, call: { sessionId: string; req: Request; signal: AbortSignal }) => Promise<unknown>;
+  callTool?: (
+    params: Record<string, unknown>,
+    call: { sessionId: string; req: Request; signal: AbortSignal; onProgress?: ProgressListener },
+  ) => Promise<unknown>;
   idleMs: number;
   maxSessions: number;
   logger: Logger;
@@ -210,9 +214,29 @@ export class McpSessionTransport {
       if (!res.writableFinished) controller.abort();
     });
     let payload: Record<string, unknown>;
+    const params = (msg.params ?? {}) as Record<string, unknown>;
+    // A progressToken (and a client that takes SSE) turns this answer into an event stream: the
+    // downstream's progress as notifications/progress, then the result (Streamable HTTP allows either).
+    const token = (params._meta as { progressToken?: unknown } | undefined)?.progressToken;
+    const stream = (typeof token === 'string' || typeof token === 'number') && (req.get('accept') ?? '').includes('text/event-stream');
+    const event = (message: unknown) => {
+      if (!res.writableEnded) res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+    };
+    let onProgress: ProgressListener | undefined;
+    if (stream) {
+      res.status(200).setHeader('mcp-session-id', live.id);
+      res.setHeader('Content-Type', 'text/event-stream');
+      res.setHeader('Cache-Control', 'no-cache');
+      res.flushHeaders();
+      onProgress = (progress, total, message) =>
+        event({
+          jsonrpc: '2.0',
+          method: 'notifications/progress',
+          params: { progressToken: token, progress, ...(total !== undefined ? { total } : {}), ...(message ? { message } : {}) },
+        });
+    }
     try {
-      const params = (msg.params ?? {}) as Record<string, unknown>;
-      const result = await this.options.callTool!(params, { sessionId: live.id, req, signal: controller.signal });
+      const result = await this.options.callTool!(params, { sessionId: live.id, req, signal: controller.signal, onProgress });
       payload = { jsonrpc: '2.0', id, result };
     } catch (err) {
       const e = err as { code?: unknown; message?: string; data?: unknown };
@@ -222,6 +246,11 @@ export class McpSessionTransport {
       payload = rpcError(id, code, message, e.data);
     }
     if (res.writableEnded) return;
+    if (stream) {
+      event(payload);
+      res.end();
+      return;
+    }
     res.status(200).setHeader('mcp-session-id', live.id);
     res.json(payload);
   }

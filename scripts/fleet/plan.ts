@@ -66,6 +66,13 @@ export function planFleet({ env, only }: FleetOptions): { specs: LaunchSpec[]; d
         ...runtimeSecrets(secretsDir, entry.id),
         ...portEnv,
         PORT: String(port),
+        // the service's other listening ports (e.g. mqtt-mcp's embedded broker) move with the offset
+        ...Object.fromEntries(
+          Object.entries(entry.extraPorts ?? {}).map(([name, p]) => [
+            name,
+            env[name] ?? String(profilePort({ ...entry, port: p }, profile) + offset),
+          ]),
+        ),
         HOST: env.HOST ?? '127.0.0.1',
         DATA_DIR: dataDir,
         LOG_FILE: logFile,

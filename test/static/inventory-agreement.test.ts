@@ -138,6 +138,11 @@ describe('inventory agreement', () => {
     expect(moved.specs.find((s) => s.entry.id === 'system-mcp')!.port).toBe(7107);
     expect(moved.specs.find((s) => s.entry.id === 'git-mcp')!.port).toBe(9999);
     expect(moved.specs[0].env.GIT_MCP_PORT).toBe('9999');
+    // extra ports move with the offset too (mqtt-mcp's embedded broker), unless set
+    expect(moved.specs.find((s) => s.entry.id === 'mqtt-mcp')!.env.MQTT_EMBEDDED_PORT).toBe('7219');
+    expect(planFleet({ env: { MQTT_EMBEDDED_PORT: '1999' } }).specs.find((s) => s.entry.id === 'mqtt-mcp')!.env.MQTT_EMBEDDED_PORT).toBe(
+      '1999',
+    );
   });
 
   it('names a primary owner for every colliding tool name', () => {

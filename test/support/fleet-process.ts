@@ -33,7 +33,14 @@ function portFree(port: number): Promise<boolean> {
  */
 async function freeOffset(): Promise<number> {
   // the reference profile's ports too (fleet up --profile reference)
-  const base = [...SERVICES.map((s) => s.port), ...Object.values(REFERENCE_PORTS), 7028, 7031, 7032, 8020];
+  const base = [
+    ...SERVICES.flatMap((s) => [s.port, ...Object.values(s.extraPorts ?? {})]),
+    ...Object.values(REFERENCE_PORTS),
+    7028,
+    7031,
+    7032,
+    8020,
+  ];
   const top = Math.max(...base);
   for (let attempt = 0; attempt < 50; attempt++) {
     const offset = 3_000 + Math.floor(Math.random() * Math.floor((32_000 - top - 3_000) / 100)) * 100;

@@ -36,6 +36,8 @@ export interface ServiceEntry {
   http: boolean;
   /** The README's backends column: embedded default / real engine (rendered by `pnpm gen`). */
   storage?: string;
+  /** Further ports the service listens on, by the variable that sets each (moved by FLEET_PORT_OFFSET too). */
+  extraPorts?: Record<string, number>;
 }
 
 export const SERVICES: readonly ServiceEntry[] = [
@@ -259,6 +261,7 @@ export const SERVICES: readonly ServiceEntry[] = [
     status: 'available',
     storage: 'embedded aedes broker + SQLite subscriptions / MQTT broker (Mosquitto)',
     http: true,
+    extraPorts: { MQTT_EMBEDDED_PORT: 7119 },
   },
   {
     id: 'code-graph-mcp',

@@ -88,10 +88,10 @@ export function sendAuthError(res: Response, err: unknown, send: (res: Response,
   send(res, err);
 }
 
-/** Every route but /health and /metrics needs market:read when JWT_SECRET is set. */
+/** Every route but /health needs market:read when JWT_SECRET is set (issue 11), /metrics included. */
 export function requireRead(verifier: TokenVerifier, send: (res: Response, err: unknown) => void) {
   return (req: Request, res: Response, next: NextFunction) => {
-    if (!verifier.enabled || req.path === '/health' || req.path === '/metrics') return next();
+    if (!verifier.enabled || req.path === '/health') return next();
     verifier.check(req.get('authorization'), READ_SCOPE).then(
       (who) => {
         res.locals.auth = who;

@@ -45,6 +45,7 @@ describe('auth on (JWT_SECRET set)', () => {
     ['get', '/tools/list'],
     ['post', '/tools/skills_list', {}],
     ['post', '/mcp', { jsonrpc: '2.0', id: 1, method: 'ping' }],
+    ['get', '/metrics'],
   ];
   const call = (method: string, url: string, body?: object, auth?: string) => {
     let r =

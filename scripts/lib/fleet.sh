@@ -13,20 +13,8 @@ FLEET_PORT_OFFSET="${FLEET_PORT_OFFSET:-0}"
 FLEET_SERVICES_FILE="${FLEET_SERVICES_FILE:-$FLEET_LIB_DIR/services.tsv}"
 FLEET_PROFILE="${FLEET_PROFILE:-default}"
 
-log() { printf '%s: %s\n' "${PROG:-fleet}" "$*" >&2; }
-
-# die EXIT_CODE MESSAGE...: the message names what failed and what to do.
-die() {
-  local code="$1"
-  shift
-  printf '%s: %s\n' "${PROG:-fleet}" "$*" >&2
-  exit "$code"
-}
-
-need_value() { [[ $# -ge 2 && -n "$2" ]] || die 64 "$1 needs a value (see --help)"; }
-
-# need_program NAME HINT: exits 69 naming how to install NAME when it is missing.
-need_program() { command -v "$1" >/dev/null 2>&1 || die 69 "$1 is not installed: $2"; }
+# shellcheck source=cli.sh
+source "$FLEET_LIB_DIR/cli.sh"
 
 [[ "$FLEET_PORT_OFFSET" =~ ^[0-9]+$ ]] || die 64 "FLEET_PORT_OFFSET must be a whole number, got \"$FLEET_PORT_OFFSET\""
 [[ "$FLEET_PROFILE" == default || "$FLEET_PROFILE" == reference ]] || die 64 "FLEET_PROFILE must be default or reference, got \"$FLEET_PROFILE\""

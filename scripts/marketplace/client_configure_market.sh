@@ -9,6 +9,11 @@
 set -euo pipefail
 
 readonly PROG="${0##*/}"
+# The folder of this script, in bash alone (clients may run it with a bare PATH).
+here="${BASH_SOURCE[0]%/*}"
+[[ "$here" == "${BASH_SOURCE[0]}" ]] && here=.
+# shellcheck source=../lib/cli.sh
+source "$here/../lib/cli.sh"
 env_file="${MARKET_CLIENT_ENV_FILE:-$HOME/.config/mcp-fleet/market.env}"
 url="${MARKETPLACE_URL:-http://127.0.0.1:7034}"
 token_stdin=0
@@ -32,17 +37,6 @@ Options:
 The token comes from --token-stdin, --token-file or \$MARKETPLACE_JWT_TOKEN; without one only MARKETPLACE_URL is
 written (for a marketplace without JWT_SECRET). It is never taken from the command line, where ps would show it.
 USAGE
-}
-
-die() {
-  local code="$1"
-  shift
-  printf '%s: %s\n' "$PROG" "$*" >&2
-  exit "$code"
-}
-
-need_value() {
-  [[ $# -ge 2 && -n "$2" ]] || die 64 "$1 needs a value (see --help)"
 }
 
 while [[ $# -gt 0 ]]; do

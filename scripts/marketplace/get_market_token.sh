@@ -8,6 +8,11 @@
 set -euo pipefail
 
 readonly PROG="${0##*/}"
+# The folder of this script, in bash alone (clients may run it with a bare PATH).
+here="${BASH_SOURCE[0]%/*}"
+[[ "$here" == "${BASH_SOURCE[0]}" ]] && here=.
+# shellcheck source=../lib/cli.sh
+source "$here/../lib/cli.sh"
 url="${SECURITY_MCP_URL:-http://127.0.0.1:7008}"
 subject="${MARKET_TOKEN_SUBJECT:-market-client}"
 scope="market:read"
@@ -36,17 +41,6 @@ Environment:
 Example:
   export MARKETPLACE_JWT_TOKEN="\$($PROG --subject ci-runner)"
 USAGE
-}
-
-die() {
-  local code="$1"
-  shift
-  printf '%s: %s\n' "$PROG" "$*" >&2
-  exit "$code"
-}
-
-need_value() {
-  [[ $# -ge 2 && -n "$2" ]] || die 64 "$1 needs a value (see --help)"
 }
 
 while [[ $# -gt 0 ]]; do
@@ -85,31 +79,6 @@ body="{\"subject\":\"$subject\",\"scope\":\"$scope\""
 [[ -n "$audience" ]] && body+=",\"audience\":\"$audience\""
 body+="}"
 
-# json_field FIELD < json: prints result.token or error (empty when absent), with jq, node or python3.
-json_field() {
-  local field="$1"
-  if command -v jq >/dev/null 2>&1; then
-    jq -r --arg f "$field" 'if $f == "token" then (.result.token // empty) else (.error // empty) end' 2>/dev/null || true
-  elif command -v node >/dev/null 2>&1; then
-    node -e '
-      let s = ""; process.stdin.on("data", (c) => (s += c)).on("end", () => {
-        try { const j = JSON.parse(s); const v = process.argv[1] === "token" ? j.result && j.result.token : j.error;
-              if (typeof v === "string") process.stdout.write(v + "\n"); } catch {}
-      });' "$field"
-  elif command -v python3 >/dev/null 2>&1; then
-    python3 -c '
-import json, sys
-try:
-    j = json.load(sys.stdin)
-    v = (j.get("result") or {}).get("token") if sys.argv[1] == "token" else j.get("error")
-    if isinstance(v, str): print(v)
-except Exception:
-    pass' "$field"
-  else
-    die 69 "jq, node or python3 is needed to read the JSON answer"
-  fi
-}
-
 response="$(mktemp)"
 trap 'rm -f "$response"' EXIT
 
@@ -125,10 +94,10 @@ status="$(
 )" || die 69 "could not reach security-mcp at $url (is it running? set SECURITY_MCP_URL)"
 
 if [[ "$status" != 200 ]]; then
-  message="$(json_field error <"$response")"
+  message="$(json_get error <"$response")"
   die 65 "security-mcp answered HTTP $status: ${message:-no error message}"
 fi
 
-token="$(json_field token <"$response")"
+token="$(json_get result.token <"$response")"
 [[ -n "$token" ]] || die 65 "security-mcp answered without a token"
 printf '%s\n' "$token"

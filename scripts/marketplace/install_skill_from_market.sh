@@ -10,6 +10,11 @@
 set -euo pipefail
 
 readonly PROG="${0##*/}"
+# The folder of this script, in bash alone (clients may run it with a bare PATH).
+here="${BASH_SOURCE[0]%/*}"
+[[ "$here" == "${BASH_SOURCE[0]}" ]] && here=.
+# shellcheck source=../lib/cli.sh
+source "$here/../lib/cli.sh"
 url="${MARKETPLACE_URL:-http://127.0.0.1:7034}"
 skill=""
 version="latest"
@@ -40,17 +45,6 @@ Environment:
 
 Exit codes: 0 installed or already installed, 64 usage, 65 refused archive or answer, 69 marketplace unreachable or tool missing, 73 cannot write.
 USAGE
-}
-
-die() {
-  local code="$1"
-  shift
-  printf '%s: %s\n' "$PROG" "$*" >&2
-  exit "$code"
-}
-
-need_value() {
-  [[ $# -ge 2 && -n "$2" ]] || die 64 "$1 needs a value (see --help)"
 }
 
 while [[ $# -gt 0 ]]; do
@@ -101,32 +95,6 @@ sha256_of() {
     openssl dgst -sha256 -r "$1" | cut -d' ' -f1
   else
     die 69 "sha256sum, shasum or openssl is needed to check the download"
-  fi
-}
-
-# json_get EXPR < json: prints one field of the metadata answer (result.version, result.dist.sha256, error), with jq, node or python3.
-json_get() {
-  local field="$1"
-  if command -v jq >/dev/null 2>&1; then
-    jq -r --arg f "$field" 'getpath($f | split(".")) // empty | tostring' 2>/dev/null || true
-  elif command -v node >/dev/null 2>&1; then
-    node -e '
-      let s = ""; process.stdin.on("data", (c) => (s += c)).on("end", () => {
-        try { let v = JSON.parse(s); for (const k of process.argv[1].split(".")) v = v == null ? undefined : v[k];
-              if (v !== undefined && v !== null) process.stdout.write(String(v) + "\n"); } catch {}
-      });' "$field"
-  elif command -v python3 >/dev/null 2>&1; then
-    python3 -c '
-import json, sys
-try:
-    v = json.load(sys.stdin)
-    for k in sys.argv[1].split("."):
-        v = v.get(k) if isinstance(v, dict) else None
-    if v is not None: print(v)
-except Exception:
-    pass' "$field"
-  else
-    die 69 "jq, node or python3 is needed to read the JSON answer"
   fi
 }
 

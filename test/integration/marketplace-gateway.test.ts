@@ -6,27 +6,14 @@
 import path from 'node:path';
 import request from 'supertest';
 import { getService } from '@mcp-fleet/inventory';
-import { serve, tempDir, testConfig, testLogger } from '@mcp-fleet/testing';
-import { createApp as createMarketplace } from '../../services/marketplace-mcp/src/app';
-import { configSchema as marketplaceConfig } from '../../services/marketplace-mcp/src/config';
+import { serve } from '@mcp-fleet/testing';
 import { defaultDownstreams } from '../../services/mega-orchestrator/src/config';
 import { startGateway, type RunningGateway } from '../../services/mega-orchestrator/test/helpers';
-import { createApp as createSecurity } from '../../services/security-mcp/src/app';
-import { configSchema as securityConfig } from '../../services/security-mcp/src/config';
+import { securedMarketplace } from '../support/secured-marketplace';
 
 const JWT_SECRET = 'gateway-marketplace-secret-0123456789abcdef';
 const ADMIN = 'security-admin-credential-01';
-const tmp = tempDir('market-gateway-');
-const security = createSecurity({
-  config: securityConfig.parse({ ...testConfig, DATA_DIR: tmp.dir, JWT_SECRET, SECURITY_ADMIN_TOKEN: ADMIN }),
-  logger: testLogger(),
-  defaultMetrics: false,
-});
-const market = createMarketplace({
-  config: marketplaceConfig.parse({ ...testConfig, DATA_DIR: path.join(tmp.dir, 'market'), JWT_SECRET }),
-  logger: testLogger(),
-  defaultMetrics: false,
-});
+const { tmp, security, market } = securedMarketplace('market-gateway-', JWT_SECRET, ADMIN);
 let marketServer: Awaited<ReturnType<typeof serve>>;
 const gateways: RunningGateway[] = [];
 

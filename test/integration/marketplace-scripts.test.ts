@@ -8,29 +8,16 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import type http from 'node:http';
 import path from 'node:path';
-import { describeWithProgram, serve, tempDir, testConfig, testLogger } from '@mcp-fleet/testing';
-import { createApp as createMarketplace } from '../../services/marketplace-mcp/src/app';
-import { configSchema as marketplaceConfig } from '../../services/marketplace-mcp/src/config';
+import { describeWithProgram, serve } from '@mcp-fleet/testing';
 import { rawArchive, type RawEntry } from '../../services/marketplace-mcp/test/shared';
-import { createApp as createSecurity } from '../../services/security-mcp/src/app';
-import { configSchema as securityConfig } from '../../services/security-mcp/src/config';
 import { runScript } from '../support/run-script';
+import { securedMarketplace } from '../support/secured-marketplace';
 
 const INSTALL = 'scripts/marketplace/install_skill_from_market.sh';
 const CONFIGURE = 'scripts/marketplace/client_configure_market.sh';
 const JWT_SECRET = 'scripts-marketplace-secret-0123456789abcdef';
 const ADMIN = 'security-admin-credential-02';
-const tmp = tempDir('market-scripts-');
-const security = createSecurity({
-  config: securityConfig.parse({ ...testConfig, DATA_DIR: tmp.dir, JWT_SECRET, SECURITY_ADMIN_TOKEN: ADMIN }),
-  logger: testLogger(),
-  defaultMetrics: false,
-});
-const market = createMarketplace({
-  config: marketplaceConfig.parse({ ...testConfig, DATA_DIR: path.join(tmp.dir, 'market'), JWT_SECRET }),
-  logger: testLogger(),
-  defaultMetrics: false,
-});
+const { tmp, security, market } = securedMarketplace('market-scripts-', JWT_SECRET, ADMIN);
 type Servers = Awaited<ReturnType<typeof serve>>;
 let securityServer: Servers;
 let marketServer: Servers;

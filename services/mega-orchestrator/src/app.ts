@@ -168,7 +168,8 @@ export function createApp(deps: GatewayDeps): Gateway {
   app.use(countRequests(stats));
   // Authorization (off by default): metadata, health and metrics stay open; everything else needs a token.
   app.get(['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/*rest'], auth.routes());
-  app.use(auth.middleware(sendError, (p) => p === '/health' || p === '/metrics' || p.startsWith('/.well-known/')));
+  // off by default: then not even a pass-through on the hot path
+  if (auth.enabled) app.use(auth.middleware(sendError, (p) => p === '/health' || p === '/metrics' || p.startsWith('/.well-known/')));
 
   // Passthrough first: its bodies stream to the downstream unparsed.
   const proxy = registerProxyRoute(app, ctx, guard, sendError);

@@ -194,7 +194,7 @@ export class Authorizer {
   /** Express middleware: open paths pass; others need a principal (set on res.locals and req.auth for the SDK). */
   middleware(sendError: (res: Response, err: unknown) => void, openPaths: (path: string) => boolean) {
     return async (req: Request, res: Response, next: NextFunction) => {
-      if (!this.enabled || openPaths(req.path)) return next();
+      if (openPaths(req.path)) return next();
       try {
         const principal = await this.authenticate(req.headers.authorization);
         res.locals.principal = principal;

@@ -99,27 +99,27 @@ export class McpDownstream implements Downstream {
         return { status: 200, json: { status: 'healthy', transport: this.spec.transport } };
       }
       if (req.method === 'GET' && req.path === '/tools/list') {
-        const tools: unknown[] = [];
-        let cursor: string | undefined;
-        for (let page = 0; page < MAX_TOOL_PAGES; page++) {
-          const res = await client.listTools(cursor ? { cursor } : undefined, opts);
-          tools.push(...res.tools);
-          cursor = res.nextCursor;
-          if (!cursor) break;
-        }
-        return { status: 200, json: { tools } };
+        return {
+          status: 200,
+          json: {
+            tools: await allPages(
+              async (c) => client.listTools(c, opts),
+              (r) => r.tools,
+            ),
+          },
+        };
       }
       if (req.method === 'GET' && req.path === '/prompts/list') {
         if (!client.getServerCapabilities()?.prompts) return { status: 200, json: { prompts: [] } };
-        const prompts: unknown[] = [];
-        let cursor: string | undefined;
-        for (let page = 0; page < MAX_TOOL_PAGES; page++) {
-          const res = await client.listPrompts(cursor ? { cursor } : undefined, opts);
-          prompts.push(...res.prompts);
-          cursor = res.nextCursor;
-          if (!cursor) break;
-        }
-        return { status: 200, json: { prompts } };
+        return {
+          status: 200,
+          json: {
+            prompts: await allPages(
+              async (c) => client.listPrompts(c, opts),
+              (r) => r.prompts,
+            ),
+          },
+        };
       }
       if (req.method === 'POST' && req.path === '/prompts/get') {
         const { name, arguments: args } = JSON.parse(req.body ?? '{}') as { name: string; arguments?: Record<string, string> };
@@ -353,6 +353,22 @@ function contentResult(content: CallToolResult['content']): unknown {
     }
   }
   return { content };
+}
+
+/** Every page of an MCP list (tools/list, prompts/list), up to MAX_TOOL_PAGES pages. */
+async function allPages<R extends { nextCursor?: string }>(
+  list: (params: { cursor: string } | undefined) => Promise<R>,
+  items: (page: R) => unknown[],
+): Promise<unknown[]> {
+  const out: unknown[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < MAX_TOOL_PAGES; page++) {
+    const res = await list(cursor ? { cursor } : undefined);
+    out.push(...items(res));
+    cursor = res.nextCursor;
+    if (!cursor) break;
+  }
+  return out;
 }
 
 function parseJson(text: string): unknown {

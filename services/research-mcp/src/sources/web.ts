@@ -68,19 +68,22 @@ export async function hnSearch(ctx: SourceContext, q: SourceQuery, extra: Record
 
 export const hackernews: Source = { name: 'hackernews', kind: 'news', search: (ctx, q) => hnSearch(ctx, q) };
 
+/** A feed's host for its source name (the URL itself when it does not parse). */
+function hostOf(feedUrl: string): string {
+  try {
+    return new URL(feedUrl).host;
+  } catch {
+    return feedUrl;
+  }
+}
+
 /** Items of an RSS 2.0, RSS 1.0 (RDF) or Atom document. */
 export function feedItems(xml: string, feedUrl: string): Item[] {
   const doc = parseXml(feedUrl, xml);
   const rss = doc.rss as { channel?: { item?: unknown; title?: unknown } } | undefined;
   const rdf = doc['rdf:RDF'] as { item?: unknown } | undefined;
   const atom = doc.feed as { entry?: unknown } | undefined;
-  const host = (() => {
-    try {
-      return new URL(feedUrl).host;
-    } catch {
-      return feedUrl;
-    }
-  })();
+  const host = hostOf(feedUrl);
   const out: Item[] = [];
   if (rss || rdf) {
     for (const it of asArray((rss?.channel?.item ?? rdf?.item) as Record<string, unknown>[])) {
@@ -130,13 +133,7 @@ function dateOf(v: string | undefined): string | undefined {
 /** One feed as a source: items whose title or text holds a query term (every item for an empty query). */
 export function feedSource(feedUrl: string): Source {
   return {
-    name: `feed:${(() => {
-      try {
-        return new URL(feedUrl).host;
-      } catch {
-        return feedUrl;
-      }
-    })()}`,
+    name: `feed:${hostOf(feedUrl)}`,
     kind: 'news',
     async search({ fetcher, signal }, q) {
       const res = await fetcher.get(`feed ${feedUrl}`, feedUrl, signal);

@@ -5,6 +5,7 @@ import type { BaseConfig } from './config';
 import { errorEnvelope, successEnvelope } from './envelope';
 import { AppError, statusForCode, toAppError } from './errors';
 import { runHealthChecks, type HealthCheck } from './health';
+import { byteLimit, isPlainJsonRequest, readJsonBody, sendJson } from './fast-json';
 import { abortOnClose, isPlainObject, makeSendError, requestContext } from './http';
 import type { Logger } from './logger';
 import { createMetrics, type ServiceMetrics } from './metrics';
@@ -190,16 +191,45 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
 
   options.extend?.(app, kit);
 
+  const callOptions = (req: Request, res: Response): CallOptions => ({
+    requestId: res.locals.requestId,
+    signal: abortOnClose(res),
+    authorization: req.headers.authorization,
+    logger: res.locals.logger,
+    traceparent: (res.locals.span as FleetSpan).traceparent,
+  });
+
+  // The hot path: POST /tools/call and POST /tools/<name> with a plain JSON body are answered here,
+  // before the router and the body parser (and without an ETag on the answer); the routes below
+  // serve the same requests identically for everything else (progress streams, other encodings).
+  const limit = byteLimit(options.config.BODY_LIMIT);
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    if (req.method !== 'POST' || !req.url.startsWith('/tools/') || req.headers[PROGRESS_HEADER] !== undefined) return next();
+    if (!isPlainJsonRequest(req)) return next();
+    const query = req.url.indexOf('?');
+    const rest = req.url.slice(7, query < 0 ? undefined : query);
+    if (rest.length === 0 || rest.includes('/')) return next();
+    res.locals.route = rest === 'call' ? '/tools/call' : '/tools/:tool';
+    readJsonBody(req, limit)
+      .then(async (body) => {
+        let name: string;
+        let args: unknown = body;
+        if (rest === 'call') {
+          const parsed = parseOrThrow(toolCallBody, body, 'tool call; send {"name": "<tool>", "arguments": {...}}');
+          name = parsed.name;
+          args = parsed.arguments;
+        } else {
+          name = decodeURIComponent(rest);
+        }
+        sendJson(res, 200, successEnvelope(service, await callTool(name, args, callOptions(req, res))));
+      })
+      .catch((err: unknown) => sendError(res, err));
+  });
+
   app.use(express.json({ limit: options.config.BODY_LIMIT, strict: true, type: ['application/json', 'application/*+json'] }));
 
   const runAndSend = async (req: Request, res: Response, name: string, args: unknown) => {
-    const call: CallOptions = {
-      requestId: res.locals.requestId,
-      signal: abortOnClose(res),
-      authorization: req.get('authorization'),
-      logger: res.locals.logger,
-      traceparent: (res.locals.span as FleetSpan).traceparent,
-    };
+    const call = callOptions(req, res);
     if (req.get(PROGRESS_HEADER) !== 'ndjson') {
       res.json(successEnvelope(service, await callTool(name, args, call)));
       return;

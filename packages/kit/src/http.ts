@@ -27,7 +27,10 @@ export interface RequestContextOptions {
   onStart?: (req: Request, res: Response) => void;
 }
 
-/** Sets res.locals.requestId and X-Request-Id, and counts and times every request by route. */
+/**
+ * Sets res.locals.requestId and X-Request-Id, and counts and times every request by route (the
+ * Express route, or `res.locals.route` set by a handler that answers before the router).
+ */
 export function requestContext(options: RequestContextOptions): RequestHandler {
   const { httpRequests, httpDuration } = options.metrics;
   return (req, res, next) => {
@@ -37,7 +40,7 @@ export function requestContext(options: RequestContextOptions): RequestHandler {
     options.onStart?.(req, res);
     const started = process.hrtime.bigint();
     res.on('finish', () => {
-      const route = req.route?.path ? String(req.baseUrl + req.route.path) : 'unmatched';
+      const route = (res.locals.route as string | undefined) ?? (req.route?.path ? String(req.baseUrl + req.route.path) : 'unmatched');
       httpRequests.inc({ method: req.method, route, status: String(res.statusCode) });
       httpDuration.observe({ method: req.method, route }, Number(process.hrtime.bigint() - started) / 1e9);
       options.onFinish?.(req, res, route);

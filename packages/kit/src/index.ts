@@ -4,6 +4,7 @@ export * from './envelope';
 export * from './errors';
 export * from './health';
 export * from './http';
+export * from './fast-json';
 export * from './logger';
 export * from './loki';
 export * from './metrics';

@@ -55,13 +55,34 @@ export function createLogger(options: LoggerOptions): Logger {
   const transports: winston.transport[] = [new winston.transports.Console({ stderrLevels: ['error'] })];
   if (options.file) transports.push(new winston.transports.File({ filename: options.file }));
   if (options.lokiUrl) transports.push(new LokiTransport({ url: options.lokiUrl, labels: { job: 'mcp-fleet', service: options.service } }));
-  return winston.createLogger({
-    level: options.level ?? 'info',
-    defaultMeta: { service: options.service },
-    format,
-    transports,
-    silent: options.silent ?? false,
-  });
+  return skipDisabledLevels(
+    winston.createLogger({
+      level: options.level ?? 'info',
+      defaultMeta: { service: options.service },
+      format,
+      transports,
+      silent: options.silent ?? false,
+    }),
+  );
+}
+
+/**
+ * winston runs the whole format (timestamp, redaction, JSON) of every line before its transports
+ * drop the lines below their level: a debug line on a hot path costs as much as a written one.
+ * The level methods (and those of child loggers, which inherit them) return early instead when
+ * no transport would write the line; the level can still be changed at run time.
+ */
+function skipDisabledLevels(logger: Logger): Logger {
+  const methods = logger as unknown as Record<string, (...args: unknown[]) => Logger>;
+  for (const level of Object.keys(logger.levels)) {
+    const write = methods[level];
+    if (typeof write !== 'function') continue;
+    methods[level] = function (this: Logger | undefined, ...args: unknown[]) {
+      const self = this ?? logger;
+      return self.isLevelEnabled(level) ? write.apply(self, args) : self;
+    };
+  }
+  return logger;
 }
 
 /**

@@ -97,6 +97,36 @@ export class SqliteDb {
     }
   }
 
+  /**
+   * Runs writes known up front in one BEGIN IMMEDIATE ... COMMIT (ROLLBACK on error), in order.
+   * Unlike transaction() it needs no async context (whose promise hooks, once on, tax every
+   * await in the process); inside a transaction() the statements simply join it.
+   */
+  async batch(statements: readonly { sql: string; params?: SqlParams }[]): Promise<void> {
+    if (this.inTransaction.getStore()) {
+      for (const s of statements) await this.run(s.sql, s.params);
+      return;
+    }
+    const previous = this.idle;
+    let release!: () => void;
+    this.idle = new Promise<void>((r) => (release = r));
+    await previous;
+    try {
+      await this.rawExec('BEGIN IMMEDIATE');
+      try {
+        for (const s of statements) {
+          await new Promise<void>((resolve, reject) => this.db.run(s.sql, s.params ?? [], (err) => (err ? reject(err) : resolve())));
+        }
+        await this.rawExec('COMMIT');
+      } catch (err) {
+        await this.rawExec('ROLLBACK').catch(() => undefined);
+        throw err;
+      }
+    } finally {
+      release();
+    }
+  }
+
   close(): Promise<void> {
     return new Promise((resolve, reject) => this.db.close((err) => (err ? reject(err) : resolve())));
   }

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 import {
   ROOT_CONTEXT,
   SpanKind,
@@ -50,13 +50,29 @@ export function parseTraceparent(header: string | undefined): { traceId: string;
 
 export const formatTraceparent = (traceId: string, spanId: string, sampled = true) => `00-${traceId}-${spanId}-${sampled ? '01' : '00'}`;
 
+const entropy = Buffer.alloc(4096);
+let entropyUsed = entropy.length;
+
+/**
+ * Random ids as hex from a pooled buffer refilled 4 KiB at a time (as strong as randomBytes,
+ * without a system call for every trace and span id).
+ */
+export function randomHex(bytes: number): string {
+  if (entropyUsed + bytes > entropy.length) {
+    randomFillSync(entropy);
+    entropyUsed = 0;
+  }
+  entropyUsed += bytes;
+  return entropy.toString('hex', entropyUsed - bytes, entropyUsed);
+}
+
 /** Ids only: what every service does when no OTLP endpoint is configured. */
 export function idTracer(): FleetTracer {
   return {
     startSpan(_name, options = {}) {
       const parent = parseTraceparent(options.traceparent);
-      const traceId = parent?.traceId ?? randomBytes(16).toString('hex');
-      const spanId = randomBytes(8).toString('hex');
+      const traceId = parent?.traceId ?? randomHex(16);
+      const spanId = randomHex(8);
       return {
         traceId,
         spanId,

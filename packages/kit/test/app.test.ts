@@ -107,3 +107,70 @@ describe('service kit', () => {
     expect(bad.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
   });
 });
+
+describe('the hot path (POST /tools/* with a plain JSON body, answered before the router)', () => {
+  // `application/vnd.fleet+json` is JSON to the body parser but not to the hot path: the same
+  // request through both must get the same answer.
+  const both = async (path: string, raw: string) => {
+    const fast = await request(app).post(path).set('Content-Type', 'application/json').send(raw);
+    const slow = await request(app).post(path).set('Content-Type', 'application/vnd.fleet+json').send(raw);
+    return { fast, slow };
+  };
+  const comparable = (res: request.Response) => {
+    const { timestamp: _t, ...body } = res.body as Record<string, unknown>;
+    return { status: res.status, type: res.headers['content-type'], body };
+  };
+
+  it.each([
+    ['a good call', '/tools/echo', '{"text": "hi", "times": 2}'],
+    ['/tools/call', '/tools/call', '{"name": "echo", "arguments": {"text": "yo"}}'],
+    ['bad arguments', '/tools/echo', '{"text": 5}'],
+    ['an empty body', '/tools/echo', ''],
+    ['malformed JSON', '/tools/echo', '{"text": '],
+    ['a JSON scalar (strict mode)', '/tools/echo', '"text"'],
+    ['a JSON array', '/tools/echo', '[1, 2]'],
+    ['an unknown tool', '/tools/nope', '{}'],
+    ['a bad percent-escape', '/tools/%E0%A4%A', '{}'],
+    ['a bad /tools/call body', '/tools/call', '{"arguments": {}}'],
+    ['an oversize body', '/tools/echo', JSON.stringify({ text: 'x'.repeat(5000) })],
+    ['a tool error with Retry-After', '/tools/conflict', '{}'],
+    ['an unexpected error', '/tools/boom', '{}'],
+  ])('answers %s as the Express routes do', async (_what, path, raw) => {
+    const { fast, slow } = await both(path, raw);
+    expect(comparable(fast)).toEqual(comparable(slow));
+    expect(fast.headers['retry-after']).toBe(slow.headers['retry-after']);
+    expect(fast.headers['x-request-id']).toBeDefined();
+  });
+
+  it('is the path a plain JSON call takes: no ETag on its answer, counted under the /tools/:tool route', async () => {
+    const fast = await request(app).post('/tools/echo').set('Content-Type', 'application/json').send('{"text": "e"}').expect(200);
+    expect(fast.headers.etag).toBeUndefined();
+    const slow = await request(app).post('/tools/echo').set('Content-Type', 'application/vnd.fleet+json').send('{"text": "e"}').expect(200);
+    expect(slow.headers.etag).toBeDefined();
+    const metrics = (await request(app).get('/metrics').expect(200)).text;
+    expect(metrics).toMatch(/requests_total\{[^}]*method="POST",route="\/tools\/:tool",status="200"/);
+    expect(metrics).not.toMatch(/route="unmatched",status="200"/);
+  });
+
+  it('reads a chunked body over the limit as PAYLOAD_TOO_LARGE without a Content-Length', async () => {
+    const { Readable } = await import('node:stream');
+    const http = await import('node:http');
+    const server = http.createServer(app).listen(0);
+    try {
+      const port = (server.address() as { port: number }).port;
+      const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = http.request({ port, method: 'POST', path: '/tools/echo', headers: { 'content-type': 'application/json' } }, (res) => {
+          let body = '';
+          res.on('data', (c) => (body += c));
+          res.on('end', () => resolve({ status: res.statusCode!, body }));
+        });
+        req.on('error', reject);
+        Readable.from(['{"text": "', 'x'.repeat(3000), '"}']).pipe(req);
+      });
+      expect(answer.status).toBe(413);
+      expect(JSON.parse(answer.body).code).toBe('PAYLOAD_TOO_LARGE');
+    } finally {
+      server.close();
+    }
+  });
+});

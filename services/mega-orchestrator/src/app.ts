@@ -1,6 +1,16 @@
 import path from 'node:path';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
-import { AppError, ERROR_CODES, requestIdFrom, toAppError, type Logger, JSONRPC_CODES } from '@mcp-fleet/kit';
+import {
+  AppError,
+  byteLimit,
+  ERROR_CODES,
+  isPlainJsonRequest,
+  readJsonBody,
+  requestIdFrom,
+  toAppError,
+  type Logger,
+  JSONRPC_CODES,
+} from '@mcp-fleet/kit';
 import type { ServiceEntry } from '@mcp-fleet/inventory';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import { defaultDownstreams, INVENTORY, SERVICE_ID, VERSION, type Config } from './config';
@@ -17,7 +27,7 @@ import type { JWTVerifyGetKey } from 'jose';
 import { ToolResolver } from './tool-resolver';
 import { registerCatalogRoutes } from './routes/catalog';
 import { registerDebugRoutes } from './routes/debug';
-import { registerNativeRoutes } from './routes/native';
+import { nativeHandlers, registerNativeRoutes } from './routes/native';
 import { registerProxyRoute } from './routes/proxy';
 import { registerStatusRoutes } from './routes/status';
 import { registerStatusPage } from './routes/status-page';
@@ -171,6 +181,23 @@ export function createApp(deps: GatewayDeps): Gateway {
   // off by default: then not even a pass-through on the hot path
   if (auth.enabled) app.use(auth.middleware(sendError, (p) => p === '/health' || p === '/metrics' || p.startsWith('/.well-known/')));
 
+  // The hot path: POST /mcp with a plain JSON body is read here and handed straight to its handler,
+  // skipping the proxy route, the router and the body parser (the same handler serves it below
+  // for every other request shape).
+  const bodyLimit = byteLimit(config.BODY_LIMIT);
+  const handlers = nativeHandlers(ctx, mcp);
+  app.use((req, res, next) => {
+    if (req.method !== 'POST' || (req.url !== '/mcp' && !req.url.startsWith('/mcp?')) || !isPlainJsonRequest(req)) return next();
+    guard(req, res, () =>
+      readJsonBody(req, bodyLimit)
+        .then((body) => {
+          req.body = body;
+          return handlers.postMcp(req, res);
+        })
+        .catch(next),
+    );
+  });
+
   // Passthrough first: its bodies stream to the downstream unparsed.
   const proxy = registerProxyRoute(app, ctx, guard, sendError);
 
@@ -178,7 +205,7 @@ export function createApp(deps: GatewayDeps): Gateway {
   // Any Content-Type is read as JSON on POST, so `curl -d '{...}'` works without -H.
   app.use(express.json({ limit: config.BODY_LIMIT, strict: true, type: () => true }));
 
-  registerNativeRoutes(app, ctx, mcp);
+  registerNativeRoutes(app, ctx, mcp, handlers);
   registerStatusRoutes(app, ctx);
   registerCatalogRoutes(app, ctx);
   registerDebugRoutes(app, ctx);

@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import { decodeCursor, encodeCursor, redact, type Logger } from '@mcp-fleet/kit';
-import { openPostgresHistory, openSqliteHistory, type HistoryDb } from './history-db';
+import { openPostgresHistory, openSqliteHistory, type HistoryDb, type Statement } from './history-db';
 import type { RoutingMode, Transport } from './types';
 
 export interface CallRecord {
@@ -30,6 +30,8 @@ export interface CallHistoryOptions {
 
 export const ARGS_MAX = 1024;
 const BATCH = 200;
+/** Rows per multi-row INSERT (11 parameters each). */
+const INSERT_ROWS = 50;
 const QUEUE_MAX = 10_000;
 
 /** Arguments as stored: secret-looking keys redacted, cut to ARGS_MAX characters. */
@@ -144,47 +146,70 @@ export class CallHistory {
     while (this.queue.length > 0) {
       const batch = this.queue.splice(0, BATCH);
       try {
-        await db.transaction(async (db) => {
-          const sessions = new Set<string>();
-          for (const r of batch) {
-            const { text, truncated } = summarizeArgs(r.args);
-            await db.run(
-              `INSERT INTO calls (session_id, context_id, tool, service, transport, mode, success, code, duration_ms, at, args)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-              [
-                r.sessionId,
-                r.contextId ?? null,
-                r.tool,
-                r.service ?? null,
-                r.transport,
-                r.mode,
-                r.success ? 1 : 0,
-                r.code ?? null,
-                r.durationMs,
-                r.at,
-                truncated ? JSON.stringify({ truncated: true, excerpt: text }) : text,
-              ],
-            );
-            await db.run(
-              `INSERT INTO sessions (session_id, transport, created_at, last_seen, calls, errors) VALUES (?, ?, ?, ?, 1, ?)
-               ON CONFLICT(session_id) DO UPDATE SET last_seen = excluded.last_seen, calls = sessions.calls + 1, errors = sessions.errors + excluded.errors`,
-              [r.sessionId, r.transport, r.at, r.at, r.success ? 0 : 1],
-            );
-            sessions.add(r.sessionId);
-          }
-          for (const id of sessions) {
-            await db.run(
-              `DELETE FROM calls WHERE session_id = ? AND id < (SELECT id FROM calls WHERE session_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?)`,
-              [id, id, this.options.maxCallsPerSession - 1],
-            );
-          }
-        });
+        await db.batch(this.statementsFor(batch));
         this.written += batch.length;
       } catch (err) {
         this.dropped += batch.length;
         this.options.logger.error('could not write session records; they are dropped', { err, count: batch.length });
       }
     }
+  }
+
+  /**
+   * A batch as a few statements: the calls in multi-row INSERTs, one upsert per session (its
+   * counts summed), and one trim per session to its newest MAX_CALLS_PER_SESSION calls.
+   */
+  private statementsFor(batch: readonly CallRecord[]): Statement[] {
+    const out: Statement[] = [];
+    for (let i = 0; i < batch.length; i += INSERT_ROWS) {
+      const rows = batch.slice(i, i + INSERT_ROWS);
+      const params: unknown[] = [];
+      for (const r of rows) {
+        const { text, truncated } = summarizeArgs(r.args);
+        params.push(
+          r.sessionId,
+          r.contextId ?? null,
+          r.tool,
+          r.service ?? null,
+          r.transport,
+          r.mode,
+          r.success ? 1 : 0,
+          r.code ?? null,
+          r.durationMs,
+          r.at,
+          truncated ? JSON.stringify({ truncated: true, excerpt: text }) : text,
+        );
+      }
+      out.push({
+        sql: `INSERT INTO calls (session_id, context_id, tool, service, transport, mode, success, code, duration_ms, at, args) VALUES ${rows
+          .map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')
+          .join(', ')}`,
+        params,
+      });
+    }
+    const sessions = new Map<string, { transport: string; first: number; last: number; calls: number; errors: number }>();
+    for (const r of batch) {
+      const s = sessions.get(r.sessionId);
+      if (s) {
+        s.last = r.at;
+        s.calls++;
+        if (!r.success) s.errors++;
+      } else {
+        sessions.set(r.sessionId, { transport: r.transport, first: r.at, last: r.at, calls: 1, errors: r.success ? 0 : 1 });
+      }
+    }
+    for (const [id, s] of sessions) {
+      out.push({
+        sql: `INSERT INTO sessions (session_id, transport, created_at, last_seen, calls, errors) VALUES (?, ?, ?, ?, ?, ?)
+              ON CONFLICT(session_id) DO UPDATE SET last_seen = excluded.last_seen, calls = sessions.calls + excluded.calls, errors = sessions.errors + excluded.errors`,
+        params: [id, s.transport, s.first, s.last, s.calls, s.errors],
+      });
+      out.push({
+        sql: `DELETE FROM calls WHERE session_id = ? AND id < (SELECT id FROM calls WHERE session_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?)`,
+        params: [id, id, this.options.maxCallsPerSession - 1],
+      });
+    }
+    return out;
   }
 
   private async prune(): Promise<void> {

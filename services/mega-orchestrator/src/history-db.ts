@@ -7,12 +7,18 @@
 import { SqliteDb } from '@mcp-fleet/kit/sqlite';
 import pg from 'pg';
 
+export interface Statement {
+  sql: string;
+  params: unknown[];
+}
+
 export interface HistoryDb {
   readonly kind: 'sqlite' | 'postgres';
   run(sql: string, params?: unknown[]): Promise<void>;
   get<T>(sql: string, params?: unknown[]): Promise<T | undefined>;
   all<T>(sql: string, params?: unknown[]): Promise<T[]>;
-  transaction(fn: (db: HistoryDb) => Promise<void>): Promise<void>;
+  /** The statements in order, in one transaction (all or none). */
+  batch(statements: readonly Statement[]): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -78,7 +84,7 @@ export async function openSqliteHistory(file: string): Promise<HistoryDb> {
     run: async (sql, params = []) => void (await db.run(sql, params as never[])),
     get: (sql, params = []) => db.get(sql, params as never[]),
     all: (sql, params = []) => db.all(sql, params as never[]),
-    transaction: (fn) => db.transaction(() => fn(self)),
+    batch: (statements) => db.batch(statements),
     close: () => db.close(),
   };
   return self;
@@ -107,7 +113,7 @@ export async function openPostgresHistory(url: string): Promise<HistoryDb> {
     await client.query('SELECT pg_advisory_unlock(774411)').catch(() => undefined);
     client.release();
   }
-  const over = (q: pg.Pool | pg.PoolClient): HistoryDb => ({
+  const over = (q: pg.Pool): HistoryDb => ({
     kind: 'postgres',
     run: async (sql, params = []) => void (await q.query(toPg(sql), params)),
     get: async <T>(sql: string, params: unknown[] = []) => {
@@ -115,11 +121,11 @@ export async function openPostgresHistory(url: string): Promise<HistoryDb> {
       return r.rows[0] ? numeric<T>(r.rows[0]) : undefined;
     },
     all: async <T>(sql: string, params: unknown[] = []) => (await q.query(toPg(sql), params)).rows.map((r) => numeric<T>(r)),
-    transaction: async (fn) => {
+    batch: async (statements) => {
       const c = await pool.connect();
       try {
         await c.query('BEGIN');
-        await fn(over(c));
+        for (const st of statements) await c.query(toPg(st.sql), st.params);
         await c.query('COMMIT');
       } catch (err) {
         await c.query('ROLLBACK').catch(() => undefined);

@@ -352,3 +352,58 @@ describe('session limits', () => {
     }
   });
 });
+
+describe('the hot path (POST /mcp with a plain JSON body, answered before the router and the body parser)', () => {
+  const post = (type: string, body: string, headers: Record<string, string> = {}) =>
+    request(g.url)
+      .post('/mcp')
+      .set({ Accept: 'application/json, text/event-stream', ...headers })
+      .set('Content-Type', type)
+      .send(body);
+  // The form Content-Type takes the Express routes (any type is read as JSON there): both must agree.
+  const same = async (body: string, headers: Record<string, string> = {}) => {
+    const fast = await post('application/json', body, headers);
+    const slow = await post('application/x-www-form-urlencoded', body, headers);
+    const strip = (res: request.Response) =>
+      JSON.parse(
+        JSON.stringify(res.body)
+          .replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/g, '-')
+          .replace(/"durationMs":[\d.]+/g, '"durationMs":0'),
+      );
+    expect({ status: fast.status, body: strip(fast) }).toEqual({ status: slow.status, body: strip(slow) });
+    return fast;
+  };
+
+  it('answers every request shape as the Express routes do, sessionless and in a session', async () => {
+    for (const body of [
+      '{"jsonrpc":"2.0","id":1,"method":',
+      '{"tool":"echo","arguments":{"text":"n"}}',
+      '{"tool":"echo","arguments":{"text":3}}',
+      '"scalar"',
+      '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"s"}}}',
+      '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"nope"}}',
+      '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","_meta":"x"}}',
+    ]) {
+      await same(body);
+    }
+    const init = await post(
+      'application/json',
+      '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}',
+    ).expect(200);
+    const sid = String(init.headers['mcp-session-id']);
+    const session = { 'Mcp-Session-Id': sid, 'Mcp-Protocol-Version': '2025-06-18' };
+    const ok = await same('{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"echo","arguments":{"text":"in"}}}', session);
+    expect(ok.body).toMatchObject({ id: 10, result: { isError: false, structuredContent: { text: 'in' } } });
+    expect(ok.headers['mcp-session-id']).toBe(sid);
+    expect(ok.headers.etag).toBeUndefined();
+    for (const body of [
+      '{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"echo","arguments":{"text":"p"},"_meta":{"progressToken":"t1"}}}',
+      '{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"echo","arguments":{"text":"p"},"_meta":{"progressToken":1.5}}}',
+      '{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"echo","_meta":{"other":{"x":1}}}}',
+      '{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"echo","arguments":"x"}}',
+      '{"jsonrpc":"2.0","id":"15","method":"tools/list"}',
+    ]) {
+      await same(body, { ...session, Accept: 'application/json' });
+    }
+  });
+});

@@ -1,6 +1,6 @@
 import type { ProgressListener } from '../downstream-client';
 import { randomUUID } from 'node:crypto';
-import { JSONRPC_CODES } from '@mcp-fleet/kit';
+import { isPlainObject, JSONRPC_CODES, sendJson } from '@mcp-fleet/kit';
 import type { IncomingMessage } from 'node:http';
 import type { Request, Response } from 'express';
 import type { Logger } from '@mcp-fleet/kit';
@@ -38,6 +38,24 @@ export interface McpSessionTransportOptions {
   idleMs: number;
   maxSessions: number;
   logger: Logger;
+}
+
+/**
+ * A request that invalidMessage() passed and whose `_meta` is absent or holds only a progressToken
+ * is one the SDK's message schema accepts: the schema's parse (the costliest step of a tools/call)
+ * is skipped for it.
+ */
+function plainRequest(m: Record<string, unknown>): boolean {
+  if (typeof m.method !== 'string' || !('id' in m)) return false;
+  const meta = (m.params as Record<string, unknown> | undefined)?._meta;
+  if (meta === undefined) return true;
+  if (!isPlainObject(meta)) return false;
+  for (const key in meta) {
+    if (key !== 'progressToken') return false;
+    const t = meta.progressToken;
+    if (typeof t !== 'string' && !(typeof t === 'number' && Number.isInteger(t))) return false;
+  }
+  return true;
 }
 
 const idOf = (m: Record<string, unknown>): RpcId => (typeof m.id === 'string' || typeof m.id === 'number' ? m.id : null);
@@ -128,7 +146,7 @@ export class McpSessionTransport {
     if (invalid) return sendRpcError(res, 400, invalid.id, JSONRPC_CODES.INVALID_REQUEST, invalid.message);
     const messages = (Array.isArray(body) ? body : [body]) as Record<string, unknown>[];
     // What the SDK transport would reject as a "parse error" is a JSON-RPC invalid request.
-    const malformed = messages.find((m) => !JSONRPCMessageSchema.safeParse(m).success);
+    const malformed = messages.find((m) => !plainRequest(m) && !JSONRPCMessageSchema.safeParse(m).success);
     if (malformed) {
       return sendRpcError(
         res,
@@ -251,8 +269,8 @@ export class McpSessionTransport {
       res.end();
       return;
     }
-    res.status(200).setHeader('mcp-session-id', live.id);
-    res.json(payload);
+    res.setHeader('mcp-session-id', live.id);
+    sendJson(res, 200, payload);
   }
 
   private async initialize(req: Request, res: Response, body: unknown): Promise<void> {

@@ -32,7 +32,21 @@ export const nativeCallBody = z
   })
   .strict();
 
-export function registerNativeRoutes(app: Express, ctx: GatewayContext, mcp: McpSessionTransport): void {
+export type McpPostHandler = (req: Request, res: Response) => Promise<void>;
+
+export interface NativeHandlers {
+  /** POST /mcp: JSON-RPC (either era) or the native body. */
+  postMcp: McpPostHandler;
+  rpc: (req: Request, res: Response, body: unknown) => Promise<void>;
+  native: (req: Request, res: Response, transport: Transport, service?: string) => Promise<void>;
+}
+
+/**
+ * The handlers of the native routes, built once: the gateway's hot path (app.ts) hands a plain
+ * JSON POST /mcp straight to postMcp, before the router and the body parser; the routes below
+ * serve every other request.
+ */
+export function nativeHandlers(ctx: GatewayContext, mcp: McpSessionTransport): NativeHandlers {
   const send = (res: Response, body: z.output<typeof nativeCallBody>, out: CallResult) => {
     if (out.retryAfter !== undefined) res.setHeader('Retry-After', String(out.retryAfter));
     const reply: Record<string, unknown> = { ...out.body, tool: body.tool, durationMs: out.durationMs };
@@ -79,11 +93,18 @@ export function registerNativeRoutes(app: Express, ctx: GatewayContext, mcp: Mcp
     await mcp.handlePost(req, res, body);
   };
 
-  app.post('/mcp', async (req, res) => {
+  const postMcp: McpPostHandler = async (req, res) => {
     const body: unknown = req.body;
     if (Array.isArray(body) || (isPlainObject(body) && 'jsonrpc' in body)) return rpc(req, res, body);
     return native(req, res, 'native');
-  });
+  };
+
+  return { postMcp, rpc, native };
+}
+
+export function registerNativeRoutes(app: Express, ctx: GatewayContext, mcp: McpSessionTransport, handlers: NativeHandlers): void {
+  const { postMcp, rpc, native } = handlers;
+  app.post('/mcp', postMcp);
 
   app.post('/mcp/rpc', async (req, res) => {
     const body: unknown = req.body;

@@ -33,4 +33,23 @@ describe('createLogger', () => {
     expect(fs.readFileSync(file, 'utf8')).not.toMatch(/hunter2|Bearer abc/);
     tmp.cleanup();
   });
+
+  it('builds no line below the level, and follows a level changed at run time (child loggers too)', () => {
+    const logger = createLogger({ service: 'svc', level: 'info', silent: true });
+    const child = logger.child({ request: 'r1' });
+    let built = 0;
+    const meta = {
+      get detail() {
+        built++;
+        return 'x';
+      },
+    };
+    logger.debug('dropped', meta);
+    child.debug('dropped', meta);
+    expect(built).toBe(0);
+    logger.level = 'debug';
+    expect(child.isLevelEnabled('debug')).toBe(true);
+    child.debug('kept', meta);
+    expect(built).toBeGreaterThan(0);
+  });
 });

@@ -36,4 +36,28 @@ describe('SqliteDb', () => {
     });
     expect(await db.get('SELECT v FROM t WHERE v = ?', ['nested'])).toEqual({ v: 'nested' });
   });
+
+  it('runs a batch all or nothing, apart from concurrent statements, and inside a transaction as part of it', async () => {
+    const bad = db.batch([
+      { sql: 'INSERT INTO t (v) VALUES (?)', params: ['batch-1'] },
+      { sql: 'INSERT INTO nowhere (v) VALUES (?)', params: ['x'] },
+    ]);
+    const outside = db.run('INSERT INTO t (v) VALUES (?)', ['beside-batch']);
+    await expect(bad).rejects.toThrow(/no such table/);
+    await outside;
+    expect(await db.get('SELECT v FROM t WHERE v = ?', ['batch-1'])).toBeUndefined();
+    expect(await db.get('SELECT v FROM t WHERE v = ?', ['beside-batch'])).toEqual({ v: 'beside-batch' });
+    await db.batch([
+      { sql: 'INSERT INTO t (v) VALUES (?)', params: ['batch-2'] },
+      { sql: 'UPDATE t SET v = ? WHERE v = ?', params: ['batch-2b', 'batch-2'] },
+    ]);
+    expect(await db.get('SELECT v FROM t WHERE v = ?', ['batch-2b'])).toEqual({ v: 'batch-2b' });
+    await expect(
+      db.transaction(async () => {
+        await db.batch([{ sql: 'INSERT INTO t (v) VALUES (?)', params: ['in-tx'] }]);
+        throw new Error('undo');
+      }),
+    ).rejects.toThrow('undo');
+    expect(await db.get('SELECT v FROM t WHERE v = ?', ['in-tx'])).toBeUndefined();
+  });
 });

@@ -1,4 +1,4 @@
-import { formatTraceparent, idTracer, parseTraceparent } from '@mcp-fleet/kit';
+import { formatTraceparent, idTracer, parseTraceparent, randomHex } from '@mcp-fleet/kit';
 
 describe('W3C traceparent', () => {
   it('accepts valid headers and refuses everything else without throwing', () => {
@@ -37,5 +37,16 @@ describe('W3C traceparent', () => {
     expect(root.traceId).toMatch(/^[0-9a-f]{32}$/);
     expect(root.parentSpanId).toBeUndefined();
     expect(tracer.startSpan('s').traceId).not.toBe(root.traceId);
+  });
+
+  it('draws ids from a pooled entropy buffer: hex of the asked length, never repeated across refills', () => {
+    const seen = new Set<string>();
+    for (let i = 0; i < 2000; i++) {
+      const id = randomHex(16);
+      expect(id).toMatch(/^[0-9a-f]{32}$/);
+      seen.add(id);
+    }
+    expect(seen.size).toBe(2000);
+    expect(randomHex(8)).toMatch(/^[0-9a-f]{16}$/);
   });
 });

@@ -3,6 +3,14 @@ import { Pool } from 'undici';
 /** Why a request to a downstream got no HTTP answer. */
 export type FailureKind = 'refused' | 'connection' | 'timeout' | 'aborted';
 
+function parseAnswer(status: number, text: string): DownstreamAnswer {
+  try {
+    return { status, json: JSON.parse(text) };
+  } catch {
+    return { status, json: undefined, problem: `a non-JSON answer (${JSON.stringify(text.slice(0, 80))})` };
+  }
+}
+
 export class DownstreamFailure extends Error {
   constructor(
     readonly kind: FailureKind,
@@ -160,6 +168,10 @@ export class DownstreamClient implements Downstream {
       const type = String(res.headers['content-type'] ?? '');
       if (req.onProgress && type.startsWith('application/x-ndjson'))
         return await readProgressStream(res.body, req.onProgress, this.options.maxResponseBytes);
+      // A declared length within the limit is read in one go (undici's own collector, no async
+      // iterator); anything else is streamed and cut off at the limit.
+      const declared = Number(res.headers['content-length']);
+      if (Number.isInteger(declared) && declared <= this.options.maxResponseBytes) return parseAnswer(res.statusCode, await res.body.text());
       const chunks: Buffer[] = [];
       let size = 0;
       for await (const chunk of res.body) {
@@ -170,12 +182,7 @@ export class DownstreamClient implements Downstream {
         }
         chunks.push(chunk as Buffer);
       }
-      const text = chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8');
-      try {
-        return { status: res.statusCode, json: JSON.parse(text) };
-      } catch {
-        return { status: res.statusCode, json: undefined, problem: `a non-JSON answer (${JSON.stringify(text.slice(0, 80))})` };
-      }
+      return parseAnswer(res.statusCode, chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8'));
     } catch (err) {
       throw this.classify(err, controller.signal, req.timeoutMs);
     } finally {

@@ -171,7 +171,8 @@ export class DownstreamClient implements Downstream {
       // A declared length within the limit is read in one go (undici's own collector, no async
       // iterator); anything else is streamed and cut off at the limit.
       const declared = Number(res.headers['content-length']);
-      if (Number.isInteger(declared) && declared <= this.options.maxResponseBytes) return parseAnswer(res.statusCode, await res.body.text());
+      if (Number.isInteger(declared) && declared <= this.options.maxResponseBytes)
+        return parseAnswer(res.statusCode, await res.body.text());
       const chunks: Buffer[] = [];
       let size = 0;
       for await (const chunk of res.body) {

@@ -3,7 +3,8 @@
  * supergateway (stdio to Streamable HTTP, stateful) in front of the official filesystem server,
  * both listing the same directory in an MCP session. Also direct on filesystem-mcp, so the gateway's
  * own cost shows. Target (issue 14): our gateway at 2x the alternative's calls/s at 32 connections,
- * and under 1 ms added at p50 at one connection.
+ * and under 1 ms added at p50 at one connection. Also the floor: the same two hops in bare node:http,
+ * which shows what this machine's loopback and scheduler cost any design.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -75,6 +76,11 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
     { stdio: 'ignore' },
   );
   children.push(sg);
+  // The no-framework floor of the same two hops (bench/fixtures/floor.mjs).
+  const floorPort = 7060 + offset;
+  const floorScript = path.join(REPO_ROOT, 'bench', 'fixtures', 'floor.mjs');
+  children.push(spawn(process.execPath, [floorScript, 'back', String(floorPort + 1), dir], { stdio: 'ignore' }));
+  children.push(spawn(process.execPath, [floorScript, 'front', String(floorPort), String(floorPort + 1)], { stdio: 'ignore' }));
   try {
     await waitHttp(`http://127.0.0.1:${sgPort}/healthz`, 30_000).catch(() => waitHttp(`http://127.0.0.1:${sgPort}/mcp`, 10_000));
     const gw = `http://127.0.0.1:${gwPort}`;
@@ -114,6 +120,15 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
           check: ok,
         },
       },
+      floor: {
+        origin: `http://127.0.0.1:${floorPort}`,
+        call: {
+          path: '/mcp',
+          body: () =>
+            JSON.stringify({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name: 'file_list', arguments: { path: '.' } } }),
+          check: (b: string, s: number) => s === 200 && b.includes('file-19.txt'),
+        },
+      },
       direct: {
         origin: `http://127.0.0.1:${fsPort}`,
         call: {
@@ -136,6 +151,8 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
     const get = (p: string, c: number) => rows.find((r) => r.path === p && r.result.concurrency === c)!.result;
     const ratio32 = Math.round((get('gateway', 32).throughput / get('supergateway', 32).throughput) * 100) / 100;
     const addedP50 = Math.round((get('gateway', 1).p50Ms - get('direct', 1).p50Ms) * 1000) / 1000;
+    const floorAddedP50 = Math.round((get('floor', 1).p50Ms - get('direct', 1).p50Ms) * 1000) / 1000;
+    const floorShare32 = Math.round((get('gateway', 32).throughput / get('floor', 32).throughput) * 100) / 100;
     const markdown = [
       `### MCP tools/call: our gateway vs supergateway + the official filesystem server (same run, ${options.durationMs} ms per cell)`,
       '',
@@ -153,8 +170,10 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
       ),
       '',
       `Gateway / supergateway at 32 connections: **${ratio32}×** (target 2×). Gateway p50 added over direct filesystem-mcp at one connection: **${addedP50} ms** (target under 1 ms).`,
+      '',
+      `The floor (bare node:http front and back, no framework, validation, metrics or logs; bench/fixtures/floor.mjs) adds ${floorAddedP50} ms at one connection on this machine; the gateway reaches ${floorShare32} of its calls/s at 32 connections.`,
     ].join('\n');
-    return { json: { rows, ratio32, addedP50 }, markdown };
+    return { json: { rows, ratio32, addedP50, floorAddedP50, floorShare32 }, markdown };
   } finally {
     await stopProcesses(children);
     fs.rmSync(dir, { recursive: true, force: true });

@@ -19,15 +19,12 @@ export const gatewaySendError = (service: string, logger: Logger): SendError =>
  */
 export function countRequests(stats: GatewayStats): RequestHandler {
   return (_req: Request, res: Response, next: NextFunction) => {
-    let counted = false;
     const count = () => {
-      if (counted) return;
-      counted = true;
       const transport = res.locals.transport as Transport | undefined;
       if (transport) stats.request(transport, (res.locals.ok as boolean | undefined) ?? res.statusCode < 400);
       if (typeof res.locals.errorCode === 'string') stats.error(res.locals.errorCode);
     };
-    res.on('finish', count);
+    // 'close' follows 'finish' on every answer, and also ends one the client abandoned.
     res.on('close', count);
     next();
   };

@@ -9,6 +9,7 @@ import { byteLimit, isPlainJsonRequest, readJsonBody, sendJson } from './fast-js
 import { abortOnClose, isPlainObject, makeSendError, requestContext } from './http';
 import type { Logger } from './logger';
 import { createMetrics, type ServiceMetrics } from './metrics';
+import { getPromptOf, listPromptsOf, promptGetBody, type PromptSource } from './prompt';
 import { invokeTool, toolToJson, type ToolDefinition } from './tool';
 import { getProcessTracer, type FleetSpan, type FleetTracer } from './tracing';
 import { parseOrThrow } from './validation';
@@ -38,6 +39,8 @@ export interface ServiceAppOptions {
   tools: ToolDefinition[];
   healthChecks?: HealthCheck[];
   routes?: (routes: RouteBuilder) => void;
+  /** MCP prompts this service offers (GET /prompts/list, POST /prompts/get); without it both answer 404. */
+  prompts?: PromptSource;
   /** Raw routes that are not tools (e.g. inbound webhooks). Registered before the JSON parser. */
   extend?: (app: Express, kit: KitHandle) => void;
   /** Released on close: pools, files, timers. */
@@ -275,6 +278,25 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
   app.post('/tools/:tool', async (req, res) => {
     await runAndSend(req, res, String(req.params.tool), req.body ?? {});
   });
+
+  const prompts = options.prompts;
+  if (prompts) {
+    app.get('/prompts/list', async (_req, res) => {
+      res.json({ service, prompts: await listPromptsOf(prompts) });
+    });
+    app.post('/prompts/get', async (req, res) => {
+      const body = parseOrThrow(promptGetBody, req.body ?? {}, 'prompt; send {"name": "<prompt>", "arguments": {"<name>": "<text>"}}');
+      const call = callOptions(req, res);
+      res.json(
+        await getPromptOf(prompts, service, body.name, body.arguments, {
+          requestId: call.requestId ?? randomUUID(),
+          logger: call.logger ?? logger,
+          signal: call.signal!,
+          authorization: call.authorization,
+        }),
+      );
+    });
+  }
 
   const routes: RouteBuilder = {
     tool(method, path, toolName, map) {

@@ -11,6 +11,7 @@ export * from './metrics';
 export * from './pagination';
 export * from './server';
 export * from './tool';
+export * from './prompt';
 export * from './validation';
 export * from './tracing';
 export * from './envfile';

@@ -6,6 +6,7 @@ import { AdminCheck, requireRead, sendAuthError, TokenVerifier, WRITE_SCOPE } fr
 import { SkillCatalog } from './catalog';
 import { fleetServices, SERVICE_ID, type Config } from './config';
 import { installPlanInput, installPlan } from './install-plan';
+import { skillPrompts } from './prompts';
 import { SubRegistry } from './registry';
 import { createTools } from './tools';
 import { registryQuery } from './tools/registry-search';
@@ -52,6 +53,8 @@ export function createApp({ config, logger, defaultMetrics }: AppDeps): Marketpl
     config,
     logger,
     tools,
+    // Every catalog skill as an MCP prompt; the gateway federates them (docs/services/marketplace-mcp.md).
+    prompts: skillPrompts(catalog),
     defaultMetrics,
     healthChecks: [
       {

@@ -3,13 +3,15 @@ import path from 'node:path';
 import { AppError, type Logger } from '@mcp-fleet/kit';
 import semver from 'semver';
 import { packSkill, safeRelativePath, sha256, unpackSkill, type ArchiveLimits, type SkillFile } from './archive';
-import { checkVersion, parseSkillMd, SKILL_NAME, type FrontMatter, type SkillProblem } from './skill-format';
+import { checkVersion, parseSkillArguments, parseSkillMd, SKILL_NAME, type FrontMatter, type SkillProblem } from './skill-format';
 
 export interface SkillVersion {
   name: string;
   version: string;
   description: string;
   frontMatter: FrontMatter;
+  /** SKILL.md after its front matter: the instructions (what the skill's prompt carries). */
+  body: string;
   files: { path: string; size: number; sha256: string; executable: boolean }[];
   archive: Buffer;
   sha256: string;
@@ -187,7 +189,7 @@ export class SkillCatalog {
       problems.push(...all);
       return undefined;
     }
-    return this.build(read.files, checked.frontMatter!, checked.version, 'catalog', new Date().toISOString(), label);
+    return this.build(read.files, checked.frontMatter!, checked.body!, checked.version, 'catalog', new Date().toISOString(), label);
   }
 
   /** Front matter, name and version checks of one version's files (folder or archive). */
@@ -210,12 +212,14 @@ export class SkillCatalog {
       if (c.problem) problems.push(c.problem);
       resolved = c.version;
     }
-    return { problems, frontMatter: parsed.frontMatter, version: resolved };
+    problems.push(...parseSkillArguments(parsed.frontMatter.metadata?.arguments, file).problems);
+    return { problems, frontMatter: parsed.frontMatter, body: parsed.body, version: resolved };
   }
 
   private async build(
     files: SkillFile[],
     frontMatter: FrontMatter,
+    body: string,
     version: string,
     source: SkillVersion['source'],
     publishedAt: string,
@@ -227,6 +231,7 @@ export class SkillCatalog {
       version,
       description: frontMatter.description,
       frontMatter,
+      body,
       files: files
         .map((f) => ({ path: f.path, size: f.data.length, sha256: sha256(f.data), executable: f.executable }))
         .sort((a, b) => Buffer.compare(Buffer.from(a.path), Buffer.from(b.path))),
@@ -278,7 +283,7 @@ export class SkillCatalog {
     if (checked.problems.length || !checked.frontMatter || !checked.version) return { problems: checked.problems };
     return {
       problems: [],
-      version: await this.build(files, checked.frontMatter, checked.version, 'published', new Date().toISOString(), label),
+      version: await this.build(files, checked.frontMatter, checked.body, checked.version, 'published', new Date().toISOString(), label),
     };
   }
 

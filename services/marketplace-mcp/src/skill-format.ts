@@ -88,3 +88,45 @@ export function checkVersion(raw: string | undefined, file: string, field: strin
   if (!v || v !== raw) return { problem: { file, field, message: `"${raw.slice(0, 64)}" is not a semver version such as 1.2.3` } };
   return { version: v };
 }
+
+/** One argument a skill's prompt takes (metadata.arguments). */
+export interface SkillArgument {
+  name: string;
+  description?: string;
+  required: boolean;
+}
+
+const ARGUMENT = /^([A-Za-z0-9_-]{1,64})(\?)?\s*(?::\s*(.{0,500}))?$/s;
+export const MAX_SKILL_ARGUMENTS = 20;
+
+/**
+ * metadata.arguments: the arguments of the skill's prompt, comma-separated, each `name` (required)
+ * or `name?` (optional), optionally followed by `: description` (no commas in it), e.g.
+ * `"table: the table to review, dialect?: postgres or sqlite"`. Absent: none declared.
+ */
+export function parseSkillArguments(raw: string | undefined, file: string): { args: SkillArgument[]; problems: SkillProblem[] } {
+  if (raw === undefined) return { args: [], problems: [] };
+  const args: SkillArgument[] = [];
+  const problems: SkillProblem[] = [];
+  const field = 'metadata.arguments';
+  for (const part of raw.split(',')) {
+    const entry = part.trim();
+    if (entry === '') continue;
+    const m = ARGUMENT.exec(entry);
+    if (!m) {
+      problems.push({
+        file,
+        field,
+        message: `"${entry.slice(0, 64)}" is not "name", "name?" or "name: description" (names: letters, digits, _ and -)`,
+      });
+      continue;
+    }
+    if (args.some((a) => a.name === m[1])) {
+      problems.push({ file, field, message: `argument "${m[1]}" is declared twice` });
+      continue;
+    }
+    args.push({ name: m[1], required: m[2] !== '?', ...(m[3]?.trim() ? { description: m[3].trim() } : {}) });
+  }
+  if (args.length > MAX_SKILL_ARGUMENTS) problems.push({ file, field, message: `at most ${MAX_SKILL_ARGUMENTS} arguments` });
+  return { args, problems };
+}

@@ -36,7 +36,7 @@ export class ServiceState {
   lastPoll?: PollResult;
   /** Tools offered now (kept from the last good poll while unhealthy, for the debug view). */
   tools: DownstreamTool[] = [];
-  /** Prompts an MCP server behind the gateway offers (kit services offer none). */
+  /** Prompts the downstream offers: an MCP server's, or a kit service's GET /prompts/list (404: none). */
   prompts: DownstreamPrompt[] = [];
   toolsByName = new Map<string, DownstreamTool>();
   /** Names declared by the inventory or ever seen: a call to one while down is UPSTREAM_UNAVAILABLE. */
@@ -229,7 +229,7 @@ export class Registry extends EventEmitter {
         else if (!isToolList(list.json)) reason = `tools/list answered ${list.problem ?? 'JSON without a tools array'}`;
         else {
           this.acceptTools(s, list.json.tools);
-          if (s.spec.mcp) await this.readPrompts(s);
+          await this.readPrompts(s);
         }
       }
     } catch (err) {
@@ -261,12 +261,15 @@ export class Registry extends EventEmitter {
     }
   }
 
-  /** An MCP server's prompts; a failure leaves the last good list (prompts are not what health is about). */
+  /**
+   * A downstream's prompts (an MCP server's, or a kit service's GET /prompts/list). 404 means it
+   * offers none; another failure leaves the last good list (prompts are not what health is about).
+   */
   private async readPrompts(s: ServiceState): Promise<void> {
     try {
       const res = await this.probe(s, '/prompts/list');
-      const raw = (res.json as { prompts?: unknown })?.prompts;
-      if (res.status !== 200 || !Array.isArray(raw)) return;
+      const raw = res.status === 404 ? [] : (res.json as { prompts?: unknown })?.prompts;
+      if ((res.status !== 200 && res.status !== 404) || !Array.isArray(raw)) return;
       const prompts: DownstreamPrompt[] = [];
       for (const p of raw) {
         if (typeof p !== 'object' || p === null || typeof (p as { name?: unknown }).name !== 'string') continue;
@@ -290,7 +293,7 @@ export class Registry extends EventEmitter {
     }
   }
 
-  /** Every MCP server's prompts: plain names where unique, `<service>__<name>` where two offer one name. */
+  /** Every downstream's prompts: plain names where unique, `<service>__<name>` where two offer one name. */
   promptCatalog(): { name: string; service: string; prompt: DownstreamPrompt }[] {
     const healthy = this.services.filter((s) => s.healthy && s.prompts.length);
     const count = new Map<string, number>();

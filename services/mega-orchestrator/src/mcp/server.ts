@@ -151,12 +151,12 @@ export async function callTool(
   return { content: [{ type: 'text', text: JSON.stringify(out.body) }], structuredContent: out.body, isError: true };
 }
 
-/** The prompts of the MCP servers behind the gateway (both protocol eras). */
+/** The prompts of the downstreams: MCP servers and kit services such as marketplace-mcp (both protocol eras). */
 export function listPrompts(ctx: GatewayContext): { prompts: Record<string, unknown>[] } {
   return { prompts: ctx.registry.promptCatalog().map((e) => ({ ...e.prompt, name: e.name })) };
 }
 
-/** prompts/get, forwarded to the MCP server that offers the prompt. */
+/** prompts/get, forwarded to the downstream that offers the prompt. */
 export async function getPrompt(ctx: GatewayContext, p: Record<string, unknown>, signal?: AbortSignal): Promise<GetPromptResult> {
   if (typeof p.name !== 'string') throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'prompts/get needs params.name (a string).');
   if (p.arguments !== undefined && !isPlainObject(p.arguments))
@@ -175,7 +175,11 @@ export async function getPrompt(ctx: GatewayContext, p: Record<string, unknown>,
     const body = answer.json as { messages?: unknown; error?: unknown } | undefined;
     if (answer.status === 200 && Array.isArray(body?.messages)) return body as GetPromptResult;
     const message = typeof body?.error === 'string' ? body.error : `${entry.service} answered ${answer.status}`;
-    throw new McpError(answer.status === 400 ? JSONRPC_CODES.INVALID_PARAMS : ERROR_CODES.UPSTREAM_ERROR.rpc, message);
+    // Bad arguments (400) and a prompt gone since the last poll (404) are the caller's params.
+    throw new McpError(
+      answer.status === 400 || answer.status === 404 ? JSONRPC_CODES.INVALID_PARAMS : ERROR_CODES.UPSTREAM_ERROR.rpc,
+      message,
+    );
   } catch (err) {
     if (err instanceof McpError) throw err;
     throw new McpError(ERROR_CODES.UPSTREAM_UNAVAILABLE.rpc, `${entry.service} is unavailable: ${(err as Error).message}`);

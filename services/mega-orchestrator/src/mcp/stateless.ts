@@ -185,7 +185,7 @@ async function dispatch(ctx: GatewayContext, req: Request, method: string, param
       // Live views (health, services): not to be reused.
       return { resultType: 'complete', ...readResource(ctx, params.uri), ttlMs: 0, cacheScope: 'private' };
     case 'prompts/list':
-      // The prompts of the MCP servers behind the gateway.
+      // The prompts of the downstreams (MCP servers, marketplace skills).
       return { resultType: 'complete', ...listPrompts(ctx), ...cache(CATALOG_TTL_MS) };
     case 'prompts/get':
       return { resultType: 'complete', ...(await getPrompt(ctx, params)) };

@@ -5,14 +5,13 @@
  */
 import path from 'node:path';
 import request from 'supertest';
-import { createServiceApp } from '@mcp-fleet/kit';
 import { getService } from '@mcp-fleet/inventory';
-import { serve, testConfig, testLogger } from '@mcp-fleet/testing';
+import { serve } from '@mcp-fleet/testing';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client as V2Client, StreamableHTTPClientTransport as V2Transport } from '@modelcontextprotocol/client';
 import { defaultDownstreams } from '../../services/mega-orchestrator/src/config';
-import { startGateway, type RunningGateway } from '../../services/mega-orchestrator/test/helpers';
+import { promptService, startGateway, type RunningGateway } from '../../services/mega-orchestrator/test/helpers';
 import { rawArchive, skillMd } from '../../services/marketplace-mcp/test/shared';
 import { securedMarketplace } from '../support/secured-marketplace';
 
@@ -21,20 +20,10 @@ const ADMIN = 'security-admin-credential-02';
 const { tmp, security, market } = securedMarketplace('market-prompts-', JWT_SECRET, ADMIN);
 
 // A second kit service with prompts: one name collides with a skill, one does not.
-const notes = createServiceApp({
-  service: 'notes-mcp',
-  config: testConfig,
-  logger: testLogger(),
-  tools: [],
-  defaultMetrics: false,
-  prompts: {
-    list: () => [
-      { name: 'sql-review', description: 'Notes on SQL.' },
-      { name: 'note-summary', description: 'Summarise notes.', arguments: [{ name: 'topic', required: true }] },
-    ],
-    get: (name, args) => ({ messages: [{ role: 'user', content: { type: 'text', text: `${name} about ${args.topic ?? '-'}` } }] }),
-  },
-});
+const notes = promptService('notes-mcp', [
+  { name: 'sql-review', description: 'Notes on SQL.' },
+  { name: 'note-summary', description: 'Summarise notes.', arguments: [{ name: 'topic', required: true }] },
+]);
 
 let marketServer: Awaited<ReturnType<typeof serve>>;
 let notesServer: Awaited<ReturnType<typeof serve>>;

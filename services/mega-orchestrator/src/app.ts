@@ -20,6 +20,7 @@ import { countRequests, gatewayRequestContext, gatewaySendError, originGuard } f
 import { McpSessionTransport } from './mcp/session-transport';
 import { looksLikeJsonRpc, sendRpcError } from './mcp/jsonrpc';
 import { callTool, createMcpServer } from './mcp/server';
+import { ListenStreams } from './mcp/subscriptions';
 import { Providers } from './providers';
 import { Registry } from './registry';
 import { AuditLog, Authorizer, principalOf } from './auth';
@@ -136,6 +137,12 @@ export function createApp(deps: GatewayDeps): Gateway {
     history,
     providers: new Providers(config),
     auth: auth.enabled ? auth : undefined,
+    listen: new ListenStreams({
+      maxStreams: config.MCP_MAX_LISTEN_STREAMS,
+      keepAliveMs: config.MCP_LISTEN_KEEPALIVE_MS,
+      logger,
+      serverInfo: { name: SERVICE_ID, version: VERSION },
+    }),
     mcpSessionCount: () => mcp.count,
   };
   // One JSON Schema validator for every MCP server (building an Ajv per request would dominate its cost).
@@ -154,9 +161,18 @@ export function createApp(deps: GatewayDeps): Gateway {
     },
     idleMs: config.MCP_SESSION_IDLE_MS,
     maxSessions: config.MCP_MAX_SESSIONS,
+    listen: ctx.listen,
     logger,
   });
-  registry.on('catalog', () => mcp.notifyToolsChanged());
+  // List changes reach 2025-era sessions (their GET stream) and 2026-era subscriptions/listen streams.
+  registry.on('catalog', () => {
+    mcp.notifyToolsChanged();
+    ctx.listen.notify('tools');
+  });
+  registry.on('prompts', () => {
+    mcp.notifyPromptsChanged();
+    ctx.listen.notify('prompts');
+  });
   stats.watchDownstreams(() =>
     registry.services.map((s) => ({
       id: s.id,

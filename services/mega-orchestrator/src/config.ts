@@ -53,6 +53,12 @@ export const configSchema = z.object({
   ),
   MCP_SESSION_IDLE_MS: ms(30 * 60_000, 1000, 7 * 24 * 3_600_000).describe('MCP sessions idle longer than this are closed.'),
   MCP_MAX_SESSIONS: int(1000, 1, 100_000).describe('At most this many live MCP sessions; the least recently used one is closed beyond it.'),
+  MCP_MAX_LISTEN_STREAMS: int(1000, 1, 100_000).describe(
+    'At most this many open 2026-07-28 subscriptions/listen streams; one more is refused (HTTP 503, -32603).',
+  ),
+  MCP_LISTEN_KEEPALIVE_MS: ms(15_000, 50, 3_600_000).describe(
+    'How often an idle subscriptions/listen stream gets an SSE comment line, so proxies and clients keep it open.',
+  ),
   ALLOWED_ORIGINS: csv([]).describe(
     'Browser origins allowed to POST to /mcp (besides localhost); requests without Origin are always allowed.',
   ),

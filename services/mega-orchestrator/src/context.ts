@@ -3,6 +3,7 @@ import type { Logger } from '@mcp-fleet/kit';
 import type { ServiceEntry } from '@mcp-fleet/inventory';
 import type { Config } from './config';
 import type { Dispatcher } from './dispatch';
+import type { ListenStreams } from './mcp/subscriptions';
 import type { Providers } from './providers';
 import type { Registry } from './registry';
 import type { ToolResolver } from './tool-resolver';
@@ -26,6 +27,8 @@ export interface GatewayContext {
   providers: Providers;
   /** Authorization (off unless AUTH_ISSUER or API_KEYS_FILE is set). */
   auth?: Authorizer;
+  /** Open 2026-07-28 subscriptions/listen streams. */
+  listen: ListenStreams;
   /** Live MCP sessions (set once the MCP endpoint exists). */
   mcpSessionCount: () => number;
 }

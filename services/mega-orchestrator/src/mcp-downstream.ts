@@ -9,7 +9,13 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ErrorCode,
+  McpError,
+  PromptListChangedNotificationSchema,
+  ToolListChangedNotificationSchema,
+  type CallToolResult,
+} from '@modelcontextprotocol/sdk/types.js';
 import { isErrorCode, statusForCode, type ErrorCode as FleetCode, type Logger } from '@mcp-fleet/kit';
 import { DownstreamFailure, displayUrl, type DownstreamAnswer, type DownstreamRequest, type Downstream } from './downstream-client';
 import { VERSION } from './config';
@@ -37,7 +43,7 @@ export interface McpDownstreamOptions {
   maxResponseBytes: number;
   /** First restart delay after the server dies or fails to start; doubles per failure up to 30 s. */
   restartBackoffMs?: number;
-  /** Called when the server sends notifications/tools/list_changed. */
+  /** Called when the server sends notifications/tools/list_changed or notifications/prompts/list_changed. */
   onToolsChanged?: () => void;
 }
 
@@ -244,6 +250,10 @@ export class McpDownstream implements Downstream {
     const transport = this.transport();
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       logger.info(`${id} says its tools changed; re-reading them`);
+      this.options.onToolsChanged?.();
+    });
+    client.setNotificationHandler(PromptListChangedNotificationSchema, () => {
+      logger.info(`${id} says its prompts changed; re-reading them`);
       this.options.onToolsChanged?.();
     });
     this.starts += 1;

@@ -111,8 +111,8 @@ function toTool(raw: unknown): DownstreamTool | undefined {
 
 /**
  * The downstream registry: polls every service's /health and, when healthy, its /tools/list, and
- * rebuilds the catalog. Emits 'catalog' when the listed tools change and 'health' when a service
- * comes or goes.
+ * rebuilds the catalog. Emits 'catalog' when the listed tools change, 'prompts' when the served
+ * prompts change, and 'health' when a service comes or goes.
  */
 export class Registry extends EventEmitter {
   readonly services: ServiceState[];
@@ -124,6 +124,8 @@ export class Registry extends EventEmitter {
   private suspectTimer?: NodeJS.Timeout;
   private closed = false;
   private readonly warned = new Set<string>();
+  /** Which downstreams' prompt lists are served now; 'prompts' is emitted when it changes. */
+  private servedPrompts = '';
 
   constructor(
     specs: readonly DownstreamSpec[],
@@ -180,6 +182,19 @@ export class Registry extends EventEmitter {
     this.catalog = this.build();
     if (this.services.map((s) => s.health).join(',') !== before) this.emit('health');
     if (previous.signature !== this.catalog.signature) this.emit('catalog', this.catalog);
+    // The served prompts change when a downstream's list changes or it comes or goes.
+    const prompts = this.promptSignature();
+    if (prompts !== this.servedPrompts) {
+      this.servedPrompts = prompts;
+      this.emit('prompts');
+    }
+  }
+
+  private promptSignature(): string {
+    return this.services
+      .filter((s) => s.healthy && s.prompts.length)
+      .map((s) => `${s.id}:${s.promptsSignature}`)
+      .join(',');
   }
 
   private build(): Catalog {
@@ -286,7 +301,6 @@ export class Registry extends EventEmitter {
       if (signature !== s.promptsSignature) {
         s.prompts = prompts;
         s.promptsSignature = signature;
-        this.emit('prompts');
       }
     } catch (err) {
       this.options.logger.debug(`${s.id} prompts/list failed`, { error: (err as Error).message });

@@ -1,4 +1,4 @@
-import { createServiceApp, defineTool, listen, type RunningServer, type ServiceApp } from '@mcp-fleet/kit';
+import { createServiceApp, defineTool, listen, type PromptListing, type RunningServer, type ServiceApp } from '@mcp-fleet/kit';
 import { serve, testConfig, testLogger } from '@mcp-fleet/testing';
 import type { ServiceEntry } from '@mcp-fleet/inventory';
 import { z } from 'zod';
@@ -185,6 +185,21 @@ export async function startDownstream(
   };
   await state.start();
   return state;
+}
+
+/** A kit service offering these prompts (read live: a test may change the array); get answers "<name> about <topic>". */
+export function promptService(id: string, prompts: PromptListing[]): ServiceApp {
+  return createServiceApp({
+    service: id,
+    config: testConfig,
+    logger: testLogger(id),
+    tools: [],
+    defaultMetrics: false,
+    prompts: {
+      list: () => prompts,
+      get: (name, args) => ({ messages: [{ role: 'user', content: { type: 'text', text: `${name} about ${args.topic ?? '-'}` } }] }),
+    },
+  });
 }
 
 /** A fixed inventory for tests, so they do not depend on which fleet services are built yet. */

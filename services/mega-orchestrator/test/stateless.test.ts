@@ -59,13 +59,13 @@ describe('MCP 2026-07-28 (stateless)', () => {
     expect(body.result).toMatchObject({
       resultType: 'complete',
       supportedVersions: expect.arrayContaining(['2026-07-28', '2025-11-25']),
-      capabilities: { tools: {}, resources: {}, prompts: {} },
+      capabilities: { tools: { listChanged: true }, resources: {}, prompts: { listChanged: true } },
       _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'mega-orchestrator' } },
       ttlMs: expect.any(Number),
       cacheScope: 'public',
     });
-    // list_changed is not pushed to 2026-era clients, so it is not advertised.
-    expect(body.result.capabilities.tools.listChanged).toBeUndefined();
+    // list changes are delivered on subscriptions/listen (test/subscriptions.test.ts); resources have none.
+    expect(body.result.capabilities.resources).toEqual({});
   });
 
   it('lists tools in pages with resultType, ttlMs and cacheScope, and calls a tool without any session', async () => {

@@ -210,7 +210,7 @@ export function createMcpServer({ ctx, validator, pageSize, sessionId }: McpServ
   const server = new Server(
     { name: ctx.service, title: 'mcp-fleet gateway', version: ctx.version },
     {
-      capabilities: { tools: { listChanged: true }, resources: {}, prompts: {} },
+      capabilities: { tools: { listChanged: true }, resources: {}, prompts: { listChanged: true } },
       jsonSchemaValidator: validator,
       instructions: INSTRUCTIONS,
     },

@@ -37,6 +37,8 @@ export interface McpSessionTransportOptions {
   ) => Promise<unknown>;
   idleMs: number;
   maxSessions: number;
+  /** The 2026-07-28 subscriptions/listen streams, ended (gracefully) with the sessions on close. */
+  listen?: { close(): void };
   logger: Logger;
 }
 
@@ -345,6 +347,15 @@ export class McpSessionTransport {
     }
   }
 
+  /** Tell every connected session that the prompt list changed. */
+  notifyPromptsChanged(): void {
+    for (const live of this.sessions.values()) {
+      live.server
+        .sendPromptListChanged()
+        .catch((err: Error) => this.options.logger.debug('list_changed not delivered', { err: err.message }));
+    }
+  }
+
   private evictBeyondLimit(): void {
     while (this.sessions.size > this.options.maxSessions) {
       const oldest = this.sessions.values().next().value;
@@ -368,6 +379,7 @@ export class McpSessionTransport {
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.sweeper);
+    this.options.listen?.close();
     await Promise.all([...this.sessions.values()].map((s) => this.end(s)));
   }
 }

@@ -5,6 +5,7 @@ import { principalOf } from '../auth';
  * in its `_meta`. No initialize, no session: every request carries its protocol version and client
  * capabilities in `_meta`, the Mcp-Method (and Mcp-Name) headers must agree with the body, every
  * result says its `resultType`, and list/read results carry cache hints (`ttlMs`, `cacheScope`).
+ * `subscriptions/listen` answers a long-lived SSE stream of tools/prompts list changes (subscriptions.ts).
  * The operations themselves (catalog pages, tools/call through the dispatcher, the gateway's
  * resources) are the ones the 2025-era SDK server uses.
  */
@@ -13,7 +14,8 @@ import { JSONRPC_CODES, isPlainObject } from '@mcp-fleet/kit';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { GatewayContext } from '../context';
 import { RESOURCES } from '../views';
-import { rpcError, type RpcId } from './jsonrpc';
+import { HttpRpcError, rpcError, type RpcId } from './jsonrpc';
+import { parseFilter } from './subscriptions';
 import { callTool, getPrompt, INSTRUCTIONS, listPrompts, listToolsPage, readResource } from './server';
 
 export const STATELESS_VERSION = '2026-07-28';
@@ -50,17 +52,6 @@ export function isStatelessRequest(req: Request, body: unknown): boolean {
   return typeof v === 'string' && body.method !== 'initialize';
 }
 
-class HttpRpcError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: number,
-    message: string,
-    readonly data?: unknown,
-  ) {
-    super(message);
-  }
-}
-
 export async function handleStateless(ctx: GatewayContext, req: Request, res: Response, body: unknown, pageSize: number): Promise<void> {
   const id: RpcId = isPlainObject(body) && (typeof body.id === 'string' || typeof body.id === 'number') ? body.id : null;
   const send = (status: number, payload: Record<string, unknown>) => {
@@ -77,6 +68,10 @@ export async function handleStateless(ctx: GatewayContext, req: Request, res: Re
     const method = body.method;
     const params = body.params === undefined ? {} : body.params;
     if (!isPlainObject(params)) throw new HttpRpcError(400, JSONRPC_CODES.INVALID_REQUEST, 'Invalid Request: "params" must be an object.');
+
+    // Notifications (no id) are accepted and need no answer. The revision defines no header rules for
+    // them (the v2 client's notifications/cancelled after closing a listen stream carries no Mcp-Method).
+    if (!('id' in body)) return void res.status(202).end();
 
     const headerMethod = header(req, 'mcp-method');
     if (headerMethod === undefined || headerMethod !== method)
@@ -133,8 +128,16 @@ export async function handleStateless(ctx: GatewayContext, req: Request, res: Re
         `Method not found: ${method} was removed in 2026-07-28 (server/discover replaces initialize).`,
       );
 
-    // Notifications (no id) are accepted and need no answer.
-    if (!('id' in body)) return void res.status(202).end();
+    if (method === 'subscriptions/listen') {
+      // The id names the subscription on every message of its stream.
+      if (id === null)
+        throw new HttpRpcError(
+          400,
+          JSONRPC_CODES.INVALID_REQUEST,
+          'Invalid Request: subscriptions/listen needs an "id" (a string or a number).',
+        );
+      return ctx.listen.serve(req, res, id, parseFilter(params), { 'MCP-Protocol-Version': STATELESS_VERSION });
+    }
 
     const result = await dispatch(ctx, req, method, params, pageSize);
     send(200, { jsonrpc: '2.0', id, result });
@@ -156,8 +159,9 @@ async function dispatch(ctx: GatewayContext, req: Request, method: string, param
       return {
         resultType: 'complete',
         supportedVersions: SUPPORTED_VERSIONS,
-        // What this endpoint really serves to 2026-era clients; list changes are not pushed to them.
-        capabilities: { tools: {}, resources: {}, prompts: {} },
+        // What this endpoint really serves to 2026-era clients: tools and prompts list changes arrive
+        // on a subscriptions/listen stream; the resources are three fixed views (no list changes, no subscribe).
+        capabilities: { tools: { listChanged: true }, resources: {}, prompts: { listChanged: true } },
         instructions: INSTRUCTIONS,
         _meta: { 'io.modelcontextprotocol/serverInfo': { name: ctx.service, title: 'mcp-fleet gateway', version: ctx.version } },
         ...cache(60_000),

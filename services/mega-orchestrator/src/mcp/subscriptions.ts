@@ -1,0 +1,161 @@
+/**
+ * MCP 2026-07-28 `subscriptions/listen`: a POST whose answer is a long-lived SSE stream carrying the
+ * change notifications the client opted in to. The stream opens with
+ * `notifications/subscriptions/acknowledged` (the honored subset of the filter), every message on it
+ * carries `_meta["io.modelcontextprotocol/subscriptionId"]` (the listen request's id), a comment line
+ * keeps it alive when quiet, and the gateway ends it on shutdown with the listen request's result
+ * (graceful closure). The client ends it by closing the stream.
+ */
+import type { Request, Response } from 'express';
+import { isPlainObject, JSONRPC_CODES, type Logger } from '@mcp-fleet/kit';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { HttpRpcError } from './jsonrpc';
+
+const SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
+const SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
+
+/** The list changes the gateway pushes; resources are its three fixed views, so their list never changes. */
+export type ListKind = 'tools' | 'prompts';
+const FILTER_FIELD: Record<ListKind, 'toolsListChanged' | 'promptsListChanged'> = {
+  tools: 'toolsListChanged',
+  prompts: 'promptsListChanged',
+};
+
+export interface SubscriptionFilter {
+  toolsListChanged?: boolean;
+  promptsListChanged?: boolean;
+  resourcesListChanged?: boolean;
+  resourceSubscriptions?: string[];
+}
+
+/** params.notifications checked as the schema's SubscriptionFilter (unknown fields are ignored); bad -> -32602. */
+export function parseFilter(params: Record<string, unknown>): SubscriptionFilter {
+  const n = params.notifications;
+  if (!isPlainObject(n))
+    throw new McpError(
+      JSONRPC_CODES.INVALID_PARAMS,
+      'subscriptions/listen needs params.notifications, an object such as {"toolsListChanged": true, "promptsListChanged": true}.',
+    );
+  const filter: SubscriptionFilter = {};
+  for (const key of ['toolsListChanged', 'promptsListChanged', 'resourcesListChanged'] as const) {
+    if (n[key] === undefined) continue;
+    if (typeof n[key] !== 'boolean') throw new McpError(JSONRPC_CODES.INVALID_PARAMS, `params.notifications.${key} must be a boolean.`);
+    filter[key] = n[key];
+  }
+  if (n.resourceSubscriptions !== undefined) {
+    if (!Array.isArray(n.resourceSubscriptions) || n.resourceSubscriptions.some((u) => typeof u !== 'string'))
+      throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'params.notifications.resourceSubscriptions must be an array of URI strings.');
+    filter.resourceSubscriptions = n.resourceSubscriptions as string[];
+  }
+  return filter;
+}
+
+/**
+ * What the gateway agrees to deliver: tools and prompts list changes. Resource list changes and
+ * resource updates are not offered (resources are live views read on demand), so they are left out
+ * of the acknowledgement, as the spec says for unsupported types.
+ */
+export function honored(filter: SubscriptionFilter): SubscriptionFilter {
+  return {
+    ...(filter.toolsListChanged ? { toolsListChanged: true } : {}),
+    ...(filter.promptsListChanged ? { promptsListChanged: true } : {}),
+  };
+}
+
+interface Stream {
+  id: string | number;
+  filter: SubscriptionFilter;
+  res: Response;
+  timer: NodeJS.Timeout;
+  end(graceful: boolean): void;
+}
+
+export interface ListenStreamsOptions {
+  maxStreams: number;
+  keepAliveMs: number;
+  logger: Logger;
+  serverInfo: { name: string; version: string };
+}
+
+export class ListenStreams {
+  private readonly open = new Set<Stream>();
+  private closed = false;
+
+  constructor(private readonly options: ListenStreamsOptions) {}
+
+  get count(): number {
+    return this.open.size;
+  }
+
+  /** Answers the listen request with its stream (the caller has checked headers, `_meta` and the id). */
+  serve(req: Request, res: Response, id: string | number, filter: SubscriptionFilter, headers: Record<string, string>): void {
+    if (this.closed)
+      throw new HttpRpcError(503, JSONRPC_CODES.INTERNAL_ERROR, 'The gateway is shutting down; listen again once it is back.');
+    if (this.open.size >= this.options.maxStreams)
+      throw new HttpRpcError(
+        503,
+        JSONRPC_CODES.INTERNAL_ERROR,
+        `Too many open subscriptions/listen streams (MCP_MAX_LISTEN_STREAMS=${this.options.maxStreams}); close one or try later.`,
+      );
+    const ack = honored(filter);
+    res.status(200);
+    res.set({
+      ...headers,
+      'Content-Type': 'text/event-stream',
+      'Cache-Control': 'no-cache, no-transform',
+      Connection: 'keep-alive',
+      'X-Accel-Buffering': 'no',
+    });
+    res.flushHeaders();
+    req.socket.setTimeout(0);
+    req.socket.setNoDelay(true);
+    const write = (frame: string) => {
+      if (!res.writableEnded && !res.destroyed) res.write(frame);
+    };
+    const stream: Stream = {
+      id,
+      filter: ack,
+      res,
+      timer: setInterval(() => write(': keepalive\n\n'), this.options.keepAliveMs),
+      end: (graceful) => {
+        if (!this.open.delete(stream)) return;
+        clearInterval(stream.timer);
+        if (graceful)
+          write(
+            frame({
+              jsonrpc: '2.0',
+              id,
+              result: { resultType: 'complete', _meta: { [SUBSCRIPTION_ID]: id, [SERVER_INFO]: this.options.serverInfo } },
+            }),
+          );
+        if (!res.writableEnded) res.end();
+      },
+    };
+    stream.timer.unref();
+    this.open.add(stream);
+    res.on('close', () => stream.end(false));
+    write(frame(notification('notifications/subscriptions/acknowledged', id, { notifications: ack })));
+    this.options.logger.debug('subscriptions/listen opened', { id, honored: ack, open: this.open.size });
+  }
+
+  /** One list changed: every stream that opted in gets its notification. */
+  notify(kind: ListKind): void {
+    const field = FILTER_FIELD[kind];
+    for (const s of this.open) {
+      if (!s.filter[field] || s.res.writableEnded) continue;
+      s.res.write(frame(notification(`notifications/${kind}/list_changed`, s.id)));
+    }
+  }
+
+  /** Shutdown: every stream gets the listen request's result (graceful closure), then ends. */
+  close(): void {
+    this.closed = true;
+    for (const s of [...this.open]) s.end(true);
+  }
+}
+
+const frame = (message: unknown) => `event: message\ndata: ${JSON.stringify(message)}\n\n`;
+
+function notification(method: string, id: string | number, params: Record<string, unknown> = {}) {
+  return { jsonrpc: '2.0', method, params: { ...params, _meta: { [SUBSCRIPTION_ID]: id } } };
+}

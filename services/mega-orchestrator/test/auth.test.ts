@@ -13,7 +13,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { serve, tempDir, testLogger } from '@mcp-fleet/testing';
 import { createApp, type Gateway } from '../src/app';
 import { newApiKey } from '../src/auth';
-import { alphaTools, gatewayConfig, startDownstream, TEST_INVENTORY, type Downstream } from './helpers';
+import { alphaTools, gatewayConfig, promptService, startDownstream, TEST_INVENTORY, type Downstream } from './helpers';
 
 const ISSUER = 'https://issuer.test';
 const RESOURCE = 'http://gateway.test/mcp';
@@ -26,9 +26,13 @@ describe('authorization', () => {
   let stop: () => Promise<void>;
   let sign: (claims: Record<string, unknown>, opts?: { aud?: string; iss?: string; exp?: string }) => Promise<string>;
   let apiKey: string;
+  let notes: Awaited<ReturnType<typeof serve>>;
 
   beforeAll(async () => {
     alpha = await startDownstream('alpha-mcp', alphaTools);
+    notes = await serve(
+      promptService('notes-mcp', [{ name: 'summarize', description: 'Summarize a topic.', arguments: [{ name: 'topic' }] }]).app,
+    );
     const { privateKey, publicKey } = await generateKeyPair('RS256');
     const jwk: JWK = { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' };
     sign = (claims, opts = {}) =>
@@ -50,7 +54,10 @@ describe('authorization', () => {
         HEALTH_POLL_MS: '600000',
       }),
       logger: testLogger('gateway'),
-      services: [{ id: 'alpha-mcp', url: alpha.url }],
+      services: [
+        { id: 'alpha-mcp', url: alpha.url },
+        { id: 'notes-mcp', url: notes.url },
+      ],
       inventory: TEST_INVENTORY,
       autoStart: false,
       authKeySet: createLocalJWKSet({ keys: [jwk] }),
@@ -68,6 +75,7 @@ describe('authorization', () => {
   afterAll(async () => {
     await stop();
     await alpha.stop();
+    await notes.stop();
     tmp.cleanup();
   });
 
@@ -155,6 +163,45 @@ describe('authorization', () => {
       const denied = await client.callTool({ name: 'write_note', arguments: { text: 'x' } });
       expect(denied.isError).toBe(true);
       expect(denied.structuredContent).toMatchObject({ code: 'FORBIDDEN' });
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('shows a token only the prompts of services it may read, in both MCP eras, and refuses the rest as unknown', async () => {
+    const reader = await sign({ sub: 'prompt-reader', scope: 'service:notes-mcp:read' });
+    const other = await sign({ sub: 'alpha-only', scope: 'service:alpha-mcp' });
+    // 2026-07-28, stateless
+    const rpc = async (token: string, method: string, params: Record<string, unknown>) => {
+      const res = await request(url)
+        .post('/mcp')
+        .set({ authorization: `Bearer ${token}`, 'mcp-protocol-version': '2026-07-28', 'mcp-method': method })
+        .set(method === 'prompts/get' ? { 'mcp-name': String(params.name) } : {})
+        .send({
+          jsonrpc: '2.0',
+          id: 1,
+          method,
+          params: {
+            _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} },
+            ...params,
+          },
+        });
+      return res.body as { result?: { prompts?: { name: string }[]; messages?: unknown[]; ttlMs?: number }; error?: { code: number } };
+    };
+    const seen = await rpc(reader, 'prompts/list', {});
+    expect(seen.result?.prompts?.map((p) => p.name)).toEqual(['summarize']);
+    expect(seen.result?.ttlMs).toBe(0); // a per-token answer is not for shared caches
+    expect((await rpc(reader, 'prompts/get', { name: 'summarize', arguments: { topic: 'x' } })).result?.messages).toHaveLength(1);
+    expect((await rpc(other, 'prompts/list', {})).result?.prompts).toEqual([]);
+    expect((await rpc(other, 'prompts/get', { name: 'summarize' })).error?.code).toBe(-32602);
+    // 2025-11-25, in a session
+    const client = new Client({ name: 'auth-test', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${other}` } } }),
+    );
+    try {
+      expect((await client.listPrompts()).prompts).toEqual([]);
+      await expect(client.getPrompt({ name: 'summarize' })).rejects.toThrow(/Unknown prompt/);
     } finally {
       await client.close();
     }

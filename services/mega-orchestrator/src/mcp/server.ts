@@ -151,17 +151,33 @@ export async function callTool(
   return { content: [{ type: 'text', text: JSON.stringify(out.body) }], structuredContent: out.body, isError: true };
 }
 
+/**
+ * The prompts a caller may see: reading a prompt is a read-only act on its service, so a token sees
+ * those of the services it may call read-only tools on (tools:read, service:<id>[:read], ...), as
+ * tools/list shows only the tools it may call. Without authorization, all of them.
+ */
+function visiblePrompts(ctx: GatewayContext, principal: Principal | undefined) {
+  const all = ctx.registry.promptCatalog();
+  return principal ? all.filter((e) => allows(principal, e.service, { readOnlyHint: true })) : all;
+}
+
 /** The prompts of the downstreams: MCP servers and kit services such as marketplace-mcp (both protocol eras). */
-export function listPrompts(ctx: GatewayContext): { prompts: Record<string, unknown>[] } {
-  return { prompts: ctx.registry.promptCatalog().map((e) => ({ ...e.prompt, name: e.name })) };
+export function listPrompts(ctx: GatewayContext, principal?: Principal): { prompts: Record<string, unknown>[] } {
+  return { prompts: visiblePrompts(ctx, principal).map((e) => ({ ...e.prompt, name: e.name })) };
 }
 
 /** prompts/get, forwarded to the downstream that offers the prompt. */
-export async function getPrompt(ctx: GatewayContext, p: Record<string, unknown>, signal?: AbortSignal): Promise<GetPromptResult> {
+export async function getPrompt(
+  ctx: GatewayContext,
+  p: Record<string, unknown>,
+  signal?: AbortSignal,
+  principal?: Principal,
+): Promise<GetPromptResult> {
   if (typeof p.name !== 'string') throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'prompts/get needs params.name (a string).');
   if (p.arguments !== undefined && !isPlainObject(p.arguments))
     throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'prompts/get params.arguments must be an object of strings.');
-  const entry = ctx.registry.promptCatalog().find((e) => e.name === p.name);
+  // A prompt the token may not see is answered as one that does not exist (prompts/list omits it too).
+  const entry = visiblePrompts(ctx, principal).find((e) => e.name === p.name);
   if (!entry) throw new McpError(JSONRPC_CODES.INVALID_PARAMS, `Unknown prompt "${p.name.slice(0, 100)}"; prompts/list shows the prompts.`);
   const service = ctx.registry.get(entry.service)!;
   try {
@@ -232,8 +248,8 @@ export function createMcpServer({ ctx, validator, pageSize, sessionId }: McpServ
     });
   });
 
-  server.setRequestHandler(ListPrompts, () => listPrompts(ctx));
-  server.setRequestHandler(GetPrompt, (req, extra) => getPrompt(ctx, req.params ?? {}, extra.signal));
+  server.setRequestHandler(ListPrompts, (_req, extra) => listPrompts(ctx, principal(extra)));
+  server.setRequestHandler(GetPrompt, (req, extra) => getPrompt(ctx, req.params ?? {}, extra.signal, principal(extra)));
 
   server.setRequestHandler(ListResources, () => ({ resources: RESOURCES.map((r) => ({ ...r })) }));
   server.setRequestHandler(ListTemplates, () => ({ resourceTemplates: [] }));

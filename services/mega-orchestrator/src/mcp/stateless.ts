@@ -190,9 +190,9 @@ async function dispatch(ctx: GatewayContext, req: Request, method: string, param
       return { resultType: 'complete', ...readResource(ctx, params.uri), ttlMs: 0, cacheScope: 'private' };
     case 'prompts/list':
       // The prompts of the downstreams (MCP servers, marketplace skills).
-      return { resultType: 'complete', ...listPrompts(ctx), ...cache(CATALOG_TTL_MS) };
+      return { resultType: 'complete', ...listPrompts(ctx, principalOf(req)), ...cache(principalOf(req) ? 0 : CATALOG_TTL_MS) };
     case 'prompts/get':
-      return { resultType: 'complete', ...(await getPrompt(ctx, params)) };
+      return { resultType: 'complete', ...(await getPrompt(ctx, params, undefined, principalOf(req))) };
     default:
       throw new McpError(
         JSONRPC_CODES.METHOD_NOT_FOUND,

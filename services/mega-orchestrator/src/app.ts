@@ -22,6 +22,7 @@ import { looksLikeJsonRpc, sendRpcError } from './mcp/jsonrpc';
 import { callTool, createMcpServer } from './mcp/server';
 import { ListenStreams } from './mcp/subscriptions';
 import { Providers } from './providers';
+import { MemoryRateStore, rateLimiter, RedisRateStore, type RateStore } from './rate-limit';
 import { Registry } from './registry';
 import { AuditLog, Authorizer, principalOf } from './auth';
 import type { JWTVerifyGetKey } from 'jose';
@@ -65,6 +66,13 @@ export interface Gateway {
 }
 
 /** True when a request that failed before its body was read was a JSON-RPC one. */
+/** TRUST_PROXY as Express takes it: true/false, a hop count, or addresses and subnet names. */
+function trustProxy(value: string): boolean | number | string {
+  const v = value.trim();
+  if (v === 'true' || v === 'false') return v === 'true';
+  return /^\d+$/.test(v) ? Number(v) : v;
+}
+
 function wantsJsonRpc(req: Request): boolean {
   return (
     req.path === '/mcp/rpc' ||
@@ -196,6 +204,18 @@ export function createApp(deps: GatewayDeps): Gateway {
   app.get(['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/*rest'], auth.routes());
   // off by default: then not even a pass-through on the hot path
   if (auth.enabled) app.use(auth.middleware(sendError, (p) => p === '/health' || p === '/metrics' || p.startsWith('/.well-known/')));
+  // Rate limits (off by default): counted after authorization, so a token's subject is the caller.
+  if (config.TRUST_PROXY !== undefined) app.set('trust proxy', trustProxy(config.TRUST_PROXY));
+  const rateStore: RateStore | undefined =
+    config.RATE_LIMIT_PER_MINUTE > 0
+      ? config.REDIS_URL
+        ? new RedisRateStore(config.REDIS_URL, config.RATE_LIMIT_PREFIX)
+        : new MemoryRateStore()
+      : undefined;
+  if (rateStore) {
+    logger.info('rate limits are on', { perMinute: config.RATE_LIMIT_PER_MINUTE, store: rateStore.kind });
+    app.use(rateLimiter({ limit: config.RATE_LIMIT_PER_MINUTE, windowMs: 60_000, store: rateStore, logger, sendError, wantsJsonRpc }));
+  }
 
   // The hot path: POST /mcp with a plain JSON body is read here and handed straight to its handler,
   // skipping the proxy route, the router and the body parser (the same handler serves it below
@@ -282,6 +302,7 @@ export function createApp(deps: GatewayDeps): Gateway {
       proxy.close();
       await history.close();
       await audit.close();
+      await rateStore?.close();
     })());
 
   return { app, ctx, registry, history, mcp, refresh: () => registry.refresh(), close };

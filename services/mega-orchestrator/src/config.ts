@@ -66,6 +66,23 @@ export const configSchema = z.object({
   SESSION_DATABASE_URL: postgresUrl().describe(
     'PostgreSQL for the call history and contexts, shared by several gateway instances; unset: SQLite at SESSION_DB.',
   ),
+  REDIS_URL: optionalUrl(/^rediss?$/).describe(
+    'Redis shared by several gateway instances for what is counted across requests (rate limits); unset: counted in this process.',
+  ),
+  RATE_LIMIT_PER_MINUTE: int(0, 0, 10_000_000).describe(
+    "POST requests (tool calls and every other MCP message) one caller may send per minute: the token's subject when authorization is on, else the client address; above it RATE_LIMITED (429, Retry-After). 0: no limit.",
+  ),
+  RATE_LIMIT_PREFIX: z
+    .string()
+    .regex(/^[\w.:-]{1,64}$/, '1-64 letters, digits, _ . : or -')
+    .default('mcp-fleet:ratelimit')
+    .describe('Prefix of the rate-limit keys in Redis (instances sharing a limit use the same one).'),
+  TRUST_PROXY: z
+    .string()
+    .optional()
+    .describe(
+      "Express 'trust proxy' (e.g. loopback, 10.0.0.0/8, or a hop count): behind a load balancer, the client address for rate limits is read from X-Forwarded-For. Unset: the socket's address.",
+    ),
   SESSION_MAX_CALLS: int(200, 1, 100_000).describe('Calls kept per session (older ones are deleted).'),
   SESSION_FLUSH_MS: ms(250, 10, 60_000).describe('Queued session records are written at most this long after the call.'),
   SESSION_RETENTION_HOURS: int(168, 1, 24 * 365).describe('Sessions unused for longer than this are deleted.'),

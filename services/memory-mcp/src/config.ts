@@ -24,6 +24,9 @@ export const configSchema = z.object({
     .default('english')
     .describe('PostgreSQL text search configuration used for indexing and queries.'),
   MEMORY_PG_POOL_MAX: int(5, 1, 100).describe('Connections in the PostgreSQL pool.'),
+  MEMORY_SEARCH_SHARDS: int(2, 1, 16).describe(
+    'Embedded store: read connections that rank one search in parallel, each over a range of the memories (the top results are the same as with one; 1 turns it off).',
+  ),
   MEMORY_MAX_PAGE_CHARS: int(2_000_000, 1000, 100_000_000).describe(
     'Most characters of memory text one list or search page carries; the page is cut before it.',
   ),

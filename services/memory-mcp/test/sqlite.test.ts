@@ -46,6 +46,49 @@ describe('embedded store specifics', () => {
     }
   });
 
+  it('ranks a search over several read connections (one rowid range each) with exactly the answer of one', async () => {
+    const tmp = tempDir('memory-mcp-shards-');
+    const file = path.join(tmp.dir, 'm.sqlite');
+    const single = await SqliteMemoryStore.open(file);
+    const sharded = await SqliteMemoryStore.open(file, { searchShards: 3 });
+    try {
+      const words = 'walrus tusk ivory arctic seal krill floe narwhal'.split(' ');
+      let seed = 11;
+      const pick = () => {
+        seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
+        return words[Math.floor((seed / 2 ** 32) * words.length)];
+      };
+      await single.storeMany(
+        Array.from({ length: 400 }, (_, i) => ({
+          content: Array.from({ length: 3 + (i % 7) }, pick).join(' '),
+          type: i % 3 ? 'note' : 'fact',
+          tags: i % 4 ? [] : ['polar'],
+          importance: 0.5,
+          metadata: {},
+        })),
+      );
+      const cases: [string, Partial<Parameters<typeof single.search>[0]>][] = [
+        ['walrus', {}],
+        ['seal OR krill', { offset: 7, limit: 9 }],
+        ['"arctic seal"', {}],
+        ['ivory -floe', { type: 'fact' }],
+        ['narwhal', { tags: ['polar'], limit: 50 }],
+        ['penguin', {}],
+      ];
+      for (const [query, extra] of cases) {
+        const q = { query: parseSearchQuery(query), tags: [], offset: 0, limit: 10, ...extra };
+        const one = await single.search(q);
+        const many = await sharded.search(q);
+        expect(many.map((h) => [h.memory.id, h.score, h.snippet])).toEqual(one.map((h) => [h.memory.id, h.score, h.snippet]));
+        if (query !== 'penguin') expect(one.length).toBeGreaterThan(0);
+      }
+    } finally {
+      await sharded.close();
+      await single.close();
+      tmp.cleanup();
+    }
+  });
+
   it('ranks in two stages without changing the answer: filters, ties newest first, pages and snippets', async () => {
     const tmp = tempDir('memory-mcp-rank-');
     const store = await SqliteMemoryStore.open(path.join(tmp.dir, 'm.sqlite'));

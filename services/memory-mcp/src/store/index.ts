@@ -25,5 +25,5 @@ export async function openMemoryStore(config: Config, logger: Logger): Promise<M
       logger,
     });
   }
-  return SqliteMemoryStore.open(sqliteFile(config));
+  return SqliteMemoryStore.open(sqliteFile(config), { searchShards: config.MEMORY_SEARCH_SHARDS });
 }

@@ -102,12 +102,43 @@ export class SqliteMemoryStore implements MemoryStore {
   readonly backend = 'sqlite' as const;
   private writes: Promise<unknown> = Promise.resolve();
 
-  private constructor(private readonly db: SqliteDb) {}
+  private constructor(
+    private readonly db: SqliteDb,
+    /** Read-only connections that rank a search in parallel (none: the main connection ranks it). */
+    private readonly rankers: SqliteDb[],
+  ) {}
 
-  static async open(file: string): Promise<SqliteMemoryStore> {
+  /**
+   * `searchShards` read connections (WAL lets them read beside the writer) rank each search in
+   * parallel, one range of rowids each: bm25() takes its statistics from the whole index whatever
+   * the range, so merging the ranges' top rows gives exactly the top rows of one connection.
+   */
+  static async open(file: string, options: { searchShards?: number } = {}): Promise<SqliteMemoryStore> {
     const db = await SqliteDb.open(file);
     await db.exec(SCHEMA);
-    return new SqliteMemoryStore(db);
+    const shards = file === ':memory:' ? 1 : (options.searchShards ?? 1);
+    const rankers = shards > 1 ? await Promise.all(Array.from({ length: shards }, () => SqliteDb.open(file, { readonly: true }))) : [];
+    return new SqliteMemoryStore(db, rankers);
+  }
+
+  /** The page's rowids by bm25 (ties newest first): ranked on one connection, or by range on the rankers and merged. */
+  private async rank(sql: string, params: unknown[], limit: number, offset: number): Promise<{ seq: number; bm25_rank: number }[]> {
+    if (this.rankers.length === 0) return this.db.all(`${sql} LIMIT ? OFFSET ?`, [...params, limit, offset]);
+    const span = await this.db.get<{ lo: number | null; hi: number | null }>(
+      'SELECT (SELECT min(seq) FROM memories) AS lo, (SELECT max(seq) FROM memories) AS hi',
+    );
+    if (span?.lo == null || span.hi == null) return [];
+    const lo = span.lo;
+    const step = Math.ceil((span.hi - lo + 1) / this.rankers.length);
+    const parts = await Promise.all(
+      this.rankers.map((r, k) =>
+        r.all<{ seq: number; bm25_rank: number }>(`${sql} LIMIT ?`, [...params, lo + k * step, lo + (k + 1) * step - 1, offset + limit]),
+      ),
+    );
+    return parts
+      .flat()
+      .sort((a, b) => a.bm25_rank - b.bm25_rank || b.seq - a.seq)
+      .slice(offset, offset + limit);
   }
 
   /**
@@ -198,15 +229,18 @@ export class SqliteMemoryStore implements MemoryStore {
       filterParams.push(tag);
     }
     try {
-      const ranked = await this.db.all<{ seq: number; bm25_rank: number }>(
+      const range = this.rankers.length ? ' AND memories_fts.rowid BETWEEN ? AND ?' : '';
+      const ranked = await this.rank(
         filters.length
           ? `SELECT memories_fts.rowid AS seq, bm25(memories_fts) AS bm25_rank
              FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid
-             WHERE memories_fts MATCH ? AND ${filters.join(' AND ')}
-             ORDER BY bm25_rank, memories_fts.rowid DESC LIMIT ? OFFSET ?`
+             WHERE memories_fts MATCH ? AND ${filters.join(' AND ')}${range}
+             ORDER BY bm25_rank, memories_fts.rowid DESC`
           : `SELECT rowid AS seq, bm25(memories_fts) AS bm25_rank FROM memories_fts
-             WHERE memories_fts MATCH ? ORDER BY bm25_rank, rowid DESC LIMIT ? OFFSET ?`,
-        [match, ...filterParams, q.limit, q.offset],
+             WHERE memories_fts MATCH ?${range} ORDER BY bm25_rank, rowid DESC`,
+        [match, ...filterParams],
+        q.limit,
+        q.offset,
       );
       if (ranked.length === 0) return [];
       const rows = await this.db.all<Row & { seq: number; snippet: string }>(
@@ -270,6 +304,7 @@ export class SqliteMemoryStore implements MemoryStore {
 
   async close(): Promise<void> {
     await this.writes;
+    await Promise.all(this.rankers.map((r) => r.close()));
     await this.db.close();
   }
 }

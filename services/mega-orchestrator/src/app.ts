@@ -65,7 +65,6 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-/** True when a request that failed before its body was read was a JSON-RPC one. */
 /** TRUST_PROXY as Express takes it: true/false, a hop count, or addresses and subnet names. */
 function trustProxy(value: string): boolean | number | string {
   const v = value.trim();
@@ -73,6 +72,7 @@ function trustProxy(value: string): boolean | number | string {
   return /^\d+$/.test(v) ? Number(v) : v;
 }
 
+/** True when a request that failed before its body was read was a JSON-RPC one. */
 function wantsJsonRpc(req: Request): boolean {
   return (
     req.path === '/mcp/rpc' ||

@@ -65,7 +65,6 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-/** True when a request that failed before its body was read was a JSON-RPC one. */
 /** TRUST_PROXY as Express takes it: true/false, a hop count, or addresses and subnet names. */
 function trustProxy(value: string): boolean | number | string {
   const v = value.trim();
@@ -73,6 +72,7 @@ function trustProxy(value: string): boolean | number | string {
   return /^\d+$/.test(v) ? Number(v) : v;
 }
 
+/** True when a request that failed before its body was read was a JSON-RPC one. */
 function wantsJsonRpc(req: Request): boolean {
   return (
     req.path === '/mcp/rpc' ||
@@ -209,12 +209,22 @@ export function createApp(deps: GatewayDeps): Gateway {
   const rateStore: RateStore | undefined =
     config.RATE_LIMIT_PER_MINUTE > 0
       ? config.REDIS_URL
-        ? new RedisRateStore(config.REDIS_URL, config.RATE_LIMIT_PREFIX)
+        ? new RedisRateStore(config.REDIS_URL, config.RATE_LIMIT_PREFIX, config.RATE_LIMIT_REDIS_TIMEOUT_MS)
         : new MemoryRateStore()
       : undefined;
   if (rateStore) {
     logger.info('rate limits are on', { perMinute: config.RATE_LIMIT_PER_MINUTE, store: rateStore.kind });
-    app.use(rateLimiter({ limit: config.RATE_LIMIT_PER_MINUTE, windowMs: 60_000, store: rateStore, logger, sendError, wantsJsonRpc }));
+    app.use(
+      rateLimiter({
+        limit: config.RATE_LIMIT_PER_MINUTE,
+        windowMs: 60_000,
+        store: rateStore,
+        logger,
+        sendError,
+        wantsJsonRpc,
+        onStoreError: stats.watchRateStore(),
+      }),
+    );
   }
 
   // The hot path: POST /mcp with a plain JSON body is read here and handed straight to its handler,

@@ -77,6 +77,9 @@ export const configSchema = z.object({
     .regex(/^[\w.:-]{1,64}$/, '1-64 letters, digits, _ . : or -')
     .default('mcp-fleet:ratelimit')
     .describe('Prefix of the rate-limit keys in Redis (instances sharing a limit use the same one).'),
+  RATE_LIMIT_REDIS_TIMEOUT_MS: ms(250, 10, 10_000).describe(
+    'How long a rate-limit count may wait for Redis; past it the request goes through uncounted (a stalled Redis must not stall the gateway).',
+  ),
   TRUST_PROXY: z
     .string()
     .optional()

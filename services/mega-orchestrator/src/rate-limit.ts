@@ -63,9 +63,17 @@ export class RedisRateStore implements RateStore {
   constructor(
     url: string,
     private readonly prefix: string,
+    commandTimeoutMs = 250,
   ) {
-    // No offline queue and one retry: while Redis is away a hit fails at once (and the request goes through).
-    this.redis = new Redis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2000 });
+    // No offline queue and one retry: while Redis is away a hit fails at once (and the request goes through);
+    // a Redis that is connected but stalls (overloaded, or a network partition) fails the hit after commandTimeoutMs.
+    this.redis = new Redis(url, {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      connectTimeout: 2000,
+      commandTimeout: commandTimeoutMs,
+    });
     this.redis.on('error', () => undefined); // reported per hit by the limiter
     void this.redis.connect().catch(() => undefined);
   }

@@ -89,6 +89,16 @@ export class GatewayStats {
     gauge('mcp_fleet_gateway_history_dropped', 'Call records dropped because the history queue was full (since start).', (q) => q.dropped);
   }
 
+  /** Counts a rate-limit count that Redis did not answer (the request went through uncounted). */
+  watchRateStore(): () => void {
+    const errors = new Counter({
+      name: 'mcp_fleet_gateway_rate_limit_store_errors_total',
+      help: 'Requests let through uncounted because the rate-limit store (Redis) failed or did not answer in time.',
+      registers: [this.metrics.registry],
+    });
+    return () => errors.inc();
+  }
+
   request(transport: Transport, ok: boolean): void {
     const key = transport;
     let t = this.requests.get(key);

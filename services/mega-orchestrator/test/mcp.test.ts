@@ -39,6 +39,20 @@ async function connect(): Promise<{ client: Client; transport: StreamableHTTPCli
   return { client, transport };
 }
 
+/** A 2025-era session opened by hand: its Mcp-Session-Id. */
+async function initSession(): Promise<string> {
+  const init = await request(g.url)
+    .post('/mcp')
+    .send({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '0' } },
+    })
+    .expect(200);
+  return init.headers['mcp-session-id'];
+}
+
 /** A JSON-RPC request the way curl sends it: no Accept, form Content-Type, no initialize. */
 const raw = (body: string, path = '/mcp') => request(g.url).post(path).set('Content-Type', 'application/x-www-form-urlencoded').send(body);
 
@@ -178,16 +192,7 @@ describe('sessions over HTTP', () => {
   });
 
   it('answers concurrent calls in one session and refuses a request id already in flight instead of hanging', async () => {
-    const init = await request(g.url)
-      .post('/mcp')
-      .send({
-        jsonrpc: '2.0',
-        id: 0,
-        method: 'initialize',
-        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '0' } },
-      })
-      .expect(200);
-    const sid = init.headers['mcp-session-id'];
+    const sid = await initSession();
     const call = (id: number, ms: number) =>
       request(g.url)
         .post('/mcp')
@@ -202,6 +207,29 @@ describe('sessions over HTTP', () => {
     for (const r of others) expect(r.body.result.isError).toBe(false);
     expect((await slow).body).toMatchObject({ id: 7, result: { isError: false } });
     expect((await call(7, 1)).body).toMatchObject({ id: 7, result: { isError: false } });
+  });
+
+  it('aborts a running tools/call when the session sends notifications/cancelled for its id', async () => {
+    const sid = await initSession();
+    const post = (message: Record<string, unknown>) =>
+      request(g.url).post('/mcp').set('Mcp-Session-Id', sid).set('Accept', 'application/json, text/event-stream').send(message);
+    const started = Date.now();
+    const slow = post({ jsonrpc: '2.0', id: 'slow-1', method: 'tools/call', params: { name: 'sleep', arguments: { ms: 5000 } } }).then(
+      (r) => r,
+    );
+    await new Promise((r) => setTimeout(r, 150));
+    // another request's id, or none, cancels nothing
+    await post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'other' } }).expect(202);
+    await post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'slow-1', reason: 'user' } }).expect(202);
+    const answer = await slow;
+    expect(Date.now() - started).toBeLessThan(2500);
+    expect(answer.body).toMatchObject({ id: 'slow-1', result: { isError: true, structuredContent: { code: 'TIMEOUT' } } });
+    // the id is free again, and a call that is not cancelled runs to its end
+    expect(
+      (await post({ jsonrpc: '2.0', id: 'slow-1', method: 'tools/call', params: { name: 'sleep', arguments: { ms: 200 } } })).body,
+    ).toMatchObject({
+      result: { isError: false },
+    });
   });
 
   it('GET and DELETE /mcp without a session id explain what to do', async () => {

@@ -1,11 +1,12 @@
 /**
  * Rate limits (RATE_LIMIT_PER_MINUTE): the embedded counter's windows, the limiter on a real gateway
  * (429 envelope or JSON-RPC error, RateLimit headers, reads not counted, one count per caller), and a
- * Redis that cannot be reached letting requests through.
+ * Redis that cannot be reached, or stalls, letting requests through.
  */
 import net from 'node:net';
 import request from 'supertest';
-import { tempDir } from '@mcp-fleet/testing';
+import { randomUUID } from 'node:crypto';
+import { describeWithBackend, tempDir } from '@mcp-fleet/testing';
 import { callerKey, MemoryRateStore, RedisRateStore } from '../src/rate-limit';
 import { alphaTools, startDownstream, startGateway, type Downstream, type RunningGateway } from './helpers';
 
@@ -99,6 +100,76 @@ describe('a Redis that cannot be reached', () => {
     } finally {
       await g.stop();
       await alpha.stop();
+      tmp.cleanup();
+    }
+  });
+});
+
+/** A TCP relay to the real Redis that can go silent (a stalled Redis, or a network partition). */
+async function silenceableRelay(target: { host: string; port: number }) {
+  let silent = false;
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(target.port, target.host);
+    sockets.add(client).add(upstream);
+    client.on('data', (d) => void (silent || upstream.write(d)));
+    upstream.on('data', (d) => void (silent || client.write(d)));
+    const end = () => (client.destroy(), upstream.destroy());
+    client.on('error', end).on('close', end);
+    upstream.on('error', end).on('close', end);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return {
+    url: `redis://127.0.0.1:${(server.address() as net.AddressInfo).port}`,
+    silence: () => void (silent = true),
+    close: () => {
+      for (const s of sockets) s.destroy();
+      return new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+
+describeWithBackend('redis', 'a Redis that stops answering', () => {
+  it('lets a request through uncounted after RATE_LIMIT_REDIS_TIMEOUT_MS, and counts it in /metrics', async () => {
+    const redisUrl = new URL(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379');
+    const relay = await silenceableRelay({ host: redisUrl.hostname, port: Number(redisUrl.port || 6379) });
+    const tmp = tempDir();
+    const alpha = await startDownstream('alpha-mcp', alphaTools);
+    const g = await startGateway([{ id: 'alpha-mcp', url: alpha.url }], tmp.dir, {
+      RATE_LIMIT_PER_MINUTE: '1',
+      REDIS_URL: relay.url,
+      RATE_LIMIT_PREFIX: `test-${randomUUID()}`,
+      RATE_LIMIT_REDIS_TIMEOUT_MS: '200',
+    });
+    const echo = () =>
+      request(g.url)
+        .post('/mcp')
+        .send({ tool: 'echo', arguments: { text: 'x' } });
+    try {
+      // counted in Redis through the relay (the first hit may come before the connection is ready)
+      let first = await echo();
+      for (let i = 0; i < 40 && first.headers['ratelimit-limit'] === undefined; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        first = await echo();
+      }
+      expect(first.headers['ratelimit-remaining']).toBe('0');
+      expect((await echo()).status).toBe(429);
+      const storeErrors = async () => {
+        const text = (await request(g.url).get('/metrics').expect(200)).text;
+        return Number(/^mcp_fleet_gateway_rate_limit_store_errors_total(?:\{[^}]*\})? (\d+)/m.exec(text)?.[1] ?? 0);
+      };
+      const errorsBefore = await storeErrors();
+      relay.silence();
+      const started = Date.now();
+      const through = await echo();
+      expect(through.status).toBe(200);
+      expect(through.headers['ratelimit-limit']).toBeUndefined();
+      expect(Date.now() - started).toBeLessThan(1500);
+      expect(await storeErrors()).toBe(errorsBefore + 1);
+    } finally {
+      await g.stop();
+      await alpha.stop();
+      await relay.close();
       tmp.cleanup();
     }
   });

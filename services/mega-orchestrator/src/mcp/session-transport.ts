@@ -22,6 +22,8 @@ interface LiveSession {
   lastSeen: number;
   /** Request ids awaiting their answer: the SDK maps answers by id, so a reused id would never be answered. */
   inFlight: Set<string | number>;
+  /** The fast path's running tools/call requests by id, for notifications/cancelled to abort. */
+  running: Map<string | number, AbortController>;
 }
 
 export interface McpSessionTransportOptions {
@@ -58,6 +60,12 @@ function plainRequest(m: Record<string, unknown>): boolean {
     if (typeof t !== 'string' && !(typeof t === 'number' && Number.isInteger(t))) return false;
   }
   return true;
+}
+
+/** notifications/cancelled of a fast-path tools/call: its downstream call is aborted (the client ignores the answer). */
+function cancelRunning(live: LiveSession, params: unknown): void {
+  const requestId = isPlainObject(params) ? params.requestId : undefined;
+  if (typeof requestId === 'string' || typeof requestId === 'number') live.running.get(requestId)?.abort();
 }
 
 const idOf = (m: Record<string, unknown>): RpcId => (typeof m.id === 'string' || typeof m.id === 'number' ? m.id : null);
@@ -208,6 +216,8 @@ export class McpSessionTransport {
         await this.fastToolsCall(live, single, req, res);
         return;
       }
+      // The SDK cancels its own requests; the fast path's calls are aborted here (the SDK still answers 202).
+      for (const m of messages) if (m.method === 'notifications/cancelled') cancelRunning(live, m.params);
       try {
         await live.transport.handleRequest(req, res, body);
       } finally {
@@ -233,6 +243,7 @@ export class McpSessionTransport {
     res.on('close', () => {
       if (!res.writableFinished) controller.abort();
     });
+    if (id !== null) live.running.set(id, controller);
     let payload: Record<string, unknown>;
     const params = (msg.params ?? {}) as Record<string, unknown>;
     // A progressToken (and a client that takes SSE) turns this answer into an event stream: the
@@ -265,6 +276,7 @@ export class McpSessionTransport {
       if (code === JSONRPC_CODES.INTERNAL_ERROR) this.options.logger.error('tools/call failed', { err });
       payload = rpcError(id, code, message, e.data);
     }
+    if (id !== null) live.running.delete(id);
     if (res.writableEnded) return;
     if (stream) {
       event(payload);
@@ -290,7 +302,15 @@ export class McpSessionTransport {
       },
     });
     const server = this.options.buildServer(() => transport.sessionId);
-    const live: LiveSession = { id: '', server, transport, createdAt: Date.now(), lastSeen: Date.now(), inFlight: new Set() };
+    const live: LiveSession = {
+      id: '',
+      server,
+      transport,
+      createdAt: Date.now(),
+      lastSeen: Date.now(),
+      inFlight: new Set(),
+      running: new Map(),
+    };
     transport.onclose = () => {
       if (live.id) this.sessions.delete(live.id);
     };

@@ -74,6 +74,23 @@ describeWithBackend('postgres', 'two gateway instances on PostgreSQL', () =>
       await request(b.url).get('/debug/contexts/nobody').expect(404);
     });
 
+    it('answers 503 UPSTREAM_UNAVAILABLE, not a 500, when PostgreSQL fails a history read', async () => {
+      await request(a.url)
+        .post('/mcp')
+        .send({ tool: 'echo', arguments: { text: 'x' }, session_id: 'pg-away' })
+        .expect(200);
+      await a.gw.ctx.history.flush();
+      await pg.admin.query('ALTER TABLE calls RENAME TO calls_away');
+      try {
+        const res = await request(a.url).get('/debug/contexts/pg-away');
+        expect({ status: res.status, code: res.body.code }).toEqual({ status: 503, code: 'UPSTREAM_UNAVAILABLE' });
+        expect(res.body.error).toMatch(/session store could not be read/);
+      } finally {
+        await pg.admin.query('ALTER TABLE calls_away RENAME TO calls');
+      }
+      await request(a.url).get('/debug/contexts/pg-away').expect(200);
+    });
+
     it('answers a 2026-07-28 (stateless) tools/call alike through either instance', async () => {
       const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
       for (const gw of [a, b]) {

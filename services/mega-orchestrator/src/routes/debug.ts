@@ -129,7 +129,12 @@ export function registerDebugRoutes(app: Express, ctx: GatewayContext): void {
     if (!(await ctx.history.whenReady())) {
       throw new AppError('NOT_CONFIGURED', ctx.history.failure ?? 'The session store is not available.');
     }
-    const view = await ctx.history.read(sessionId, q.limit, q.cursor);
+    // A store that fails the read (PostgreSQL gone, restarting, its tables missing) is unavailable, not a bug.
+    const view = await ctx.history.read(sessionId, q.limit, q.cursor).catch((err: unknown) => {
+      throw err instanceof AppError
+        ? err
+        : new AppError('UPSTREAM_UNAVAILABLE', `The session store could not be read: ${(err as Error).message}`);
+    });
     if (!view) {
       throw new AppError(
         'NOT_FOUND',

@@ -68,6 +68,37 @@ describe('MCP 2026-07-28 (stateless)', () => {
     expect(body.result.capabilities.resources).toEqual({});
   });
 
+  it('aborts the downstream call of a tools/call whose client closes the request (how a 2026-era client cancels)', async () => {
+    const timeouts = async () => {
+      const text = await (await fetch(`${g.url}/metrics`)).text();
+      const line = text
+        .split('\n')
+        .find((l) => l.startsWith('mcp_fleet_gateway_calls_total{tool="sleep"') && l.includes('outcome="TIMEOUT"'));
+      return Number(line?.split(' ').pop() ?? 0);
+    };
+    const before = await timeouts();
+    const client = new AbortController();
+    const started = Date.now();
+    const call = fetch(`${g.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'mcp-protocol-version': V, 'mcp-method': 'tools/call', 'mcp-name': 'sleep' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { _meta: META, name: 'sleep', arguments: { ms: 5000 } },
+      }),
+      signal: client.signal,
+    }).catch((e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 150));
+    client.abort();
+    expect(await call).toMatchObject({ name: 'AbortError' });
+    // the dispatcher records the call as ended by the client as soon as the downstream call is aborted
+    while ((await timeouts()) === before && Date.now() - started < 4000) await new Promise((r) => setTimeout(r, 25));
+    expect(await timeouts()).toBe(before + 1);
+    expect(Date.now() - started).toBeLessThan(2500);
+  });
+
   it('lists tools in pages with resultType, ttlMs and cacheScope, and calls a tool without any session', async () => {
     const first = await rpc('tools/list');
     expect(first.body.result).toMatchObject({ resultType: 'complete', ttlMs: 5000, cacheScope: 'public' });

@@ -10,7 +10,7 @@ import { principalOf } from '../auth';
  * resources) are the ones the 2025-era SDK server uses.
  */
 import type { Request, Response } from 'express';
-import { JSONRPC_CODES, isPlainObject } from '@mcp-fleet/kit';
+import { abortOnClose, JSONRPC_CODES, isPlainObject } from '@mcp-fleet/kit';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { GatewayContext } from '../context';
 import { RESOURCES } from '../views';
@@ -178,6 +178,8 @@ async function dispatch(ctx: GatewayContext, req: Request, method: string, param
         requestId: requestId && /^[\w.:-]{1,128}$/.test(requestId) ? requestId : String(req.res?.locals.requestId ?? ''),
         traceparent: req.get('traceparent'),
         principal: principalOf(req),
+        // a 2026-era client cancels by closing its request: the downstream call is aborted
+        signal: abortOnClose(req.res!),
       });
       return { resultType: 'complete', ...result };
     }

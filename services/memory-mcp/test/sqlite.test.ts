@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { SqliteDb } from '@mcp-fleet/kit/sqlite';
 import { tempDir, testLogger } from '@mcp-fleet/testing';
 import request from 'supertest';
 import { createApp } from '../src/app';
@@ -119,6 +120,101 @@ describe('embedded store specifics', () => {
       await store.close();
       tmp.cleanup();
     }
+  });
+
+  describe('FTS5 index kept in one segment (schema version 2)', () => {
+    const words = 'walrus tusk ivory arctic seal krill floe narwhal orca beluga'.split(' ');
+    const load = async (store: SqliteMemoryStore, batches: number, size: number) => {
+      let seed = 5;
+      const pick = () => {
+        seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
+        return words[Math.floor((seed / 2 ** 32) * words.length)];
+      };
+      for (let b = 0; b < batches; b++) {
+        await store.storeMany(
+          Array.from({ length: size }, (_, i) => ({
+            content: `${Array.from({ length: 6 + (i % 9) }, pick).join(' ')} n${b}x${i}`,
+            type: i % 3 ? 'note' : 'fact',
+            tags: i % 4 ? [] : ['cold'],
+            importance: 0.5,
+            metadata: { b, i },
+          })),
+        );
+      }
+    };
+    const queries = ['walrus', 'seal OR orca', '"arctic seal"', 'krill -floe', 'narwhal beluga tusk'];
+    type Case = { q: string; type?: string; tags?: string[]; offset?: number };
+    const cases: Case[] = [...queries.map((q) => ({ q })), { q: 'walrus', type: 'fact', tags: ['cold'] }, { q: 'seal', offset: 7 }];
+    const answers = async (store: SqliteMemoryStore) =>
+      Promise.all(
+        cases.map(async (c) =>
+          (await store.search({ query: parseSearchQuery(c.q), type: c.type, tags: c.tags ?? [], offset: c.offset ?? 0, limit: 10 })).map(
+            (h) => [h.memory.content, h.score, h.snippet],
+          ),
+        ),
+      );
+    const inspect = async (file: string) => {
+      const db = await SqliteDb.open(file, { readonly: true });
+      try {
+        const segments = (await db.get<{ n: number }>('SELECT count(DISTINCT segid) AS n FROM memories_fts_idx'))!.n;
+        const version = (await db.get<{ user_version: number }>('PRAGMA user_version'))!.user_version;
+        return { segments, version };
+      } finally {
+        await db.close();
+      }
+    };
+
+    it('merges the index after bulk writes, with the same answers as an index left in many segments', async () => {
+      const tmp = tempDir('memory-mcp-compact-');
+      const merged = await SqliteMemoryStore.open(path.join(tmp.dir, 'merged.sqlite'));
+      const split = await SqliteMemoryStore.open(path.join(tmp.dir, 'split.sqlite'), { compact: false });
+      try {
+        await load(merged, 12, 400);
+        await load(split, 12, 400);
+        expect(await inspect(path.join(tmp.dir, 'merged.sqlite'))).toEqual({ segments: 1, version: 2 });
+        expect((await inspect(path.join(tmp.dir, 'split.sqlite'))).segments).toBeGreaterThan(3);
+        const got = await answers(merged);
+        expect(got).toEqual(await answers(split));
+        expect(got.every((a) => a.length > 0)).toBe(true);
+        expect(got[0][0][2]).toMatch(/\*\*walrus\*\*/);
+      } finally {
+        await merged.close();
+        await split.close();
+        tmp.cleanup();
+      }
+    });
+
+    it('migrates a version 1 database on open (index merged, answers unchanged) and refuses a newer one', async () => {
+      const tmp = tempDir('memory-mcp-migrate-');
+      const file = path.join(tmp.dir, 'm.sqlite');
+      try {
+        // Version 1 had these same tables and left the index to FTS5's automerge.
+        const old = await SqliteMemoryStore.open(file, { compact: false });
+        await load(old, 12, 400);
+        const before = await answers(old);
+        await old.close();
+        const raw = await SqliteDb.open(file);
+        await raw.exec('PRAGMA user_version = 1');
+        await raw.close();
+        expect((await inspect(file)).segments).toBeGreaterThan(3);
+
+        const reopened = await SqliteMemoryStore.open(file);
+        try {
+          expect(await inspect(file)).toEqual({ segments: 1, version: 2 });
+          expect(await answers(reopened)).toEqual(before);
+          expect((await reopened.stats()).total).toBe(12 * 400);
+        } finally {
+          await reopened.close();
+        }
+
+        const newer = await SqliteDb.open(file);
+        await newer.exec('PRAGMA user_version = 3');
+        await newer.close();
+        await expect(SqliteMemoryStore.open(file)).rejects.toThrow(/schema version 3/);
+      } finally {
+        tmp.cleanup();
+      }
+    });
   });
 
   it('chooses PostgreSQL only for postgres URLs and fails fast on bad settings', () => {

@@ -5,6 +5,7 @@
  * reached lets requests through (fail open, logged and counted): a broken counter must not take
  * the fleet down with it.
  */
+import { createHash } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import Redis from 'ioredis';
 import { AppError, ERROR_CODES, type Logger, type SendError } from '@mcp-fleet/kit';
@@ -104,8 +105,14 @@ export interface RateLimitOptions {
 /** Who a request counts against: the authenticated caller, else the client address. */
 export function callerKey(req: Request): string {
   const principal = principalOf(req);
-  if (principal) return `${principal.kind}:${principal.subject}`;
+  if (principal) return boundedKey(`${principal.kind}:${principal.subject}`);
   return `ip:${req.ip ?? req.socket.remoteAddress ?? 'unknown'}`;
+}
+
+/** Keys past MAX_KEY_LENGTH (a token's subject is the issuer's to choose) are counted under their SHA-256. */
+const MAX_KEY_LENGTH = 128;
+function boundedKey(key: string): string {
+  return key.length <= MAX_KEY_LENGTH ? key : `sha256:${createHash('sha256').update(key).digest('hex')}`;
 }
 
 /**

@@ -86,7 +86,11 @@ export class GatewayStats {
       });
     gauge('mcp_fleet_gateway_history_queue_length', 'Call records waiting to be written to the history store.', (q) => q.length);
     gauge('mcp_fleet_gateway_history_queue_capacity', 'Records the history queue holds before dropping the oldest.', (q) => q.capacity);
-    gauge('mcp_fleet_gateway_history_dropped', 'Call records dropped because the history queue was full (since start).', (q) => q.dropped);
+    gauge(
+      'mcp_fleet_gateway_history_dropped',
+      'Call records dropped since start: the history queue was full, or the store refused a batch (logged as an error).',
+      (q) => q.dropped,
+    );
   }
 
   /** Counts a rate-limit count that Redis did not answer (the request went through uncounted). */

@@ -28,6 +28,16 @@ describe('callerKey', () => {
     expect(callerKey({ res: { locals: { principal } }, ip: '10.0.0.9', socket: {} } as never)).toBe('oauth:svc-1');
     expect(callerKey({ res: { locals: {} }, ip: '10.0.0.9', socket: {} } as never)).toBe('ip:10.0.0.9');
   });
+
+  it('counts a very long subject under its hash, one key per subject, never an unbounded Redis key', () => {
+    const key = (subject: string) =>
+      callerKey({ res: { locals: { principal: { kind: 'oauth', subject, scopes: new Set() } } }, socket: {} } as never);
+    const long = 'x'.repeat(10_000);
+    expect(key(long)).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(key(long)).toBe(key(long));
+    expect(key(long)).not.toBe(key(long + 'y'));
+    expect(key('y'.repeat(100))).toBe(`oauth:${'y'.repeat(100)}`);
+  });
 });
 
 describe('rate limits on a gateway', () => {

@@ -77,6 +77,17 @@ export class MqttHub {
     return this.client?.connected ?? false;
   }
 
+  /**
+   * Connected, and every stored subscription in force on this connection: the broker kept our
+   * session, or the subscriptions were made again and acknowledged. Messages published before
+   * this (on a broker that lost the session) were never for us.
+   */
+  get subscribed(): boolean {
+    return this.connected && this.subscribedConnection === this.connections;
+  }
+  private connections = 0;
+  private subscribedConnection = -1;
+
   get embeddedPort(): number | undefined {
     return this.broker?.port;
   }
@@ -113,8 +124,11 @@ export class MqttHub {
     const client = mqtt.connect(u.toString(), options);
     this.client = client;
     client.on('connect', (ack) => {
+      const connection = ++this.connections;
       this.logger.info('connected to MQTT broker', { broker: this.brokerUrl, sessionPresent: ack.sessionPresent });
-      void this.resubscribe(ack.sessionPresent);
+      void this.resubscribe(ack.sessionPresent).then((ok) => {
+        if (ok) this.subscribedConnection = connection;
+      });
     });
     client.on('reconnect', () => {
       this.stats.reconnects++;
@@ -129,13 +143,17 @@ export class MqttHub {
     client.on('message', (topic, payload, packet) => this.receive(topic, payload, packet));
   }
 
-  /** After a connect without a kept session, every stored subscription is made again. */
-  private async resubscribe(sessionPresent: boolean): Promise<void> {
+  /** After a connect without a kept session, every stored subscription is made again; true once they are in force. */
+  private async resubscribe(sessionPresent: boolean): Promise<boolean> {
     const subs = await this.subscriptions();
-    if (sessionPresent || subs.length === 0 || !this.client) return;
-    this.client.subscribe(
-      Object.fromEntries(subs.map((s) => [s.filter, { qos: s.qos }])),
-      (err) => err && this.logger.warn('resubscribe failed', { error: err.message }),
+    if (sessionPresent || subs.length === 0) return true;
+    const client = this.client;
+    if (!client) return false;
+    return new Promise<boolean>((resolve) =>
+      client.subscribe(Object.fromEntries(subs.map((s) => [s.filter, { qos: s.qos }])), (err) => {
+        if (err) this.logger.warn('resubscribe failed', { error: err.message });
+        resolve(!err);
+      }),
     );
   }
 

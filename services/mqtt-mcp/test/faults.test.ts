@@ -78,7 +78,7 @@ describeWithProgram('mosquitto', 'mosquitto', 'mqtt-mcp faults against its own M
       expect(down.body.code).toBe('UPSTREAM_UNAVAILABLE');
       expect(Date.now() - t0).toBeLessThan(1000);
       await broker.start(); // same store: the broker still has our persistent session
-      await until(() => h.svc.hub.connected);
+      await until(() => h.svc.hub.subscribed);
       let other = await peer(broker.url);
       await other.publishAsync('f/a', 'after restart', { qos: 1 });
       await other.endAsync();
@@ -86,14 +86,12 @@ describeWithProgram('mosquitto', 'mosquitto', 'mqtt-mcp faults against its own M
       // a broker that lost every session (fresh store): the stored subscription is made again
       await broker.stop();
       await broker.start('fresh-store');
-      await until(() => h.svc.hub.connected);
-      await until(async () => {
-        other = await peer(broker.url);
-        await other.publishAsync('f/a', 'after wipe', { qos: 1 });
-        await other.endAsync();
-        await new Promise((r) => setTimeout(r, 100));
-        return h.svc.hub.list('f/a', undefined, undefined, 10).items.some((m) => m.payload === 'after wipe');
-      });
+      await until(() => h.svc.hub.subscribed);
+      expect((await h.call('get_mqtt_status', {}).expect(200)).body.result).toMatchObject({ connected: true, subscribed: true });
+      other = await peer(broker.url);
+      await other.publishAsync('f/a', 'after wipe', { qos: 1 });
+      await other.endAsync();
+      await until(() => h.svc.hub.list('f/a', undefined, undefined, 10).items.some((m) => m.payload === 'after wipe'));
       expect(h.svc.hub.stats.reconnects).toBeGreaterThanOrEqual(2);
     } finally {
       await h.cleanup();
@@ -138,7 +136,11 @@ describeWithProgram('mosquitto', 'mosquitto', 'mqtt-mcp faults against its own M
       expect(res.body.code).toBe('UPSTREAM_UNAVAILABLE');
       expect(Date.now() - t0).toBeLessThan(1000);
       expect((await h.call('subscribe_topic', { filter: 'f/x', qos: 1 }).expect(200)).body.result).toMatchObject({ established: false });
-      expect((await h.call('get_mqtt_status', {}).expect(200)).body.result).toMatchObject({ connected: false, embedded: false });
+      expect((await h.call('get_mqtt_status', {}).expect(200)).body.result).toMatchObject({
+        connected: false,
+        subscribed: false,
+        embedded: false,
+      });
     } finally {
       await h.cleanup();
       data.cleanup();

@@ -116,6 +116,7 @@ export function behaviourSuite(makeEnv: () => Record<string, unknown>): void {
     const status = (await h.call('get_mqtt_status', {}).expect(200)).body.result;
     expect(status.evicted).toBeGreaterThanOrEqual(3);
     expect(status.connected).toBe(true);
+    expect(status.subscribed).toBe(true);
     expect(status.subscriptions.map((s: { filter: string }) => s.filter)).toContain(`${root}/order`);
   });
 

@@ -7,11 +7,12 @@ export const getMqttStatusTool = ({ hub, config }: ToolDeps) =>
     name: 'get_mqtt_status',
     title: 'MQTT connection status',
     description:
-      'Connected or not, broker address (never credentials), protocol version, client id, embedded or external, stored subscriptions, buffered counts and bytes, evictions, truncations, reconnects and the last error.',
+      'Connected or not, whether the stored subscriptions are in force on this connection (subscribed: the broker kept the session, or they were made again), broker address (never credentials), protocol version, client id, embedded or external, stored subscriptions, buffered counts and bytes, evictions, truncations, reconnects and the last error.',
     input: z.object({}).strict(),
     annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     handler: async () => ({
       connected: hub.connected,
+      subscribed: hub.subscribed,
       broker: hub.brokerUrl,
       embedded: !config.MQTT_URL,
       ...(hub.embeddedPort !== undefined ? { embeddedPort: hub.embeddedPort } : {}),

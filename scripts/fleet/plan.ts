@@ -73,6 +73,8 @@ export function planFleet({ env, only }: FleetOptions): { specs: LaunchSpec[]; d
             env[name] ?? String(profilePort({ ...entry, port: p }, profile) + offset),
           ]),
         ),
+        // the gateway polls just the services started here (all of them without --only)
+        ...(only && entry.id === GATEWAY_ID ? { FLEET_SERVICES: wanted.map((e) => e.id).join(',') } : {}),
         HOST: env.HOST ?? '127.0.0.1',
         DATA_DIR: dataDir,
         LOG_FILE: logFile,

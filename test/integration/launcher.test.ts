@@ -10,6 +10,13 @@ import { planFleet } from '../../scripts/fleet/plan';
 import { isAlive, waitFor } from '../support/fleet-process';
 
 describe('launcher', () => {
+  it('tells the gateway which services it started with --only, and nothing without it', () => {
+    const env = { ...process.env, FLEET_DATA_DIR: '/tmp/fleet-plan' };
+    const gateway = (only?: string[]) => planFleet({ env, only }).specs.find((s) => s.entry.id === 'mega-orchestrator')!;
+    expect(gateway(['system-mcp', 'git-mcp']).env.FLEET_SERVICES).toBe('git-mcp,system-mcp');
+    expect(gateway().env.FLEET_SERVICES).toBe(process.env.FLEET_SERVICES);
+  });
+
   it('reports a service that fails at boot with its error and keeps the healthy one running', async () => {
     const tmp = tempDir('launcher-');
     const offset = 25_000 + Math.floor(Math.random() * 100) * 100;

@@ -10,6 +10,9 @@ export const VERSION = '0.1.0';
 export const configSchema = z.object({
   ...baseEnvShape,
   HEALTH_POLL_MS: ms(5000, 50).describe("How often every downstream's /health and /tools/list are read."),
+  FLEET_SERVICES: csv([]).describe(
+    'Inventory services this gateway polls (ids, comma-separated); empty: every built one. `fleet up --only` sets it to the services it started, so the others show as not registered rather than unhealthy.',
+  ),
   HEALTH_TIMEOUT_MS: ms(2000, 50, 60_000).describe('Time limit of one health or tools/list probe.'),
   DOWNSTREAM_TIMEOUT_MS: ms(30_000, 50, 600_000).describe('Time limit of one forwarded tool call (TIMEOUT 504 after it).'),
   DOWNSTREAM_CONNECTIONS: int(64, 1, 1024).describe('Keep-alive connections per downstream pool.'),
@@ -137,9 +140,25 @@ export function readConfig(env?: Env): Config {
   const source = env ?? process.env;
   const config: Config = loadConfig(SERVICE_ID, configSchema, source);
   const stdio = config.STDIO_SERVERS ? inventoryStdioServers(source) : { specs: [], skipped: [] };
-  config.downstreams = [...defaultDownstreams(source), ...stdio.specs, ...configuredMcpServers(source)];
+  config.downstreams = [
+    ...defaultDownstreams(source, polledServices(config.FLEET_SERVICES)),
+    ...stdio.specs,
+    ...configuredMcpServers(source),
+  ];
   config.skippedServers = stdio.skipped;
   return config;
+}
+
+/** The built HTTP services named by FLEET_SERVICES (all of them when it is empty); an unknown id is refused, naming the known ones. */
+export function polledServices(ids: readonly string[]): ServiceEntry[] {
+  const built = downstreamServices();
+  if (ids.length === 0) return built;
+  const unknown = ids.filter((id) => !built.some((e) => e.id === id));
+  if (unknown.length)
+    throw new Error(
+      `FLEET_SERVICES names ${unknown.join(', ')}, which this gateway does not know; built services: ${built.map((e) => e.id).join(', ')}`,
+    );
+  return built.filter((e) => ids.includes(e.id));
 }
 
 /** The whole inventory, for GET /services (planned and excluded services are listed too). */

@@ -114,7 +114,7 @@ export function servicesView(ctx: GatewayContext): Record<string, unknown> {
     entries.push({
       id: e.id,
       url: self ? null : displayUrl(`http://127.0.0.1:${e.port}`),
-      port: e.port,
+      port: self ? ctx.config.PORT : e.port,
       pattern: e.pattern,
       description: e.description,
       status: self ? 'healthy' : inventoryStatus(e),
@@ -124,7 +124,9 @@ export function servicesView(ctx: GatewayContext): Record<string, unknown> {
           ? 'excluded from the public contract'
           : e.status === 'planned'
             ? 'not built yet; its tools answer UPSTREAM_UNAVAILABLE'
-            : 'not in this gateway’s registry',
+            : ctx.config.FLEET_SERVICES.length
+              ? 'not started in this fleet (FLEET_SERVICES lists the services this gateway polls)'
+              : 'not in this gateway’s registry',
       lastChecked: null,
       tools: self ? 0 : e.tools.length,
       breaker: null,

@@ -198,6 +198,13 @@ describe('configuration', () => {
     });
   });
 
+  it('polls just the services FLEET_SERVICES names, and refuses an id it does not know', () => {
+    const config = readConfig({ FLEET_SERVICES: 'system-mcp, git-mcp', STDIO_SERVERS: 'false' });
+    expect(config.downstreams!.map((d) => d.id).sort()).toEqual(['git-mcp', 'system-mcp']);
+    expect(readConfig({ STDIO_SERVERS: 'false' }).downstreams!.length).toBeGreaterThan(10);
+    expect(() => readConfig({ FLEET_SERVICES: 'system-mcp,gti-mcp' })).toThrow(/gti-mcp.*built services: .*git-mcp/);
+  });
+
   it('fails fast naming every bad variable', () => {
     let message = '';
     try {

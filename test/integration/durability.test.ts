@@ -74,6 +74,16 @@ const STORES: Store[] = [
     },
     read: async (url) => new Set(await pages(url, 'webhook_list', {}, (r) => r.webhooks.map((w: { id: string }) => String(w.id)))),
   },
+  {
+    id: 'mqtt-mcp',
+    port: 7019,
+    write: async (url, i) => ((await call(url, 'subscribe_topic', { filter: `durable/${i}/#`, qos: 1 })) ? `durable/${i}/#` : undefined),
+    read: async (url) => {
+      const status = await call(url, 'get_mqtt_status', {});
+      if (!status) throw new Error('get_mqtt_status failed after the restart');
+      return new Set(status.subscriptions.map((s: { filter: string }) => s.filter));
+    },
+  },
 ];
 
 describe('embedded stores killed mid-write', () => {

@@ -83,10 +83,16 @@ export class MqttHub {
    * this (on a broker that lost the session) were never for us.
    */
   get subscribed(): boolean {
-    return this.connected && this.subscribedConnection === this.connections;
+    return this.connected && this.subscribedConnection === this.connections && this.pending.size === 0;
   }
+  /** Whether the broker kept our session at the last connect. */
+  sessionPresent?: boolean;
   private connections = 0;
   private subscribedConnection = -1;
+  /** Filters stored while the broker could not be asked (or did not answer): made on the next connect even when the session was kept. */
+  private readonly pending = new Set<string>();
+  /** Filters removed while the broker could not be told: unsubscribed on the next connect that kept the session. */
+  private readonly dropped = new Set<string>();
 
   get embeddedPort(): number | undefined {
     return this.broker?.port;
@@ -125,6 +131,7 @@ export class MqttHub {
     this.client = client;
     client.on('connect', (ack) => {
       const connection = ++this.connections;
+      this.sessionPresent = ack.sessionPresent;
       this.logger.info('connected to MQTT broker', { broker: this.brokerUrl, sessionPresent: ack.sessionPresent });
       void this.resubscribe(ack.sessionPresent).then((ok) => {
         if (ok) this.subscribedConnection = connection;
@@ -143,15 +150,31 @@ export class MqttHub {
     client.on('message', (topic, payload, packet) => this.receive(topic, payload, packet));
   }
 
-  /** After a connect without a kept session, every stored subscription is made again; true once they are in force. */
+  /**
+   * After a connect without a kept session every stored subscription is made again; with a kept
+   * session, those stored while the broker could not be asked. True once they are in force.
+   */
   private async resubscribe(sessionPresent: boolean): Promise<boolean> {
-    const subs = await this.subscriptions();
-    if (sessionPresent || subs.length === 0) return true;
+    const subs = (await this.subscriptions()).filter((s) => !sessionPresent || this.pending.has(s.filter));
     const client = this.client;
     if (!client) return false;
+    if (!sessionPresent) this.dropped.clear();
+    else if (this.dropped.size) {
+      const filters = [...this.dropped];
+      const ok = await new Promise<boolean>((resolve) =>
+        client.unsubscribe(filters, (err) => {
+          if (err) this.logger.warn('unsubscribe after reconnect failed', { error: err.message });
+          else for (const f of filters) this.dropped.delete(f);
+          resolve(!err);
+        }),
+      );
+      if (!ok) return false;
+    }
+    if (subs.length === 0) return true;
     return new Promise<boolean>((resolve) =>
       client.subscribe(Object.fromEntries(subs.map((s) => [s.filter, { qos: s.qos }])), (err) => {
         if (err) this.logger.warn('resubscribe failed', { error: err.message });
+        else for (const s of subs) this.pending.delete(s.filter);
         resolve(!err);
       }),
     );
@@ -291,6 +314,8 @@ export class MqttHub {
       'INSERT INTO subscriptions (filter, qos, created_at) VALUES (?, ?, ?) ON CONFLICT(filter) DO UPDATE SET qos = excluded.qos',
       [filter, qos, new Date().toISOString()],
     );
+    this.pending.add(filter);
+    this.dropped.delete(filter);
     if (!client.connected) return { established: false };
     const granted = await new Promise<number | undefined>((resolve, reject) => {
       const timer = setTimeout(() => resolve(undefined), this.config.MQTT_CONNECT_TIMEOUT_MS);
@@ -300,6 +325,7 @@ export class MqttHub {
         else resolve(grants?.[0]?.qos);
       });
     });
+    if (granted !== undefined) this.pending.delete(filter);
     if (granted !== undefined && granted >= 128) {
       await db.run('DELETE FROM subscriptions WHERE filter = ?', [filter]);
       throw new AppError('FORBIDDEN', `The MQTT broker refused a subscription to ${filter} (reason ${granted}).`);
@@ -311,7 +337,9 @@ export class MqttHub {
     const { client, db } = await this.live();
     const { changes } = await db.run('DELETE FROM subscriptions WHERE filter = ?', [filter]);
     if (changes === 0) throw new AppError('NOT_FOUND', `There is no subscription ${filter}; get_mqtt_status lists them.`);
+    this.pending.delete(filter);
     if (client.connected) await new Promise<void>((resolve) => client.unsubscribe(filter, () => resolve()));
+    else this.dropped.add(filter);
     return { removed: true };
   }
 

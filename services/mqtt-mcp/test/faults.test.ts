@@ -28,6 +28,9 @@ class OwnMosquitto {
         'persistence true',
         `persistence_location ${path.join(this.dir, store)}/`,
         'log_type none',
+        // Run as root, Mosquitto drops to the mosquitto user, which cannot write the test's private
+        // directory, and then keeps no session across a restart: stay the test's own user.
+        ...(process.getuid?.() === 0 ? ['user root'] : []),
         '',
       ].join('\n'),
     );
@@ -71,22 +74,33 @@ describeWithProgram('mosquitto', 'mosquitto', 'mqtt-mcp faults against its own M
     const h: Harness = await startService(env(), data.dir);
     try {
       await h.call('subscribe_topic', { filter: 'f/a', qos: 1 }).expect(200);
+      await h.call('subscribe_topic', { filter: 'f/gone', qos: 1 }).expect(200);
       await broker.stop();
       await until(() => !h.svc.hub.connected);
       const t0 = Date.now();
       const down = await h.call('publish_message', { topic: 'f/a', payload: 'x', qos: 1 }).expect(503);
       expect(down.body.code).toBe('UPSTREAM_UNAVAILABLE');
       expect(Date.now() - t0).toBeLessThan(1000);
+      // changed while the broker is away: made and removed on the next connect, though the session is kept
+      expect((await h.call('subscribe_topic', { filter: 'f/late', qos: 1 }).expect(200)).body.result).toMatchObject({ established: false });
+      await h.call('unsubscribe_topic', { filter: 'f/gone' }).expect(200);
+      expect(h.svc.hub.subscribed).toBe(false);
       await broker.start(); // same store: the broker still has our persistent session
       await until(() => h.svc.hub.subscribed);
+      expect(h.svc.hub.sessionPresent).toBe(true);
       let other = await peer(broker.url);
+      await other.publishAsync('f/gone', 'not wanted', { qos: 1 });
       await other.publishAsync('f/a', 'after restart', { qos: 1 });
+      await other.publishAsync('f/late', 'subscribed while away', { qos: 1 });
       await other.endAsync();
       await until(() => h.svc.hub.list('f/a', undefined, undefined, 10).items.some((m) => m.payload === 'after restart'));
+      await until(() => h.svc.hub.list('f/late', undefined, undefined, 10).items.some((m) => m.payload === 'subscribed while away'));
+      expect(h.svc.hub.list('f/gone', undefined, undefined, 10).items).toEqual([]);
       // a broker that lost every session (fresh store): the stored subscription is made again
       await broker.stop();
       await broker.start('fresh-store');
       await until(() => h.svc.hub.subscribed);
+      expect(h.svc.hub.sessionPresent).toBe(false);
       expect((await h.call('get_mqtt_status', {}).expect(200)).body.result).toMatchObject({ connected: true, subscribed: true });
       other = await peer(broker.url);
       await other.publishAsync('f/a', 'after wipe', { qos: 1 });

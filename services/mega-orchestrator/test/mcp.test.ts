@@ -308,6 +308,28 @@ describe('sessionless JSON-RPC (curl)', () => {
     expect(batch.body.find((m: { id: number }) => m.id === 2).result.structuredContent).toEqual({ result: 42 });
     const note = await raw('{"jsonrpc":"2.0","method":"notifications/initialized"}');
     expect(note.status).toBe(202);
+    // one request in a batch is still answered with an array (the SDK alone sends a bare object)
+    const one = await raw(
+      JSON.stringify([
+        { jsonrpc: '2.0', id: 7, method: 'ping' },
+        { jsonrpc: '2.0', method: 'notifications/initialized' },
+      ]),
+    ).expect(200);
+    expect(one.body).toEqual([{ jsonrpc: '2.0', id: 7, result: {} }]);
+    expect(Number(one.headers['content-length'])).toBe(Buffer.byteLength(one.text));
+    const onlyNotes = await raw(JSON.stringify([{ jsonrpc: '2.0', method: 'notifications/initialized' }]));
+    expect(onlyNotes.status).toBe(202);
+    // batches were removed in 2025-06-18: a client speaking a later revision is told so
+    for (const version of ['2025-06-18', '2025-11-25']) {
+      const refused = await raw(JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'ping' }]))
+        .set('MCP-Protocol-Version', version)
+        .expect(400);
+      expect(refused.body).toMatchObject({ id: null, error: { code: -32600, message: expect.stringContaining('one message per POST') } });
+    }
+    const old = await raw(JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'ping' }]))
+      .set('MCP-Protocol-Version', '2025-03-26')
+      .expect(200);
+    expect(old.body).toEqual([{ jsonrpc: '2.0', id: 1, result: {} }]);
   });
 
   it('maps errors to JSON-RPC codes: -32601, -32602, -32700, -32600', async () => {

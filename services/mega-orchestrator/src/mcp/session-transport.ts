@@ -154,6 +154,21 @@ export class McpSessionTransport {
   async handlePost(req: Request, res: Response, body: unknown): Promise<void> {
     const invalid = invalidMessage(body);
     if (invalid) return sendRpcError(res, 400, invalid.id, JSONRPC_CODES.INVALID_REQUEST, invalid.message);
+    if (Array.isArray(body)) {
+      // Batches were removed in 2025-06-18; a client without the header is 2025-03-26 (the transport spec's default).
+      const version = req.headers['mcp-protocol-version'];
+      if (typeof version === 'string' && version > BATCH_ERA_END) {
+        return sendRpcError(
+          res,
+          400,
+          null,
+          JSONRPC_CODES.INVALID_REQUEST,
+          `Invalid Request: JSON-RPC batches were removed in MCP 2025-06-18 and this request speaks ${version}; send one message per POST.`,
+        );
+      }
+      // one request in the batch: the SDK transport answers it with a bare object
+      if (body.filter((m) => 'id' in m && 'method' in m).length === 1) answerBatchAsArray(res);
+    }
     const messages = (Array.isArray(body) ? body : [body]) as Record<string, unknown>[];
     // What the SDK transport would reject as a "parse error" is a JSON-RPC invalid request.
     const malformed = messages.find((m) => !plainRequest(m) && !JSONRPCMessageSchema.safeParse(m).success);
@@ -402,4 +417,47 @@ export class McpSessionTransport {
     this.options.listen?.close();
     await Promise.all([...this.sessions.values()].map((s) => this.end(s)));
   }
+}
+
+/** The last MCP revision with JSON-RPC batches. */
+const BATCH_ERA_END = '2025-03-26';
+
+/**
+ * A batch is answered with an array (JSON-RPC 2.0), also when it holds a single request, which the
+ * SDK transport answers with a bare object: a 200 JSON answer is held until it ends, wrapped in
+ * [ ] and sent with its true length. Anything else (an event stream, an error status) passes as it is.
+ */
+function answerBatchAsArray(res: Response): void {
+  const original = { writeHead: res.writeHead, write: res.write, end: res.end };
+  const restore = () => Object.assign(res, original);
+  let held: { status: number; headers: Record<string, unknown> } | undefined;
+  const chunks: Buffer[] = [];
+  const toBuffer = (chunk: unknown) => (typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk as Uint8Array));
+  res.writeHead = ((status: number, ...rest: unknown[]) => {
+    const headers = (rest.find((r) => r !== null && typeof r === 'object' && !Array.isArray(r)) ?? {}) as Record<string, unknown>;
+    const typeKey = Object.keys(headers).find((k) => k.toLowerCase() === 'content-type');
+    const type = String((typeKey ? headers[typeKey] : res.getHeader('content-type')) ?? '');
+    if (status !== 200 || !type.includes('application/json')) {
+      restore();
+      return res.writeHead(status, ...(rest as []));
+    }
+    held = { status, headers };
+    return res;
+  }) as Response['writeHead'];
+  res.write = ((chunk: unknown, ...rest: unknown[]) => {
+    if (!held) return (original.write as (...a: unknown[]) => boolean).call(res, chunk, ...rest);
+    chunks.push(toBuffer(chunk));
+    return true;
+  }) as Response['write'];
+  res.end = ((chunk?: unknown, ...rest: unknown[]) => {
+    restore();
+    if (!held) return (original.end as (...a: unknown[]) => Response).call(res, chunk, ...rest);
+    if (chunk !== undefined && chunk !== null && typeof chunk !== 'function') chunks.push(toBuffer(chunk));
+    let text = Buffer.concat(chunks).toString('utf8');
+    if (text.startsWith('{')) text = `[${text}]`;
+    const headers = Object.fromEntries(Object.entries(held.headers).filter(([k]) => k.toLowerCase() !== 'content-length'));
+    if (!res.headersSent) res.removeHeader('content-length');
+    res.writeHead(held.status, { ...headers, 'content-length': Buffer.byteLength(text) });
+    return res.end(text);
+  }) as Response['end'];
 }

@@ -18,7 +18,7 @@ import type { GatewayContext } from './context';
 import { Dispatcher } from './dispatch';
 import { countRequests, gatewayRequestContext, gatewaySendError, originGuard } from './middleware';
 import { McpSessionTransport } from './mcp/session-transport';
-import { looksLikeJsonRpc, sendRpcError } from './mcp/jsonrpc';
+import { looksLikeJsonRpc, onlyNotifications, sendRpcError } from './mcp/jsonrpc';
 import { callTool, createMcpServer } from './mcp/server';
 import { ListenStreams } from './mcp/subscriptions';
 import { Providers } from './providers';
@@ -212,10 +212,8 @@ export function createApp(deps: GatewayDeps): Gateway {
         ? new RedisRateStore(config.REDIS_URL, config.RATE_LIMIT_PREFIX, config.RATE_LIMIT_REDIS_TIMEOUT_MS)
         : new MemoryRateStore()
       : undefined;
-  if (rateStore) {
-    logger.info('rate limits are on', { perMinute: config.RATE_LIMIT_PER_MINUTE, store: rateStore.kind });
-    app.use(
-      rateLimiter({
+  const limiter = rateStore
+    ? rateLimiter({
         limit: config.RATE_LIMIT_PER_MINUTE,
         windowMs: 60_000,
         store: rateStore,
@@ -223,8 +221,16 @@ export function createApp(deps: GatewayDeps): Gateway {
         sendError,
         wantsJsonRpc,
         onStoreError: stats.watchRateStore(),
-      }),
-    );
+      })
+    : undefined;
+  if (limiter) {
+    logger.info('rate limits are on', { perMinute: config.RATE_LIMIT_PER_MINUTE, store: rateStore!.kind });
+    // POST /mcp is counted once its body is read (below), so that notifications go free.
+    app.use((req, res, next) => {
+      if (req.method === 'POST' && req.path === '/mcp') return next();
+      res.locals.rateCounted = true;
+      limiter(req, res, next);
+    });
   }
 
   // The hot path: POST /mcp with a plain JSON body is read here and handed straight to its handler,
@@ -232,6 +238,15 @@ export function createApp(deps: GatewayDeps): Gateway {
   // for every other request shape).
   const bodyLimit = byteLimit(config.BODY_LIMIT);
   const handlers = nativeHandlers(ctx, mcp);
+  if (limiter) {
+    // MCP notifications and responses (cancel, initialized, replies to the server) are not counted:
+    // a caller at its limit can still cancel what it started. Everything else is, with its request id.
+    const post = handlers.postMcp;
+    handlers.postMcp = (req, res) =>
+      res.locals.rateCounted || onlyNotifications(req.body)
+        ? post(req, res)
+        : new Promise<void>((resolve, reject) => limiter(req, res, (err?: unknown) => (err ? reject(err) : resolve(post(req, res)))));
+  }
   app.use((req, res, next) => {
     if (req.method !== 'POST' || (req.url !== '/mcp' && !req.url.startsWith('/mcp?')) || !isPlainJsonRequest(req)) return next();
     guard(req, res, () =>

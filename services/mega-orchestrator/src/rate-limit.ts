@@ -10,7 +10,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import Redis from 'ioredis';
 import { AppError, ERROR_CODES, type Logger, type SendError } from '@mcp-fleet/kit';
 import { principalOf } from './auth';
-import { sendRpcError } from './mcp/jsonrpc';
+import { requestIdOf, sendRpcError } from './mcp/jsonrpc';
 
 export interface WindowCount {
   /** Requests counted in the current window, this one included. */
@@ -136,7 +136,7 @@ export function rateLimiter(options: RateLimitOptions): RequestHandler {
         res.locals.errorCode = 'RATE_LIMITED';
         if (options.wantsJsonRpc(req)) {
           res.setHeader('Retry-After', String(reset));
-          return sendRpcError(res, 429, null, ERROR_CODES.RATE_LIMITED.rpc, message, { retryAfter: reset });
+          return sendRpcError(res, 429, requestIdOf(req.body), ERROR_CODES.RATE_LIMITED.rpc, message, { retryAfter: reset });
         }
         options.sendError(res, new AppError('RATE_LIMITED', message, { retryAfter: reset }));
       },

@@ -78,7 +78,22 @@ describe('rate limits on a gateway', () => {
       .set({ 'mcp-protocol-version': '2025-11-25', accept: 'application/json, text/event-stream' })
       .send({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' } } });
     expect(rpc.status).toBe(429);
-    expect(rpc.body).toMatchObject({ jsonrpc: '2.0', error: { code: -32029, data: { retryAfter: expect.any(Number) } } });
+    expect(rpc.body).toMatchObject({ jsonrpc: '2.0', id: 5, error: { code: -32029, data: { retryAfter: expect.any(Number) } } });
+    // notifications are not counted: a caller at its limit can still cancel what it started
+    const cancel = await request(g.url)
+      .post('/mcp')
+      .set({ 'mcp-protocol-version': '2025-11-25', accept: 'application/json, text/event-stream' })
+      .send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 5 } });
+    expect(cancel.status).toBe(202);
+    expect(cancel.headers['ratelimit-limit']).toBeUndefined();
+    // other POST routes and a trailing slash are counted once, like before
+    expect(
+      (
+        await request(g.url)
+          .post('/mcp/')
+          .send({ tool: 'echo', arguments: { text: 'x' } })
+      ).status,
+    ).toBe(429);
     expect(alpha.calls.get('echo')).toBe(3);
     const stats = await request(g.url).get('/stats').expect(200);
     expect(JSON.stringify(stats.body)).toMatch(/RATE_LIMITED/);

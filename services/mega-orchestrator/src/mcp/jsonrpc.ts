@@ -27,9 +27,20 @@ export function sendRpcError(res: Response, status: number, id: RpcId, code: num
   res.status(status).json(rpcError(id, code, message, data));
 }
 
-function idOf(m: Record<string, unknown>): RpcId {
+export function idOf(m: Record<string, unknown>): RpcId {
   const id = m.id;
   return typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id)) ? id : null;
+}
+
+/** The id of a parsed body that is one JSON-RPC request, else null (batches, native bodies). */
+export function requestIdOf(body: unknown): RpcId {
+  return isPlainObject(body) && 'jsonrpc' in body ? idOf(body) : null;
+}
+
+/** True when a parsed body holds JSON-RPC notifications and responses only: nothing a client waits on. */
+export function onlyNotifications(body: unknown): boolean {
+  const messages = Array.isArray(body) ? body : [body];
+  return messages.length > 0 && messages.every((m) => isPlainObject(m) && 'jsonrpc' in m && !('method' in m && 'id' in m));
 }
 
 /**

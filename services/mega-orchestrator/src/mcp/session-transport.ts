@@ -12,7 +12,7 @@ import {
   LATEST_PROTOCOL_VERSION,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
-import { invalidMessage, rpcError, sendRpcError, type RpcId } from './jsonrpc';
+import { idOf, invalidMessage, rpcError, sendRpcError } from './jsonrpc';
 
 interface LiveSession {
   id: string;
@@ -67,8 +67,6 @@ function cancelRunning(live: LiveSession, params: unknown): void {
   const requestId = isPlainObject(params) ? params.requestId : undefined;
   if (typeof requestId === 'string' || typeof requestId === 'number') live.running.get(requestId)?.abort();
 }
-
-const idOf = (m: Record<string, unknown>): RpcId => (typeof m.id === 'string' || typeof m.id === 'number' ? m.id : null);
 
 /** Replaces a request header in both views the SDK's Node adapter reads (headers and rawHeaders). */
 function setHeader(req: IncomingMessage, name: string, value: string): void {

@@ -456,6 +456,7 @@ function answerBatchAsArray(res: Response): void {
     const headers = Object.fromEntries(Object.entries(held.headers).filter(([k]) => k.toLowerCase() !== 'content-length'));
     if (!res.headersSent) res.removeHeader('content-length');
     res.writeHead(held.status, { ...headers, 'content-length': Buffer.byteLength(text) });
-    return res.end(text);
+    const done = [chunk, ...rest].find((a): a is () => void => typeof a === 'function');
+    return done ? res.end(text, done) : res.end(text);
   }) as Response['end'];
 }

@@ -114,7 +114,7 @@ export function servicesView(ctx: GatewayContext): Record<string, unknown> {
     entries.push({
       id: e.id,
       url: self ? null : displayUrl(`http://127.0.0.1:${e.port}`),
-      port: self ? ctx.config.PORT : e.port,
+      port: self ? (ctx.config.PORT ?? e.port) : e.port,
       pattern: e.pattern,
       description: e.description,
       status: self ? 'healthy' : inventoryStatus(e),

@@ -239,7 +239,8 @@ describe('inventory routes', () => {
     expect((byId.get('alpha-mcp') as { lastChecked: string }).lastChecked).toEqual(expect.any(String));
     expect(byId.get('memory-mcp')).toMatchObject({ status: 'not yet available', port: 7005 });
     expect(byId.get('vision-mcp')).toMatchObject({ status: 'excluded' });
-    expect(byId.get('mega-orchestrator')).toMatchObject({ status: 'healthy', pattern: 'gateway' });
+    // PORT unset here: the gateway shows its documented port (with PORT, the one it listens on)
+    expect(byId.get('mega-orchestrator')).toMatchObject({ status: 'healthy', pattern: 'gateway', port: 7000 });
   });
 
   it('GET /status, /modes and /mcp/schema', async () => {

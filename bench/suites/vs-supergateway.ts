@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { markdownTable, REPO_ROOT, runLoad, startServiceProcess, stopProcesses, type LoadResult } from '../lib';
+import { markdownTable, percentile, REPO_ROOT, runLoad, startServiceProcess, stopProcesses, type LoadResult } from '../lib';
 
 async function session(origin: string, pathName: string): Promise<Record<string, string>> {
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
@@ -158,8 +158,12 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
       pairedRatios.push(Math.round((ours32.throughput / theirs32.throughput) * 100) / 100);
       process.stdout.write(`vs-supergateway round ${r + 1}: ${ours32.throughput}/s vs ${theirs32.throughput}/s\n`);
     }
-    const sortedRatios = [...pairedRatios].sort((a, b) => a - b);
-    const medianRatio = sortedRatios.length ? sortedRatios[Math.floor(sortedRatios.length / 2)] : undefined;
+    const medianRatio = pairedRatios.length
+      ? percentile(
+          [...pairedRatios].sort((a, b) => a - b),
+          50,
+        )
+      : undefined;
     const get = (p: string, c: number) => rows.find((r) => r.path === p && r.result.concurrency === c)!.result;
     const ratio32 = Math.round((get('gateway', 32).throughput / get('supergateway', 32).throughput) * 100) / 100;
     const addedP50 = Math.round((get('gateway', 1).p50Ms - get('direct', 1).p50Ms) * 1000) / 1000;

@@ -212,6 +212,8 @@ export function createApp(deps: GatewayDeps): Gateway {
         ? new RedisRateStore(config.REDIS_URL, config.RATE_LIMIT_PREFIX, config.RATE_LIMIT_REDIS_TIMEOUT_MS)
         : new MemoryRateStore()
       : undefined;
+  // POST /mcp is counted once its body is read (below), so that notifications go free; the rest here.
+  const countedAfterBody = (req: Request) => req.method === 'POST' && req.path === '/mcp';
   const limiter = rateStore
     ? rateLimiter({
         limit: config.RATE_LIMIT_PER_MINUTE,
@@ -223,14 +225,9 @@ export function createApp(deps: GatewayDeps): Gateway {
         onStoreError: stats.watchRateStore(),
       })
     : undefined;
-  if (limiter) {
-    logger.info('rate limits are on', { perMinute: config.RATE_LIMIT_PER_MINUTE, store: rateStore!.kind });
-    // POST /mcp is counted once its body is read (below), so that notifications go free.
-    app.use((req, res, next) => {
-      if (req.method === 'POST' && req.path === '/mcp') return next();
-      res.locals.rateCounted = true;
-      limiter(req, res, next);
-    });
+  if (rateStore && limiter) {
+    logger.info('rate limits are on', { perMinute: config.RATE_LIMIT_PER_MINUTE, store: rateStore.kind });
+    app.use((req, res, next) => (countedAfterBody(req) ? next() : limiter(req, res, next)));
   }
 
   // The hot path: POST /mcp with a plain JSON body is read here and handed straight to its handler,
@@ -243,7 +240,7 @@ export function createApp(deps: GatewayDeps): Gateway {
     // a caller at its limit can still cancel what it started. Everything else is, with its request id.
     const post = handlers.postMcp;
     handlers.postMcp = (req, res) =>
-      res.locals.rateCounted || onlyNotifications(req.body)
+      !countedAfterBody(req) || onlyNotifications(req.body)
         ? post(req, res)
         : new Promise<void>((resolve, reject) => limiter(req, res, (err?: unknown) => (err ? reject(err) : resolve(post(req, res)))));
   }

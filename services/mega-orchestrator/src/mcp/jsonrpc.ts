@@ -37,10 +37,15 @@ export function requestIdOf(body: unknown): RpcId {
   return isPlainObject(body) && 'jsonrpc' in body ? idOf(body) : null;
 }
 
+/** A JSON-RPC request: a method and an id (the client waits for its answer). */
+export function isRequest(m: unknown): boolean {
+  return isPlainObject(m) && 'method' in m && 'id' in m;
+}
+
 /** True when a parsed body holds JSON-RPC notifications and responses only: nothing a client waits on. */
 export function onlyNotifications(body: unknown): boolean {
   const messages = Array.isArray(body) ? body : [body];
-  return messages.length > 0 && messages.every((m) => isPlainObject(m) && 'jsonrpc' in m && !('method' in m && 'id' in m));
+  return messages.length > 0 && messages.every((m) => isPlainObject(m) && 'jsonrpc' in m && !isRequest(m));
 }
 
 /**

@@ -12,7 +12,7 @@ import {
   LATEST_PROTOCOL_VERSION,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
-import { idOf, invalidMessage, rpcError, sendRpcError } from './jsonrpc';
+import { idOf, invalidMessage, isRequest, rpcError, sendRpcError } from './jsonrpc';
 
 interface LiveSession {
   id: string;
@@ -165,7 +165,7 @@ export class McpSessionTransport {
         );
       }
       // one request in the batch: the SDK transport answers it with a bare object
-      if (body.filter((m) => 'id' in m && 'method' in m).length === 1) answerBatchAsArray(res);
+      if (body.filter(isRequest).length === 1) answerBatchAsArray(res);
     }
     const messages = (Array.isArray(body) ? body : [body]) as Record<string, unknown>[];
     // What the SDK transport would reject as a "parse error" is a JSON-RPC invalid request.

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, RequestListener } from 'node:http';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { z } from 'zod';
 import type { BaseConfig } from './config';
@@ -6,7 +7,18 @@ import { errorEnvelope, successEnvelope } from './envelope';
 import { AppError, statusForCode, toAppError } from './errors';
 import { runHealthChecks, type HealthCheck } from './health';
 import { byteLimit, isPlainJsonRequest, readJsonBody, sendJson } from './fast-json';
-import { abortOnClose, isPlainObject, makeSendError, requestContext } from './http';
+import {
+  abortOnClose,
+  header,
+  isPlainObject,
+  makeSendError,
+  pathOf,
+  requestContext,
+  withFastPath,
+  type FastRoute,
+  type HttpResponse,
+  type RequestContextOptions,
+} from './http';
 import type { Logger } from './logger';
 import { createMetrics, type ServiceMetrics } from './metrics';
 import { getPromptOf, listPromptsOf, promptGetBody, type PromptSource } from './prompt';
@@ -41,7 +53,10 @@ export interface ServiceAppOptions {
   routes?: (routes: RouteBuilder) => void;
   /** MCP prompts this service offers (GET /prompts/list, POST /prompts/get); without it both answer 404. */
   prompts?: PromptSource;
-  /** Raw routes that are not tools (e.g. inbound webhooks). Registered before the JSON parser. */
+  /**
+   * Raw routes that are not tools (e.g. inbound webhooks). Registered before the JSON parser; the
+   * tool routes, hot ones included, stay behind whatever middleware this mounts.
+   */
   extend?: (app: Express, kit: KitHandle) => void;
   /** Released on close: pools, files, timers. */
   onClose?: () => Promise<void> | void;
@@ -73,11 +88,12 @@ export interface KitHandle {
   metrics: ServiceMetrics;
   callTool(name: string, args: unknown, options?: CallOptions): Promise<unknown>;
   /** Sends the error envelope for anything thrown. */
-  sendError(res: Response, err: unknown): void;
+  sendError(res: HttpResponse, err: unknown): void;
 }
 
 export interface ServiceApp extends KitHandle {
-  app: Express;
+  /** The server's request listener: the hot routes answered before Express (see createServiceApp), the rest by the Express app. */
+  app: RequestListener;
   tools: ReadonlyMap<string, ToolDefinition>;
   close(): Promise<void>;
 }
@@ -171,30 +187,29 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
   app.disable('x-powered-by');
   app.set('query parser', 'extended');
 
-  app.use(
-    requestContext({
-      metrics,
-      // One span per request: a child of the caller's traceparent (the gateway's span) when sent.
-      onStart: (req, res) => {
-        const span = tracer.startSpan(`${req.method} ${req.path}`, {
-          traceparent: req.get('traceparent'),
-          attributes: { 'mcp_fleet.service': service },
-        });
-        res.locals.span = span;
-        res.locals.logger = logger.child({ trace_id: span.traceId, span_id: span.spanId });
-      },
-      onFinish: (_req, res, route) => {
-        const span = res.locals.span as FleetSpan;
-        span.setAttribute('http.route', route);
-        span.setAttribute('http.response.status_code', res.statusCode);
-        span.end();
-      },
-    }),
-  );
+  const context: RequestContextOptions = {
+    metrics,
+    // One span per request: a child of the caller's traceparent (the gateway's span) when sent.
+    onStart: (req, res) => {
+      const span = tracer.startSpan(`${req.method} ${pathOf(req)}`, {
+        traceparent: header(req, 'traceparent'),
+        attributes: { 'mcp_fleet.service': service },
+      });
+      res.locals.span = span;
+      res.locals.logger = logger.child({ trace_id: span.traceId, span_id: span.spanId });
+    },
+    onFinish: (_req, res, route) => {
+      const span = res.locals.span as FleetSpan;
+      span.setAttribute('http.route', route);
+      span.setAttribute('http.response.status_code', res.statusCode);
+      span.end();
+    },
+  };
+  app.use(requestContext(context));
 
   options.extend?.(app, kit);
 
-  const callOptions = (req: Request, res: Response): CallOptions => ({
+  const callOptions = (req: IncomingMessage, res: HttpResponse): CallOptions => ({
     requestId: res.locals.requestId,
     signal: abortOnClose(res),
     authorization: req.headers.authorization,
@@ -202,32 +217,44 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
     traceparent: (res.locals.span as FleetSpan).traceparent,
   });
 
-  // The hot path: POST /tools/call and POST /tools/<name> with a plain JSON body are answered here,
-  // before the router and the body parser (and without an ETag on the answer); the routes below
-  // serve the same requests identically for everything else (progress streams, other encodings).
+  // The hot route: POST /tools/call and POST /tools/<name> with a plain JSON body, answered by one
+  // handler without the router and the body parser (and without an ETag on the answer); the routes
+  // below serve the same requests identically for everything else (progress streams, other encodings).
   const limit = byteLimit(options.config.BODY_LIMIT);
-  app.use((req: Request, res: Response, next: NextFunction) => {
-    if (req.method !== 'POST' || !req.url.startsWith('/tools/') || req.headers[PROGRESS_HEADER] !== undefined) return next();
-    if (!isPlainJsonRequest(req)) return next();
-    const query = req.url.indexOf('?');
-    const rest = req.url.slice(7, query < 0 ? undefined : query);
-    if (rest.length === 0 || rest.includes('/')) return next();
-    res.locals.route = rest === 'call' ? '/tools/call' : '/tools/:tool';
-    readJsonBody(req, limit)
-      .then(async (body) => {
-        let name: string;
-        let args: unknown = body;
-        if (rest === 'call') {
-          const parsed = parseOrThrow(toolCallBody, body, 'tool call; send {"name": "<tool>", "arguments": {...}}');
-          name = parsed.name;
-          args = parsed.arguments;
-        } else {
-          name = decodeURIComponent(rest);
-        }
-        sendJson(res, 200, successEnvelope(service, await callTool(name, args, callOptions(req, res))));
-      })
-      .catch((err: unknown) => sendError(res, err));
-  });
+  const callFromBody = (tool: string): FastRoute => {
+    const route = tool === 'call' ? '/tools/call' : '/tools/:tool';
+    return async (req, res) => {
+      res.locals.route = route;
+      const body = await readJsonBody(req, limit);
+      let name: string;
+      let args: unknown = body;
+      if (tool === 'call') {
+        const parsed = parseOrThrow(toolCallBody, body, 'tool call; send {"name": "<tool>", "arguments": {...}}');
+        name = parsed.name;
+        args = parsed.arguments;
+      } else {
+        name = decodeURIComponent(tool);
+      }
+      sendJson(res, 200, successEnvelope(service, await callTool(name, args, callOptions(req, res))));
+    };
+  };
+  const hotRoute = (req: IncomingMessage): FastRoute | undefined => {
+    const url = req.url ?? '';
+    if (req.method !== 'POST' || !url.startsWith('/tools/') || req.headers[PROGRESS_HEADER] !== undefined) return undefined;
+    if (!isPlainJsonRequest(req)) return undefined;
+    const query = url.indexOf('?');
+    const tool = url.slice(7, query < 0 ? undefined : query);
+    return tool.length === 0 || tool.includes('/') ? undefined : callFromBody(tool);
+  };
+  // A service whose extend mounts middleware (authorization, a readiness gate) keeps the hot route
+  // behind it, in the app; the others answer it before Express (the listener below).
+  if (options.extend) {
+    app.use((req: Request, res: Response, next: NextFunction) => {
+      const handle = hotRoute(req);
+      if (!handle) return next();
+      handle(req, res).catch((err: unknown) => sendError(res, err));
+    });
+  }
 
   app.use(express.json({ limit: options.config.BODY_LIMIT, strict: true, type: ['application/json', 'application/*+json'] }));
 
@@ -343,5 +370,6 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
     await options.onClose?.();
   };
 
-  return { app, tools, close, ...kit };
+  const listener = options.extend ? app : withFastPath({ app, context, route: hotRoute, onError: (err, _req, res) => sendError(res, err) });
+  return { app: listener, tools, close, ...kit };
 }

@@ -1,11 +1,38 @@
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
 import { errorEnvelope } from './envelope';
 import { AppError, toAppError } from './errors';
+import { sendJson } from './fast-json';
 import type { Logger } from './logger';
 import type { ServiceMetrics } from './metrics';
 
-/** HTTP plumbing shared by every service app and the gateway. */
+/**
+ * HTTP plumbing shared by every service app and the gateway. It works on Node's request and
+ * response, which Express's request and response extend, so the same code serves a request inside
+ * an Express app and one answered before it (withFastPath).
+ */
+
+/** A request whose body may already be parsed (by Express's body parser or a hot path). */
+export type HttpRequest = IncomingMessage & { body?: unknown };
+
+/** A response with Express's `res.locals`: what an Express response is, and what withFastPath makes of Node's. */
+export type HttpResponse = ServerResponse & Pick<Response, 'locals'>;
+
+/** A request header as one string, as Express's req.get gives it (`name` in lower case). */
+export function header(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+/** The request's path without its query: Express's req.path once Express has the request, else the URL's. */
+export function pathOf(req: IncomingMessage): string {
+  const expressPath = (req as Partial<Request>).path;
+  if (expressPath !== undefined) return expressPath;
+  const url = req.url ?? '/';
+  const query = url.indexOf('?');
+  return query < 0 ? url : url.slice(0, query);
+}
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
@@ -22,41 +49,88 @@ export type HttpMetrics = Pick<ServiceMetrics, 'httpRequests' | 'httpDuration'>;
 export interface RequestContextOptions {
   metrics: HttpMetrics;
   /** Called when the answer is finished, with its route label (e.g. to end a span or count a request). */
-  onFinish?: (req: Request, res: Response, route: string) => void;
+  onFinish?: (req: IncomingMessage, res: HttpResponse, route: string) => void;
   /** Called first, after the request id is set (e.g. to start a span). */
-  onStart?: (req: Request, res: Response) => void;
+  onStart?: (req: IncomingMessage, res: HttpResponse) => void;
+}
+
+/** The route label: `res.locals.route` when a handler set it, else the Express route that matched. */
+function routeOf(req: IncomingMessage, res: HttpResponse): string {
+  const matched = req as Partial<Request>;
+  return (
+    (res.locals.route as string | undefined) ??
+    (matched.route?.path ? String(`${matched.baseUrl ?? ''}${matched.route.path}`) : 'unmatched')
+  );
 }
 
 /**
- * Sets res.locals.requestId and X-Request-Id, and counts and times every request by route (the
- * Express route, or `res.locals.route` set by a handler that answers before the router).
+ * A request's context: sets res.locals.requestId and X-Request-Id, and counts and times the request
+ * by route (the Express route, or `res.locals.route` set by a handler that answers before the router).
  */
-export function requestContext(options: RequestContextOptions): RequestHandler {
+export function trackRequest(req: IncomingMessage, res: HttpResponse, options: RequestContextOptions): void {
   const { httpRequests, httpDuration } = options.metrics;
+  const requestId = requestIdFrom(req.headers['x-request-id']);
+  res.locals.requestId = requestId;
+  res.setHeader('X-Request-Id', requestId);
+  options.onStart?.(req, res);
+  const started = process.hrtime.bigint();
+  res.on('finish', () => {
+    const route = routeOf(req, res);
+    httpRequests.inc({ method: req.method, route, status: String(res.statusCode) });
+    httpDuration.observe({ method: req.method, route }, Number(process.hrtime.bigint() - started) / 1e9);
+    options.onFinish?.(req, res, route);
+  });
+}
+
+/** trackRequest as the first Express middleware. */
+export function requestContext(options: RequestContextOptions): RequestHandler {
   return (req, res, next) => {
-    const requestId = requestIdFrom(req.headers['x-request-id']);
-    res.locals.requestId = requestId;
-    res.setHeader('X-Request-Id', requestId);
-    options.onStart?.(req, res);
-    const started = process.hrtime.bigint();
-    res.on('finish', () => {
-      const route = (res.locals.route as string | undefined) ?? (req.route?.path ? String(req.baseUrl + req.route.path) : 'unmatched');
-      httpRequests.inc({ method: req.method, route, status: String(res.statusCode) });
-      httpDuration.observe({ method: req.method, route }, Number(process.hrtime.bigint() - started) / 1e9);
-      options.onFinish?.(req, res, route);
-    });
+    trackRequest(req, res, options);
     next();
   };
 }
 
-export type SendError = (res: Response, err: unknown) => void;
+/** The handler of a request answered before Express. Whatever it throws goes to FastPathOptions.onError. */
+export type FastRoute = (req: HttpRequest, res: HttpResponse) => Promise<void>;
+
+export interface FastPathOptions {
+  /** The Express app: it answers every request the fast path does not take. */
+  app: RequestListener;
+  /** The options of the app's requestContext middleware: a fast request gets the same context. */
+  context: RequestContextOptions;
+  /** The handler of a request the fast path answers, or undefined to leave it to the app (decided on the request line and headers). */
+  route: (req: IncomingMessage) => FastRoute | undefined;
+  /** Answers an error as the app's error handler does. */
+  onError: (err: unknown, req: HttpRequest, res: HttpResponse) => void;
+}
+
+/**
+ * The server's request listener: the hot routes are answered here, before Express (no app.handle,
+ * router, prototype swap or middleware chain), with the same request context as the app gives;
+ * every other request goes to the app. Only for routes that no middleware of the app guards.
+ */
+export function withFastPath(options: FastPathOptions): RequestListener {
+  const { app, context, route, onError } = options;
+  return (req, res) => {
+    const handle = route(req);
+    if (!handle) return app(req, res);
+    const scoped = res as HttpResponse;
+    // As Express's app.handle does
+    scoped.locals ??= Object.create(null) as HttpResponse['locals'];
+    trackRequest(req, scoped, context);
+    handle(req, scoped).catch((err: unknown) => onError(err, req, scoped));
+  };
+}
+
+export type SendError = (res: HttpResponse, err: unknown) => void;
 
 /**
  * The error sender: anything thrown becomes the error envelope with its status (and Retry-After);
  * 5xx are logged as errors with their cause, the rest at debug. `onError` sees every error first
- * (metrics, spans).
+ * (metrics, spans). Written with sendJson, inside Express or not (so without an ETag, which no
+ * error answer can use).
  */
-export function makeSendError(service: string, logger: Logger, onError?: (res: Response, err: AppError) => void): SendError {
+export function makeSendError(service: string, logger: Logger, onError?: (res: HttpResponse, err: AppError) => void): SendError {
   return (res, err) => {
     const appErr = toAppError(err);
     const log: Logger = res.locals.logger ?? logger;
@@ -71,12 +145,12 @@ export function makeSendError(service: string, logger: Logger, onError?: (res: R
       return;
     }
     if (appErr.retryAfter !== undefined) res.setHeader('Retry-After', String(appErr.retryAfter));
-    res.status(appErr.status).json(errorEnvelope(service, appErr));
+    sendJson(res, appErr.status, errorEnvelope(service, appErr));
   };
 }
 
 /** Aborted when the client disconnects before the answer is sent. */
-export function abortOnClose(res: Response): AbortSignal {
+export function abortOnClose(res: ServerResponse): AbortSignal {
   const controller = new AbortController();
   res.on('close', () => {
     if (!res.writableFinished) controller.abort(new AppError('TIMEOUT', 'The client closed the connection.'));

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import type http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import type { Registry } from 'prom-client';
 import { processEnv } from './config';
 import { createLogger, type Logger } from './logger';
 import { listen, type RunningServer } from './server';
@@ -41,4 +42,39 @@ export const testConfig = {
 /** testConfig as environment strings, plus `extra`: for services whose readConfig(env) parses process-style input. */
 export function testEnv(extra: Record<string, string> = {}): Record<string, string> {
   return { ...Object.fromEntries(Object.entries(testConfig).map(([k, v]) => [k, String(v)])), ...extra };
+}
+
+/**
+ * The request and tool-call counts of a registry: every sample of its HTTP, tool and gateway-call
+ * counters and the sample count of their histograms, as `name{labels}` -> value.
+ */
+export async function requestCounts(registry: Registry): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const metric of await registry.getMetricsAsJSON()) {
+    if (!/^mcp_fleet_(http_request|tool_call|gateway_call)/.test(metric.name)) continue;
+    for (const v of metric.values as { labels: Record<string, unknown>; value: number; metricName?: string }[]) {
+      const name = v.metricName ?? metric.name;
+      if (name !== metric.name && !name.endsWith('_count')) continue; // a histogram: its count only
+      const { service: _service, ...labels } = v.labels;
+      out[`${name}${JSON.stringify(labels)}`] = v.value;
+    }
+  }
+  return out;
+}
+
+/** What changed between two requestCounts readings (only the samples that grew). */
+export function countsAdded(before: Record<string, number>, after: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(
+    Object.entries(after)
+      .filter(([k, v]) => v !== (before[k] ?? 0))
+      .map(([k, v]) => [k, v - (before[k] ?? 0)]),
+  );
+}
+
+/**
+ * The counts with route="unmatched" read as `route`: where Express's body parser or router fails
+ * before a route matches, it counts the request as unmatched; a hot path knows its route from the URL.
+ */
+export function unmatchedAs(counts: Record<string, number>, route: string): Record<string, number> {
+  return Object.fromEntries(Object.entries(counts).map(([k, v]) => [k.replace('"route":"unmatched"', `"route":"${route}"`), v]));
 }

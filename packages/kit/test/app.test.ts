@@ -1,7 +1,8 @@
+import http from 'node:http';
 import request from 'supertest';
 import { z } from 'zod';
-import { AppError, createServiceApp, defineTool, ERROR_CODES } from '../src';
-import { testConfig, testLogger } from '../src/test-support';
+import { AppError, createServiceApp, defineTool, ERROR_CODES, idTracer, parseTraceparent, type FleetTracer } from '../src';
+import { countsAdded, requestCounts, testConfig, testLogger, unmatchedAs } from '../src/test-support';
 
 const echo = defineTool({
   name: 'echo',
@@ -34,11 +35,64 @@ const conflict = defineTool({
   },
 });
 
+/** What a tool is handed of its request: the request id, the span's trace id and the credential. */
+const context = defineTool({
+  name: 'context',
+  description: 'Shows its call context.',
+  input: z.object({}),
+  handler: (_a, ctx) => ({
+    requestId: ctx.requestId,
+    traceId: parseTraceparent(ctx.traceparent)?.traceId,
+    authorization: ctx.authorization,
+  }),
+});
+/** Runs until its call is aborted, and records why. */
+const aborted: string[] = [];
+let waiting: () => void = () => undefined;
+const wait = defineTool({
+  name: 'wait',
+  description: 'Waits for its abort.',
+  input: z.object({}),
+  handler: (_a, ctx) =>
+    new Promise((_resolve, reject) => {
+      ctx.signal.addEventListener('abort', () => {
+        aborted.push((ctx.signal.reason as AppError).code);
+        reject(ctx.signal.reason);
+      });
+      waiting();
+    }),
+});
+
+/** The spans of every request, as the tracer saw them. */
+interface SpanRecord {
+  name: string;
+  parentSpanId?: string;
+  attributes: Record<string, unknown>;
+  failed?: string;
+  ended: boolean;
+}
+const spans: SpanRecord[] = [];
+const recording: FleetTracer = {
+  startSpan(name, options = {}) {
+    const span = idTracer().startSpan(name, options);
+    const record: SpanRecord = { name, parentSpanId: span.parentSpanId, attributes: { ...options.attributes }, ended: false };
+    spans.push(record);
+    return {
+      ...span,
+      setAttribute: (k, v) => void (record.attributes[k] = v),
+      fail: (code) => void (record.failed = code),
+      end: () => void (record.ended = true),
+    };
+  },
+  shutdown: async () => undefined,
+};
+
 const svc = createServiceApp({
   service: 'kit-test',
   config: { ...testConfig, BODY_LIMIT: '2kb' },
   logger: testLogger(),
-  tools: [echo, boom, slow, conflict],
+  tools: [echo, boom, slow, conflict, context, wait],
+  tracer: recording,
   routes: (r) => {
     r.tool('get', '/echo/*text', 'echo');
     r.tool('post', '/echo', 'echo');
@@ -108,38 +162,140 @@ describe('service kit', () => {
   });
 });
 
-describe('the hot path (POST /tools/* with a plain JSON body, answered before the router)', () => {
+describe('the hot path (POST /tools/* with a plain JSON body, answered before Express)', () => {
   // `application/vnd.fleet+json` is JSON to the body parser but not to the hot path: the same
-  // request through both must get the same answer.
-  const both = async (path: string, raw: string) => {
-    const fast = await request(app).post(path).set('Content-Type', 'application/json').send(raw);
-    const slow = await request(app).post(path).set('Content-Type', 'application/vnd.fleet+json').send(raw);
-    return { fast, slow };
+  // request through both must get the same answer, headers, metrics, span and call context.
+  const TRACEPARENT = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+  let sent = 0;
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 5));
+  const send = async (type: string, path: string, raw: string) => {
+    const requestId = `hot-${String(++sent).padStart(4, '0')}`;
+    const before = await requestCounts(svc.metrics.registry);
+    const res = await request(app)
+      .post(path)
+      .set({ 'Content-Type': type, 'X-Request-Id': requestId, traceparent: TRACEPARENT, Authorization: 'Bearer t' })
+      .send(raw);
+    await settle();
+    return { res, requestId, counted: countsAdded(before, await requestCounts(svc.metrics.registry)), span: spans[spans.length - 1] };
   };
-  const comparable = (res: request.Response) => {
+  const both = async (path: string, raw: string) => ({
+    fast: await send('application/json', path, raw),
+    slow: await send('application/vnd.fleet+json', path, raw),
+  });
+  const comparable = ({ res, requestId }: Awaited<ReturnType<typeof send>>) => {
     const { timestamp: _t, ...body } = res.body as Record<string, unknown>;
-    return { status: res.status, type: res.headers['content-type'], body };
+    // An Express answer to a call carries an ETag; the hot path's does not (nor any error answer).
+    const { date: _d, etag: _e, 'x-request-id': echoed, ...headers } = res.headers;
+    return {
+      status: res.status,
+      headers,
+      body: JSON.parse(JSON.stringify(body).replaceAll(requestId, '<id>')),
+      echoed: echoed === requestId,
+    };
   };
+  // Where Express's body parser or router fails before a route matches, its route is "unmatched".
+  const asRoute = (slow: Awaited<ReturnType<typeof send>>, route: string) => ({
+    counted: unmatchedAs(slow.counted, route),
+    span: { ...slow.span, attributes: { ...slow.span.attributes, 'http.route': route } },
+  });
 
   it.each([
-    ['a good call', '/tools/echo', '{"text": "hi", "times": 2}'],
-    ['/tools/call', '/tools/call', '{"name": "echo", "arguments": {"text": "yo"}}'],
-    ['bad arguments', '/tools/echo', '{"text": 5}'],
-    ['an empty body', '/tools/echo', ''],
-    ['malformed JSON', '/tools/echo', '{"text": '],
-    ['a JSON scalar (strict mode)', '/tools/echo', '"text"'],
-    ['a JSON array', '/tools/echo', '[1, 2]'],
-    ['an unknown tool', '/tools/nope', '{}'],
-    ['a bad percent-escape', '/tools/%E0%A4%A', '{}'],
-    ['a bad /tools/call body', '/tools/call', '{"arguments": {}}'],
-    ['an oversize body', '/tools/echo', JSON.stringify({ text: 'x'.repeat(5000) })],
-    ['a tool error with Retry-After', '/tools/conflict', '{}'],
-    ['an unexpected error', '/tools/boom', '{}'],
-  ])('answers %s as the Express routes do', async (_what, path, raw) => {
+    ['a good call', '/tools/echo', '{"text": "hi", "times": 2}', false],
+    ['/tools/call', '/tools/call', '{"name": "echo", "arguments": {"text": "yo"}}', false],
+    ['bad arguments', '/tools/echo', '{"text": 5}', false],
+    ['an empty body', '/tools/echo', '', false],
+    ['malformed JSON', '/tools/echo', '{"text": ', true],
+    ['a JSON scalar (strict mode)', '/tools/echo', '"text"', true],
+    ['a JSON array', '/tools/echo', '[1, 2]', false],
+    ['an unknown tool', '/tools/nope', '{}', false],
+    ['a bad percent-escape', '/tools/%E0%A4%A', '{}', true],
+    ['a bad /tools/call body', '/tools/call', '{"arguments": {}}', false],
+    ['an oversize body', '/tools/echo', JSON.stringify({ text: 'x'.repeat(5000) }), true],
+    ['a tool error with Retry-After', '/tools/conflict', '{}', false],
+    ['an unexpected error', '/tools/boom', '{}', false],
+    ['the call context (request id, trace, credential)', '/tools/context', '{}', false],
+  ])('answers %s as the Express routes do', async (_what, path, raw, failsBeforeRoute) => {
     const { fast, slow } = await both(path, raw);
     expect(comparable(fast)).toEqual(comparable(slow));
-    expect(fast.headers['retry-after']).toBe(slow.headers['retry-after']);
-    expect(fast.headers['x-request-id']).toBeDefined();
+    expect(comparable(fast).echoed).toBe(true);
+    expect(fast.res.headers.etag).toBeUndefined();
+    const route = path === '/tools/call' ? '/tools/call' : '/tools/:tool';
+    const status = `"status":"${fast.res.status}"`;
+    expect(Object.keys(fast.counted)).toContainEqual(`mcp_fleet_http_requests_total{"method":"POST","route":"${route}",${status}}`);
+    const express = failsBeforeRoute ? asRoute(slow, route) : slow;
+    expect(fast.counted).toEqual(express.counted);
+    expect(fast.span).toEqual(express.span);
+    expect(fast.span).toMatchObject({ name: `POST ${path}`, parentSpanId: 'b7ad6b7169203331', ended: true });
+  });
+
+  it('hands the tool the request id, the trace and the credential', async () => {
+    const { fast } = await both('/tools/context', '{}');
+    expect(fast.res.body.result).toEqual({
+      requestId: fast.requestId,
+      traceId: '0af7651916cd43dd8448eb211c80319c',
+      authorization: 'Bearer t',
+    });
+  });
+
+  it('aborts the call when the client goes away, as the Express route does', async () => {
+    const server = http.createServer(app).listen(0);
+    try {
+      const port = (server.address() as { port: number }).port;
+      const counted: Record<string, number>[] = [];
+      for (const type of ['application/json', 'application/vnd.fleet+json']) {
+        const before = await requestCounts(svc.metrics.registry);
+        const started = new Promise<void>((resolve) => (waiting = resolve));
+        const req = http.request({ port, method: 'POST', path: '/tools/wait', headers: { 'content-type': type } });
+        req.on('error', () => undefined);
+        req.end('{}');
+        await started;
+        req.destroy();
+        const count = aborted.length;
+        while (aborted.length === count) await settle();
+        await settle();
+        counted.push(countsAdded(before, await requestCounts(svc.metrics.registry)));
+      }
+      expect(aborted.slice(-2)).toEqual(['TIMEOUT', 'TIMEOUT']);
+      expect(counted[0]).toEqual(counted[1]);
+      expect(counted[0]).toMatchObject({ 'mcp_fleet_tool_calls_total{"tool":"wait","outcome":"TIMEOUT"}': 1 });
+    } finally {
+      server.close();
+    }
+  });
+
+  it('leaves a call that asks for progress (X-Progress) to the Express route', async () => {
+    const res = await request(app)
+      .post('/tools/echo')
+      .set({ 'Content-Type': 'application/json', 'X-Progress': 'ndjson' })
+      .send('{"text": "p"}')
+      .buffer(true)
+      .parse((stream, done) => {
+        let text = '';
+        stream.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        stream.on('end', () => done(null, text));
+      })
+      .expect(200);
+    expect(res.headers['content-type']).toMatch(/^application\/x-ndjson/);
+    expect(JSON.parse(String(res.body).trim().split('\n').pop()!)).toMatchObject({ status: 200, envelope: { result: { text: 'p' } } });
+  });
+
+  it('stays behind the middleware a service mounts in extend', async () => {
+    const guarded = createServiceApp({
+      service: 'kit-guarded',
+      config: testConfig,
+      logger: testLogger(),
+      tools: [echo],
+      defaultMetrics: false,
+      extend: (express, kit) =>
+        express.use((req, res, next) =>
+          req.headers.authorization === 'Bearer ok' ? next() : kit.sendError(res, new AppError('UNAUTHORIZED', 'Send the token.')),
+        ),
+    });
+    const post = () => request(guarded.app).post('/tools/echo').set('Content-Type', 'application/json');
+    expect((await post().send('{"text": "g"}').expect(401)).body.code).toBe('UNAUTHORIZED');
+    const ok = await post().set('Authorization', 'Bearer ok').send('{"text": "g"}').expect(200);
+    expect(ok.body.result).toEqual({ text: 'g' });
+    expect(ok.headers.etag).toBeUndefined();
   });
 
   it('is the path a plain JSON call takes: no ETag on its answer, counted under the /tools/:tool route', async () => {

@@ -54,7 +54,7 @@ export function describeWithBackend(name: BackendName, title: string, fn: () => 
   }
 }
 
-export { serve, tempDir, testConfig, testEnv, testLogger } from '@mcp-fleet/kit/test-support';
+export { countsAdded, requestCounts, serve, tempDir, testConfig, testEnv, testLogger, unmatchedAs } from '@mcp-fleet/kit/test-support';
 export * from './tools';
 export * from './support';
 export * from './media';

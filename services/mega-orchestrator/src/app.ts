@@ -1,13 +1,21 @@
+import type { IncomingMessage, RequestListener } from 'node:http';
 import path from 'node:path';
-import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import express, { type NextFunction, type Request, type Response } from 'express';
 import {
   AppError,
   byteLimit,
   ERROR_CODES,
+  header,
   isPlainJsonRequest,
+  pathOf,
   readJsonBody,
+  requestContext,
   requestIdFrom,
   toAppError,
+  withFastPath,
+  type FastRoute,
+  type HttpRequest,
+  type HttpResponse,
   type Logger,
   JSONRPC_CODES,
 } from '@mcp-fleet/kit';
@@ -16,7 +24,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import { defaultDownstreams, INVENTORY, SERVICE_ID, VERSION, type Config } from './config';
 import type { GatewayContext } from './context';
 import { Dispatcher } from './dispatch';
-import { countRequests, gatewayRequestContext, gatewaySendError, originGuard } from './middleware';
+import { gatewayContext, gatewaySendError, originGuard, originRule } from './middleware';
 import { McpSessionTransport } from './mcp/session-transport';
 import { looksLikeJsonRpc, onlyNotifications, sendRpcError } from './mcp/jsonrpc';
 import { callTool, createMcpServer } from './mcp/server';
@@ -53,7 +61,8 @@ export interface GatewayDeps {
 }
 
 export interface Gateway {
-  app: Express;
+  /** The server's request listener: POST /mcp answered before Express when nothing guards it, the rest by the Express app. */
+  app: RequestListener;
   ctx: GatewayContext;
   registry: Registry;
   /** The call history and contexts store. */
@@ -73,9 +82,9 @@ function trustProxy(value: string): boolean | number | string {
 }
 
 /** True when a request that failed before its body was read was a JSON-RPC one. */
-function wantsJsonRpc(req: Request): boolean {
+function wantsJsonRpc(req: IncomingMessage): boolean {
   return (
-    req.path === '/mcp/rpc' ||
+    pathOf(req) === '/mcp/rpc' ||
     req.headers['mcp-session-id'] !== undefined ||
     req.headers['mcp-protocol-version'] !== undefined ||
     (req.headers.accept ?? '').includes('text/event-stream')
@@ -159,11 +168,11 @@ export function createApp(deps: GatewayDeps): Gateway {
     buildServer: (sessionId) => createMcpServer({ ctx, validator, pageSize: config.MCP_PAGE_SIZE, sessionId }),
     callTool: (params, call) => {
       return callTool(ctx, params, {
-        requestId: String(call.req.res?.locals.requestId ?? requestIdFrom(call.req.get('x-request-id'))),
+        requestId: String(call.res.locals.requestId ?? requestIdFrom(header(call.req, 'x-request-id'))),
         signal: call.signal,
-        traceparent: call.req.get('traceparent'),
+        traceparent: header(call.req, 'traceparent'),
         sessionId: call.sessionId,
-        principal: principalOf(call.req),
+        principal: principalOf(call.res),
         onProgress: call.onProgress,
       });
     },
@@ -193,13 +202,14 @@ export function createApp(deps: GatewayDeps): Gateway {
   stats.watchHistoryQueue(() => ({ length: history.queued, capacity: history.capacity, dropped: history.dropped }));
 
   const sendError = gatewaySendError(SERVICE_ID, logger);
-  const guard = originGuard(config.ALLOWED_ORIGINS, sendError);
+  const refusedOrigin = originRule(config.ALLOWED_ORIGINS);
+  const guard = originGuard(refusedOrigin, sendError);
+  const context = gatewayContext(stats);
 
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
-  app.use(gatewayRequestContext(stats));
-  app.use(countRequests(stats));
+  app.use(requestContext(context));
   // Authorization (off by default): metadata, health and metrics stay open; everything else needs a token.
   app.get(['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/*rest'], auth.routes());
   // off by default: then not even a pass-through on the hot path
@@ -230,31 +240,37 @@ export function createApp(deps: GatewayDeps): Gateway {
     app.use((req, res, next) => (countedAfterBody(req) ? next() : limiter(req, res, next)));
   }
 
-  // The hot path: POST /mcp with a plain JSON body is read here and handed straight to its handler,
+  // The hot route: POST /mcp with a plain JSON body is read here and handed straight to its handler,
   // skipping the proxy route, the router and the body parser (the same handler serves it below
   // for every other request shape).
   const bodyLimit = byteLimit(config.BODY_LIMIT);
   const handlers = nativeHandlers(ctx, mcp);
+  const isPlainMcpPost = (req: IncomingMessage) =>
+    req.method === 'POST' && (req.url === '/mcp' || req.url?.startsWith('/mcp?') === true) && isPlainJsonRequest(req);
+  const readThen =
+    <Req extends HttpRequest, Res extends HttpResponse>(post: (req: Req, res: Res) => Promise<void>) =>
+    async (req: Req, res: Res) => {
+      // Counted under the route that serves the other shapes (not "unmatched": no route ran).
+      res.locals.route = '/mcp';
+      const refused = refusedOrigin(req);
+      if (refused) throw refused;
+      req.body = await readJsonBody(req, bodyLimit);
+      await post(req, res);
+    };
+  let postMcp: (req: Request, res: Response) => Promise<void> = handlers.postMcp;
   if (limiter) {
     // MCP notifications and responses (cancel, initialized, replies to the server) are not counted:
     // a caller at its limit can still cancel what it started. Everything else is, with its request id.
     const post = handlers.postMcp;
-    handlers.postMcp = (req, res) =>
+    postMcp = (req, res) =>
       !countedAfterBody(req) || onlyNotifications(req.body)
         ? post(req, res)
         : new Promise<void>((resolve, reject) => limiter(req, res, (err?: unknown) => (err ? reject(err) : resolve(post(req, res)))));
   }
-  app.use((req, res, next) => {
-    if (req.method !== 'POST' || (req.url !== '/mcp' && !req.url.startsWith('/mcp?')) || !isPlainJsonRequest(req)) return next();
-    guard(req, res, () =>
-      readJsonBody(req, bodyLimit)
-        .then((body) => {
-          req.body = body;
-          return handlers.postMcp(req, res);
-        })
-        .catch(next),
-    );
-  });
+  // Before Express when nothing in the app guards POST /mcp (see the listener below), else inside it.
+  const postMcpFast: FastRoute = readThen(handlers.postMcp);
+  const readPostMcp = readThen(postMcp);
+  app.use((req, res, next) => (isPlainMcpPost(req) ? readPostMcp(req, res).catch(next) : next()));
 
   // Passthrough first: its bodies stream to the downstream unparsed.
   const proxy = registerProxyRoute(app, ctx, guard, sendError);
@@ -263,7 +279,7 @@ export function createApp(deps: GatewayDeps): Gateway {
   // Any Content-Type is read as JSON on POST, so `curl -d '{...}'` works without -H.
   app.use(express.json({ limit: config.BODY_LIMIT, strict: true, type: () => true }));
 
-  registerNativeRoutes(app, ctx, mcp, handlers);
+  registerNativeRoutes(app, ctx, mcp, { ...handlers, postMcp });
   registerStatusRoutes(app, ctx);
   registerCatalogRoutes(app, ctx);
   registerDebugRoutes(app, ctx);
@@ -279,10 +295,12 @@ export function createApp(deps: GatewayDeps): Gateway {
     );
   });
 
-  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+  /** The answer to an error of any route, the hot one before Express included. */
+  const failure = (err: unknown, req: IncomingMessage, res: HttpResponse) => {
     const type = (err as { type?: string }).type;
-    const onMcp = req.path === '/mcp' || req.path === '/mcp/rpc';
-    if (onMcp && type === 'entity.parse.failed' && (req.path === '/mcp/rpc' || looksLikeJsonRpc((err as { body?: unknown }).body))) {
+    const reqPath = pathOf(req);
+    const onMcp = reqPath === '/mcp' || reqPath === '/mcp/rpc';
+    if (onMcp && type === 'entity.parse.failed' && (reqPath === '/mcp/rpc' || looksLikeJsonRpc((err as { body?: unknown }).body))) {
       res.locals.transport = 'jsonrpc';
       res.locals.errorCode = 'PARSE_ERROR';
       return sendRpcError(res, 400, null, JSONRPC_CODES.PARSE_ERROR, 'Parse error: the body is not valid JSON.');
@@ -312,7 +330,14 @@ export function createApp(deps: GatewayDeps): Gateway {
       );
     }
     sendError(res, appErr);
-  });
+  };
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => failure(err, req, res));
+
+  // Authorization and rate limits live in the app: with either on, every request goes through it.
+  const listener: RequestListener =
+    auth.enabled || limiter
+      ? app
+      : withFastPath({ app, context, route: (req) => (isPlainMcpPost(req) ? postMcpFast : undefined), onError: failure });
 
   if (deps.autoStart !== false) registry.start();
 
@@ -327,5 +352,5 @@ export function createApp(deps: GatewayDeps): Gateway {
       await rateStore?.close();
     })());
 
-  return { app, ctx, registry, history, mcp, refresh: () => registry.refresh(), close };
+  return { app: listener, ctx, registry, history, mcp, refresh: () => registry.refresh(), close };
 }

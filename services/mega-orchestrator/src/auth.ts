@@ -237,9 +237,9 @@ class AuthError extends Error {
   }
 }
 
-/** The caller of a request, set by the middleware when auth is on. */
-export function principalOf(req: { res?: Response } | undefined): Principal | undefined {
-  return req?.res?.locals.principal as Principal | undefined;
+/** The caller of a request (read from its response's locals), set by the middleware when auth is on. */
+export function principalOf(res: Pick<Response, 'locals'> | undefined): Principal | undefined {
+  return res?.locals.principal as Principal | undefined;
 }
 
 /** `details.requiredScopes` of the gateway's own FORBIDDEN for a call beyond a token's scopes. */

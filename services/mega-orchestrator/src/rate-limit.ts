@@ -104,7 +104,7 @@ export interface RateLimitOptions {
 
 /** Who a request counts against: the authenticated caller, else the client address. */
 export function callerKey(req: Request): string {
-  const principal = principalOf(req);
+  const principal = principalOf(req.res);
   if (principal) return boundedKey(`${principal.kind}:${principal.subject}`);
   return `ip:${req.ip ?? req.socket.remoteAddress ?? 'unknown'}`;
 }

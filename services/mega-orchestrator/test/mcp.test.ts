@@ -1,6 +1,6 @@
 import { JSONRPC_CODES } from '@mcp-fleet/kit';
 import request from 'supertest';
-import { tempDir } from '@mcp-fleet/testing';
+import { countsAdded, requestCounts, tempDir, unmatchedAs } from '@mcp-fleet/testing';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -403,30 +403,78 @@ describe('session limits', () => {
   });
 });
 
-describe('the hot path (POST /mcp with a plain JSON body, answered before the router and the body parser)', () => {
-  const post = (type: string, body: string, headers: Record<string, string> = {}) =>
-    request(g.url)
-      .post('/mcp')
-      .set({ Accept: 'application/json, text/event-stream', ...headers })
-      .set('Content-Type', type)
-      .send(body);
-  // The form Content-Type takes the Express routes (any type is read as JSON there): both must agree.
+describe('the hot path (POST /mcp with a plain JSON body, answered before Express)', () => {
+  const TRACEPARENT = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+  const MALFORMED = '{"jsonrpc":"2.0","id":1,"method":';
+  let sent = 0;
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 5));
+  /** The gateway's HTTP, tool-call and per-transport counts. */
+  const counts = async () => {
+    const out = await requestCounts(g.gw.ctx.stats.metrics.registry);
+    const snapshot = g.gw.ctx.stats.snapshot() as {
+      requests: Record<string, { ok: number; error: number }>;
+      errorsByCode: Record<string, number>;
+    };
+    for (const [transport, n] of Object.entries(snapshot.requests))
+      Object.assign(out, { [`${transport} ok`]: n.ok, [`${transport} error`]: n.error });
+    for (const [code, n] of Object.entries(snapshot.errorsByCode)) out[`error ${code}`] = n;
+    return out;
+  };
+  const post = async (type: string, body: string, headers: Record<string, string> = {}) => {
+    const requestId = `hot-${++sent}`;
+    const before = await counts();
+    const dispatched = jest.spyOn(g.gw.ctx.dispatcher, 'call');
+    try {
+      const res = await request(g.url)
+        .post('/mcp')
+        .set({ Accept: 'application/json, text/event-stream', 'X-Request-Id': requestId, traceparent: TRACEPARENT, ...headers })
+        .set('Content-Type', type)
+        .send(body);
+      await settle();
+      const call = dispatched.mock.calls[0]?.[0];
+      return {
+        res,
+        requestId,
+        counted: countsAdded(before, await counts()),
+        call: call && { requestId: call.requestId, traceparent: call.traceparent, sessionId: call.sessionId, transport: call.transport },
+      };
+    } finally {
+      dispatched.mockRestore();
+    }
+  };
+  // The form Content-Type takes the Express routes (any type is read as JSON there): both must
+  // agree on status, headers, body, counts and what reaches the dispatcher.
   const same = async (body: string, headers: Record<string, string> = {}) => {
     const fast = await post('application/json', body, headers);
     const slow = await post('application/x-www-form-urlencoded', body, headers);
-    const strip = (res: request.Response) =>
-      JSON.parse(
-        JSON.stringify(res.body)
-          .replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/g, '-')
-          .replace(/"durationMs":[\d.]+/g, '"durationMs":0'),
-      );
-    expect({ status: fast.status, body: strip(fast) }).toEqual({ status: slow.status, body: strip(slow) });
-    return fast;
+    const view = ({ res, requestId, counted, call }: Awaited<ReturnType<typeof post>>) => {
+      const { date: _d, 'content-length': _l, 'x-request-id': echoed, ...rest } = res.headers;
+      const text = JSON.stringify(res.body)
+        .replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/g, '-')
+        .replace(/"durationMs":[\d.]+/g, '"durationMs":0');
+      return {
+        status: res.status,
+        headers: rest,
+        body: JSON.parse(text),
+        echoed: echoed === requestId,
+        call: call && { ...call, requestId: call.requestId === requestId },
+        // Express's body parser fails before its route matches: it counts a malformed body as unmatched.
+        counted: unmatchedAs(counted, '/mcp'),
+      };
+    };
+    expect(view(fast)).toEqual(view(slow));
+    expect(view(fast).echoed).toBe(true);
+    expect(fast.res.headers.etag).toBeUndefined();
+    expect(Object.keys(fast.counted)).toContainEqual(
+      `mcp_fleet_http_requests_total{"method":"POST","route":"/mcp","status":"${fast.res.status}"}`,
+    );
+    if (fast.call) expect(fast.call).toMatchObject({ requestId: fast.requestId, traceparent: TRACEPARENT });
+    return fast.res;
   };
 
   it('answers every request shape as the Express routes do, sessionless and in a session', async () => {
     for (const body of [
-      '{"jsonrpc":"2.0","id":1,"method":',
+      MALFORMED,
       '{"tool":"echo","arguments":{"text":"n"}}',
       '{"tool":"echo","arguments":{"text":3}}',
       '"scalar"',
@@ -436,10 +484,13 @@ describe('the hot path (POST /mcp with a plain JSON body, answered before the ro
     ]) {
       await same(body);
     }
-    const init = await post(
+    // The Origin rule (a browser page the gateway does not allow) holds on both.
+    expect((await same('{"tool":"echo","arguments":{"text":"o"}}', { Origin: 'http://evil.example' })).status).toBe(403);
+    const { res: init } = await post(
       'application/json',
       '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}',
-    ).expect(200);
+    );
+    expect(init.status).toBe(200);
     const sid = String(init.headers['mcp-session-id']);
     const session = { 'Mcp-Session-Id': sid, 'Mcp-Protocol-Version': '2025-06-18' };
     const ok = await same('{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"echo","arguments":{"text":"in"}}}', session);

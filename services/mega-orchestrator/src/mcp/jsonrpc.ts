@@ -1,5 +1,5 @@
-import type { Response } from 'express';
-import { isPlainObject } from '@mcp-fleet/kit';
+import type { ServerResponse } from 'node:http';
+import { isPlainObject, sendJson } from '@mcp-fleet/kit';
 
 export type RpcId = string | number | null;
 
@@ -19,12 +19,12 @@ export function rpcError(id: RpcId, code: number, message: string, data?: unknow
   return { jsonrpc: '2.0', id, error: { code, message, ...(data !== undefined ? { data } : {}) } };
 }
 
-export function sendRpcError(res: Response, status: number, id: RpcId, code: number, message: string, data?: unknown): void {
+export function sendRpcError(res: ServerResponse, status: number, id: RpcId, code: number, message: string, data?: unknown): void {
   if (res.headersSent) {
     res.end();
     return;
   }
-  res.status(status).json(rpcError(id, code, message, data));
+  sendJson(res, status, rpcError(id, code, message, data));
 }
 
 export function idOf(m: Record<string, unknown>): RpcId {

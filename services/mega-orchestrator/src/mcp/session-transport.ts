@@ -1,8 +1,7 @@
 import type { ProgressListener } from '../downstream-client';
 import { randomUUID } from 'node:crypto';
-import { isPlainObject, JSONRPC_CODES, sendJson } from '@mcp-fleet/kit';
-import type { IncomingMessage } from 'node:http';
-import type { Request, Response } from 'express';
+import { isPlainObject, JSONRPC_CODES, sendJson, type HttpResponse } from '@mcp-fleet/kit';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '@mcp-fleet/kit';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -35,7 +34,7 @@ export interface McpSessionTransportOptions {
    */
   callTool?: (
     params: Record<string, unknown>,
-    call: { sessionId: string; req: Request; signal: AbortSignal; onProgress?: ProgressListener },
+    call: { sessionId: string; req: IncomingMessage; res: HttpResponse; signal: AbortSignal; onProgress?: ProgressListener },
   ) => Promise<unknown>;
   idleMs: number;
   maxSessions: number;
@@ -149,7 +148,7 @@ export class McpSessionTransport {
     return live ? streamEntries(live.transport) : -1;
   }
 
-  async handlePost(req: Request, res: Response, body: unknown): Promise<void> {
+  async handlePost(req: IncomingMessage, res: HttpResponse, body: unknown): Promise<void> {
     const invalid = invalidMessage(body);
     if (invalid) return sendRpcError(res, 400, invalid.id, JSONRPC_CODES.INVALID_REQUEST, invalid.message);
     if (Array.isArray(body)) {
@@ -182,15 +181,15 @@ export class McpSessionTransport {
     // The SDK would answer a malformed initialize with an internal error; it is invalid params.
     const badInit = messages.find((m) => m.method === 'initialize' && !isInitializeRequest(m));
     if (badInit) {
-      res
-        .status(200)
-        .json(
-          rpcError(
-            idOf(badInit),
-            JSONRPC_CODES.INVALID_PARAMS,
-            'initialize needs params.protocolVersion (e.g. "2025-11-25"), params.capabilities ({}) and params.clientInfo ({name, version}).',
-          ),
-        );
+      sendJson(
+        res,
+        200,
+        rpcError(
+          idOf(badInit),
+          JSONRPC_CODES.INVALID_PARAMS,
+          'initialize needs params.protocolVersion (e.g. "2025-11-25"), params.capabilities ({}) and params.clientInfo ({name, version}).',
+        ),
+      );
       return;
     }
     normaliseRequest(req);
@@ -250,7 +249,7 @@ export class McpSessionTransport {
    * conversion and no second validation of the message (issue 14; about 0.4 ms per call). The
    * answer is what the SDK would send: the result, or a JSON-RPC error with status 200.
    */
-  private async fastToolsCall(live: LiveSession, msg: Record<string, unknown>, req: Request, res: Response): Promise<void> {
+  private async fastToolsCall(live: LiveSession, msg: Record<string, unknown>, req: IncomingMessage, res: HttpResponse): Promise<void> {
     const id = idOf(msg);
     const controller = new AbortController();
     res.on('close', () => {
@@ -262,13 +261,14 @@ export class McpSessionTransport {
     // A progressToken (and a client that takes SSE) turns this answer into an event stream: the
     // downstream's progress as notifications/progress, then the result (Streamable HTTP allows either).
     const token = (params._meta as { progressToken?: unknown } | undefined)?.progressToken;
-    const stream = (typeof token === 'string' || typeof token === 'number') && (req.get('accept') ?? '').includes('text/event-stream');
+    const stream = (typeof token === 'string' || typeof token === 'number') && (req.headers.accept ?? '').includes('text/event-stream');
     const event = (message: unknown) => {
       if (!res.writableEnded) res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
     };
     let onProgress: ProgressListener | undefined;
     if (stream) {
-      res.status(200).setHeader('mcp-session-id', live.id);
+      res.statusCode = 200;
+      res.setHeader('mcp-session-id', live.id);
       res.setHeader('Content-Type', 'text/event-stream');
       res.setHeader('Cache-Control', 'no-cache');
       res.flushHeaders();
@@ -280,7 +280,7 @@ export class McpSessionTransport {
         });
     }
     try {
-      const result = await this.options.callTool!(params, { sessionId: live.id, req, signal: controller.signal, onProgress });
+      const result = await this.options.callTool!(params, { sessionId: live.id, req, res, signal: controller.signal, onProgress });
       payload = { jsonrpc: '2.0', id, result };
     } catch (err) {
       const e = err as { code?: unknown; message?: string; data?: unknown };
@@ -300,7 +300,7 @@ export class McpSessionTransport {
     sendJson(res, 200, payload);
   }
 
-  private async initialize(req: Request, res: Response, body: unknown): Promise<void> {
+  private async initialize(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
     if (this.closed) return sendRpcError(res, 503, null, JSONRPC_CODES.CONNECTION_CLOSED, 'The gateway is shutting down.');
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
@@ -333,7 +333,7 @@ export class McpSessionTransport {
     if (!transport.sessionId) await server.close().catch(() => undefined);
   }
 
-  private async sessionless(req: Request, res: Response, body: unknown): Promise<void> {
+  private async sessionless(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     const server = this.options.buildServer(() => undefined);
     res.on('close', () => {
@@ -344,7 +344,7 @@ export class McpSessionTransport {
   }
 
   /** GET (the SSE stream for server notifications) and DELETE (end the session). */
-  async handleSession(req: Request, res: Response): Promise<void> {
+  async handleSession(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const sid = req.headers['mcp-session-id'];
     if (typeof sid !== 'string' || sid === '') {
       return sendRpcError(
@@ -425,7 +425,7 @@ const BATCH_ERA_END = '2025-03-26';
  * SDK transport answers with a bare object: a 200 JSON answer is held until it ends, wrapped in
  * [ ] and sent with its true length. Anything else (an event stream, an error status) passes as it is.
  */
-function answerBatchAsArray(res: Response): void {
+function answerBatchAsArray(res: ServerResponse): void {
   const original = { writeHead: res.writeHead, write: res.write, end: res.end };
   const restore = () => Object.assign(res, original);
   let held: { status: number; headers: Record<string, unknown> } | undefined;
@@ -441,15 +441,15 @@ function answerBatchAsArray(res: Response): void {
     }
     held = { status, headers };
     return res;
-  }) as Response['writeHead'];
+  }) as ServerResponse['writeHead'];
   res.write = ((chunk: unknown, ...rest: unknown[]) => {
     if (!held) return (original.write as (...a: unknown[]) => boolean).call(res, chunk, ...rest);
     chunks.push(toBuffer(chunk));
     return true;
-  }) as Response['write'];
+  }) as ServerResponse['write'];
   res.end = ((chunk?: unknown, ...rest: unknown[]) => {
     restore();
-    if (!held) return (original.end as (...a: unknown[]) => Response).call(res, chunk, ...rest);
+    if (!held) return (original.end as (...a: unknown[]) => ServerResponse).call(res, chunk, ...rest);
     if (chunk !== undefined && chunk !== null && typeof chunk !== 'function') chunks.push(toBuffer(chunk));
     let text = Buffer.concat(chunks).toString('utf8');
     if (text.startsWith('{')) text = `[${text}]`;
@@ -458,5 +458,5 @@ function answerBatchAsArray(res: Response): void {
     res.writeHead(held.status, { ...headers, 'content-length': Buffer.byteLength(text) });
     const done = [chunk, ...rest].find((a): a is () => void => typeof a === 'function');
     return done ? res.end(text, done) : res.end(text);
-  }) as Response['end'];
+  }) as ServerResponse['end'];
 }

@@ -9,8 +9,8 @@ import { principalOf } from '../auth';
  * The operations themselves (catalog pages, tools/call through the dispatcher, the gateway's
  * resources) are the ones the 2025-era SDK server uses.
  */
-import type { Request, Response } from 'express';
-import { abortOnClose, JSONRPC_CODES, isPlainObject } from '@mcp-fleet/kit';
+import type { IncomingMessage } from 'node:http';
+import { abortOnClose, header as headerOf, JSONRPC_CODES, isPlainObject, sendJson, type HttpResponse } from '@mcp-fleet/kit';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { GatewayContext } from '../context';
 import { RESOURCES } from '../views';
@@ -33,18 +33,15 @@ const NAMED: Record<string, (params: Record<string, unknown>) => unknown> = {
 /** The catalog changes when services come and go: clients may reuse a list for a few seconds. */
 const CATALOG_TTL_MS = 5_000;
 
-const header = (req: Request, name: string): string | undefined => {
-  const v = req.get(name);
-  return v === undefined ? undefined : v.trim();
-};
+const header = (req: IncomingMessage, name: string): string | undefined => headerOf(req, name)?.trim();
 
 /**
  * True when this POST is for the stateless revision: no session, and the 2026-07-28 header or a
  * protocol version in `_meta`. A 2025-era client inside its session keeps the SDK path even when it
  * sends a newer version header.
  */
-export function isStatelessRequest(req: Request, body: unknown): boolean {
-  if (req.get('mcp-session-id') !== undefined) return false;
+export function isStatelessRequest(req: IncomingMessage, body: unknown): boolean {
+  if (req.headers['mcp-session-id'] !== undefined) return false;
   if (header(req, 'mcp-protocol-version') === STATELESS_VERSION) return true;
   if (!isPlainObject(body) || !isPlainObject(body.params) || !isPlainObject(body.params._meta)) return false;
   const v = body.params._meta[META_VERSION];
@@ -52,11 +49,17 @@ export function isStatelessRequest(req: Request, body: unknown): boolean {
   return typeof v === 'string' && body.method !== 'initialize';
 }
 
-export async function handleStateless(ctx: GatewayContext, req: Request, res: Response, body: unknown, pageSize: number): Promise<void> {
+export async function handleStateless(
+  ctx: GatewayContext,
+  req: IncomingMessage,
+  res: HttpResponse,
+  body: unknown,
+  pageSize: number,
+): Promise<void> {
   const id: RpcId = isPlainObject(body) && (typeof body.id === 'string' || typeof body.id === 'number') ? body.id : null;
   const send = (status: number, payload: Record<string, unknown>) => {
-    res.status(status).setHeader('MCP-Protocol-Version', STATELESS_VERSION);
-    res.json(payload);
+    res.setHeader('MCP-Protocol-Version', STATELESS_VERSION);
+    sendJson(res, status, payload);
   };
   try {
     if (!isPlainObject(body) || body.jsonrpc !== '2.0' || typeof body.method !== 'string' || body.method === '')
@@ -71,7 +74,10 @@ export async function handleStateless(ctx: GatewayContext, req: Request, res: Re
 
     // Notifications (no id) are accepted and need no answer. The revision defines no header rules for
     // them (the v2 client's notifications/cancelled after closing a listen stream carries no Mcp-Method).
-    if (!('id' in body)) return void res.status(202).end();
+    if (!('id' in body)) {
+      res.statusCode = 202;
+      return void res.end();
+    }
 
     const headerMethod = header(req, 'mcp-method');
     if (headerMethod === undefined || headerMethod !== method)
@@ -139,7 +145,7 @@ export async function handleStateless(ctx: GatewayContext, req: Request, res: Re
       return ctx.listen.serve(req, res, id, parseFilter(params), { 'MCP-Protocol-Version': STATELESS_VERSION });
     }
 
-    const result = await dispatch(ctx, req, method, params, pageSize);
+    const result = await dispatch(ctx, req, res, method, params, pageSize);
     send(200, { jsonrpc: '2.0', id, result });
   } catch (err) {
     if (err instanceof HttpRpcError) return send(err.status, rpcError(id, err.code, err.message, err.data));
@@ -152,7 +158,14 @@ export async function handleStateless(ctx: GatewayContext, req: Request, res: Re
   }
 }
 
-async function dispatch(ctx: GatewayContext, req: Request, method: string, params: Record<string, unknown>, pageSize: number) {
+async function dispatch(
+  ctx: GatewayContext,
+  req: IncomingMessage,
+  res: HttpResponse,
+  method: string,
+  params: Record<string, unknown>,
+  pageSize: number,
+) {
   const cache = (ttlMs: number) => ({ ttlMs, cacheScope: 'public' as const });
   switch (method) {
     case 'server/discover':
@@ -169,17 +182,17 @@ async function dispatch(ctx: GatewayContext, req: Request, method: string, param
     case 'tools/list':
       return {
         resultType: 'complete',
-        ...listToolsPage(ctx, pageSize, params.cursor, principalOf(req)),
-        ...cache(principalOf(req) ? 0 : CATALOG_TTL_MS),
+        ...listToolsPage(ctx, pageSize, params.cursor, principalOf(res)),
+        ...cache(principalOf(res) ? 0 : CATALOG_TTL_MS),
       };
     case 'tools/call': {
-      const requestId = req.get('x-request-id');
+      const requestId = headerOf(req, 'x-request-id');
       const result = await callTool(ctx, params, {
-        requestId: requestId && /^[\w.:-]{1,128}$/.test(requestId) ? requestId : String(req.res?.locals.requestId ?? ''),
-        traceparent: req.get('traceparent'),
-        principal: principalOf(req),
+        requestId: requestId && /^[\w.:-]{1,128}$/.test(requestId) ? requestId : String(res.locals.requestId ?? ''),
+        traceparent: headerOf(req, 'traceparent'),
+        principal: principalOf(res),
         // a 2026-era client cancels by closing its request: the downstream call is aborted
-        signal: abortOnClose(req.res!),
+        signal: abortOnClose(res),
       });
       return { resultType: 'complete', ...result };
     }
@@ -192,9 +205,9 @@ async function dispatch(ctx: GatewayContext, req: Request, method: string, param
       return { resultType: 'complete', ...readResource(ctx, params.uri), ttlMs: 0, cacheScope: 'private' };
     case 'prompts/list':
       // The prompts of the downstreams (MCP servers, marketplace skills).
-      return { resultType: 'complete', ...listPrompts(ctx, principalOf(req)), ...cache(principalOf(req) ? 0 : CATALOG_TTL_MS) };
+      return { resultType: 'complete', ...listPrompts(ctx, principalOf(res)), ...cache(principalOf(res) ? 0 : CATALOG_TTL_MS) };
     case 'prompts/get':
-      return { resultType: 'complete', ...(await getPrompt(ctx, params, undefined, principalOf(req))) };
+      return { resultType: 'complete', ...(await getPrompt(ctx, params, undefined, principalOf(res))) };
     default:
       throw new McpError(
         JSONRPC_CODES.METHOD_NOT_FOUND,

@@ -6,7 +6,7 @@
  * keeps it alive when quiet, and the gateway ends it on shutdown with the listen request's result
  * (graceful closure). The client ends it by closing the stream.
  */
-import type { Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isPlainObject, JSONRPC_CODES, type Logger } from '@mcp-fleet/kit';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { HttpRpcError } from './jsonrpc';
@@ -65,7 +65,7 @@ export function honored(filter: SubscriptionFilter): SubscriptionFilter {
 interface Stream {
   id: string | number;
   filter: SubscriptionFilter;
-  res: Response;
+  res: ServerResponse;
   timer: NodeJS.Timeout;
   end(graceful: boolean): void;
 }
@@ -88,7 +88,7 @@ export class ListenStreams {
   }
 
   /** Answers the listen request with its stream (the caller has checked headers, `_meta` and the id). */
-  serve(req: Request, res: Response, id: string | number, filter: SubscriptionFilter, headers: Record<string, string>): void {
+  serve(req: IncomingMessage, res: ServerResponse, id: string | number, filter: SubscriptionFilter, headers: Record<string, string>): void {
     if (this.closed)
       throw new HttpRpcError(503, JSONRPC_CODES.INTERNAL_ERROR, 'The gateway is shutting down; listen again once it is back.');
     if (this.open.size >= this.options.maxStreams)
@@ -98,14 +98,15 @@ export class ListenStreams {
         `Too many open subscriptions/listen streams (MCP_MAX_LISTEN_STREAMS=${this.options.maxStreams}); close one or try later.`,
       );
     const ack = honored(filter);
-    res.status(200);
-    res.set({
+    res.statusCode = 200;
+    const streamHeaders = {
       ...headers,
-      'Content-Type': 'text/event-stream',
+      'Content-Type': 'text/event-stream; charset=utf-8',
       'Cache-Control': 'no-cache, no-transform',
       Connection: 'keep-alive',
       'X-Accel-Buffering': 'no',
-    });
+    };
+    for (const [name, value] of Object.entries(streamHeaders)) res.setHeader(name, value);
     res.flushHeaders();
     req.socket.setTimeout(0);
     req.socket.setNoDelay(true);

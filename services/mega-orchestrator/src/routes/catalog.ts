@@ -22,7 +22,7 @@ export function registerCatalogRoutes(app: Express, ctx: GatewayContext): void {
 
   app.get('/tools/list', (req, res) => {
     const q = parseOrThrow(listQuery, req.query, 'query; use ?limit=1-500&cursor=<nextCursor>');
-    const all = toolListing(registry.catalog, principalOf(req));
+    const all = toolListing(registry.catalog, principalOf(res));
     if (q.limit === undefined && q.cursor === undefined) {
       res.json({ tools: all, count: all.length });
       return;

@@ -1,6 +1,16 @@
 import { principalOf, requiredScopes } from '../auth';
 import type { Express, Request, Response } from 'express';
-import { AppError, parseOrThrow, JSONRPC_CODES, isPlainObject, abortOnClose } from '@mcp-fleet/kit';
+import {
+  AppError,
+  parseOrThrow,
+  JSONRPC_CODES,
+  isPlainObject,
+  abortOnClose,
+  header,
+  sendJson,
+  type HttpRequest,
+  type HttpResponse,
+} from '@mcp-fleet/kit';
 import { z } from 'zod';
 import type { GatewayContext } from '../context';
 import type { CallResult } from '../dispatch';
@@ -32,27 +42,28 @@ export const nativeCallBody = z
   })
   .strict();
 
-export type McpPostHandler = (req: Request, res: Response) => Promise<void>;
+/** POST /mcp with its body read into req.body; Express's request and response are these too. */
+export type McpPostHandler = (req: HttpRequest, res: HttpResponse) => Promise<void>;
 
 export interface NativeHandlers {
   /** POST /mcp: JSON-RPC (either era) or the native body. */
   postMcp: McpPostHandler;
-  rpc: (req: Request, res: Response, body: unknown) => Promise<void>;
-  native: (req: Request, res: Response, transport: Transport, service?: string) => Promise<void>;
+  rpc: (req: HttpRequest, res: HttpResponse, body: unknown) => Promise<void>;
+  native: (req: HttpRequest, res: HttpResponse, transport: Transport, service?: string) => Promise<void>;
 }
 
 /**
- * The handlers of the native routes, built once: the gateway's hot path (app.ts) hands a plain
- * JSON POST /mcp straight to postMcp, before the router and the body parser; the routes below
- * serve every other request.
+ * The handlers of the native routes, built once and free of Express: the gateway's hot path
+ * (app.ts) hands a plain JSON POST /mcp straight to postMcp, before Express when nothing in the
+ * app guards it; the routes below serve every other request.
  */
 export function nativeHandlers(ctx: GatewayContext, mcp: McpSessionTransport): NativeHandlers {
-  const send = (res: Response, body: z.output<typeof nativeCallBody>, out: CallResult) => {
+  const send = (res: HttpResponse, body: z.output<typeof nativeCallBody>, out: CallResult) => {
     if (out.retryAfter !== undefined) res.setHeader('Retry-After', String(out.retryAfter));
     const reply: Record<string, unknown> = { ...out.body, tool: body.tool, durationMs: out.durationMs };
     if (body.session_id !== undefined) reply.session_id = body.session_id;
     if (body.context_id !== undefined) reply.context_id = body.context_id;
-    res.status(out.status).json(reply);
+    sendJson(res, out.status, reply);
   };
 
   const parse = (raw: unknown, hint: string) => {
@@ -62,7 +73,7 @@ export function nativeHandlers(ctx: GatewayContext, mcp: McpSessionTransport): N
     return parseOrThrow(nativeCallBody, raw, `tool call; send {"tool": "<name>", "arguments": {...}}${hint}`);
   };
 
-  const native = async (req: Request, res: Response, transport: Transport, service?: string) => {
+  const native = async (req: HttpRequest, res: HttpResponse, transport: Transport, service?: string) => {
     res.locals.transport = transport;
     res.locals.ok = false;
     const body = parse(req.body, service ? '' : ' (or a JSON-RPC 2.0 request)');
@@ -76,8 +87,8 @@ export function nativeHandlers(ctx: GatewayContext, mcp: McpSessionTransport): N
       sessionId: body.session_id,
       contextId: body.context_id,
       signal: abortOnClose(res),
-      traceparent: req.get('traceparent'),
-      principal: principalOf(req),
+      traceparent: header(req, 'traceparent'),
+      principal: principalOf(res),
     });
     res.locals.ok = out.ok;
     if (!out.body.success && out.code === 'FORBIDDEN' && ctx.auth) {
@@ -87,7 +98,7 @@ export function nativeHandlers(ctx: GatewayContext, mcp: McpSessionTransport): N
     send(res, body, out);
   };
 
-  const rpc = async (req: Request, res: Response, body: unknown) => {
+  const rpc = async (req: HttpRequest, res: HttpResponse, body: unknown) => {
     res.locals.transport = 'jsonrpc';
     if (isStatelessRequest(req, body)) return handleStateless(ctx, req, res, body, ctx.config.MCP_PAGE_SIZE);
     await mcp.handlePost(req, res, body);
@@ -102,7 +113,12 @@ export function nativeHandlers(ctx: GatewayContext, mcp: McpSessionTransport): N
   return { postMcp, rpc, native };
 }
 
-export function registerNativeRoutes(app: Express, ctx: GatewayContext, mcp: McpSessionTransport, handlers: NativeHandlers): void {
+export function registerNativeRoutes(
+  app: Express,
+  ctx: GatewayContext,
+  mcp: McpSessionTransport,
+  handlers: Omit<NativeHandlers, 'postMcp'> & { postMcp: (req: Request, res: Response) => Promise<void> },
+): void {
   const { postMcp, rpc, native } = handlers;
   app.post('/mcp', postMcp);
 

@@ -15,3 +15,4 @@ export * from './prompt';
 export * from './validation';
 export * from './tracing';
 export * from './envfile';
+export * from './serial';

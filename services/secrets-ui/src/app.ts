@@ -3,7 +3,16 @@ import path from 'node:path';
 import { parse as parseCookies, serialize as serializeCookie } from 'cookie';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import helmet from 'helmet';
-import { AppError, createServiceApp, parseOrThrow, successEnvelope, type KitHandle, type Logger, type ServiceApp } from '@mcp-fleet/kit';
+import {
+  AppError,
+  createServiceApp,
+  KeyedSerial,
+  parseOrThrow,
+  successEnvelope,
+  type KitHandle,
+  type Logger,
+  type ServiceApp,
+} from '@mcp-fleet/kit';
 import { AuditLog } from './audit';
 import { adminCredential, bearerToken, cleanActor, FailureBrake, sameSecret, SessionStore, type Session } from './auth';
 import { findService, secretCatalog } from './catalog';
@@ -54,6 +63,7 @@ export function createApp({ config, logger, store: injected, defaultMetrics = tr
     exportDir: exportDirOf(config),
     restartCommand: config.SECRETS_RESTART_COMMAND,
     maxValueBytes: config.SECRET_VALUE_MAX_BYTES,
+    writes: new KeyedSerial(),
   };
   const admin = adminCredential({ token: config.SECRETS_UI_ADMIN_TOKEN, tokenFile: config.SECRETS_UI_ADMIN_TOKEN_FILE, storeTokenFile });
   const brake = new FailureBrake(config.LOGIN_MAX_FAILURES);

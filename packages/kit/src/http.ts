@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Request, RequestHandler, Response } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { errorEnvelope } from './envelope';
 import { AppError, toAppError } from './errors';
 import type { Logger } from './logger';
@@ -85,3 +85,32 @@ export function abortOnClose(res: Response): AbortSignal {
 }
 
 export const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+
+/**
+ * Browsers send Origin on cross-site requests; an MCP endpoint runs tools, so only local pages and
+ * the origins in ALLOWED_ORIGINS may POST to it (MCP's DNS-rebinding rule: an invalid Origin is
+ * refused with 403). Requests without Origin (curl, SDK clients, services) are not affected.
+ */
+export function originGuard(allowed: readonly string[], sendError: SendError): RequestHandler {
+  const allow = new Set(allowed.map((o) => o.replace(/\/+$/, '')));
+  return (req: Request, res: Response, next: NextFunction) => {
+    const origin = req.headers.origin;
+    if (origin === undefined || allow.has(origin)) return next();
+    let host = '';
+    try {
+      host = new URL(origin).hostname;
+    } catch {
+      // "null" and other opaque origins are refused below
+    }
+    if (LOCAL_HOSTS.has(host)) return next();
+    sendError(
+      res,
+      new AppError(
+        'FORBIDDEN',
+        `Requests from origin ${origin.slice(0, 100)} are not allowed; add it to ALLOWED_ORIGINS to let that page call this service.`,
+      ),
+    );
+  };
+}

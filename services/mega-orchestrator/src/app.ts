@@ -10,13 +10,14 @@ import {
   toAppError,
   type Logger,
   JSONRPC_CODES,
+  originGuard,
 } from '@mcp-fleet/kit';
 import type { ServiceEntry } from '@mcp-fleet/inventory';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import { defaultDownstreams, INVENTORY, SERVICE_ID, VERSION, type Config } from './config';
 import type { GatewayContext } from './context';
 import { Dispatcher } from './dispatch';
-import { countRequests, gatewayRequestContext, gatewaySendError, originGuard } from './middleware';
+import { countRequests, gatewayRequestContext, gatewaySendError } from './middleware';
 import { McpSessionTransport } from './mcp/session-transport';
 import { looksLikeJsonRpc, onlyNotifications, sendRpcError } from './mcp/jsonrpc';
 import { callTool, createMcpServer } from './mcp/server';

@@ -1,5 +1,5 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { AppError, makeSendError, requestContext, type Logger, type SendError } from '@mcp-fleet/kit';
+import { makeSendError, requestContext, type Logger, type SendError } from '@mcp-fleet/kit';
 import type { GatewayStats } from './stats';
 import type { Transport } from './types';
 
@@ -27,34 +27,5 @@ export function countRequests(stats: GatewayStats): RequestHandler {
     // 'close' follows 'finish' on every answer, and also ends one the client abandoned.
     res.on('close', count);
     next();
-  };
-}
-
-const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
-
-/**
- * Browsers send Origin on cross-site requests; the gateway runs tools, so only local pages and the
- * origins in ALLOWED_ORIGINS may POST to it (MCP's DNS-rebinding rule). Requests without Origin
- * (curl, SDK clients, services) are not affected.
- */
-export function originGuard(allowed: readonly string[], sendError: SendError): RequestHandler {
-  const allow = new Set(allowed.map((o) => o.replace(/\/+$/, '')));
-  return (req: Request, res: Response, next: NextFunction) => {
-    const origin = req.headers.origin;
-    if (origin === undefined || allow.has(origin)) return next();
-    let host = '';
-    try {
-      host = new URL(origin).hostname;
-    } catch {
-      // "null" and other opaque origins are refused below
-    }
-    if (LOCAL_HOSTS.has(host)) return next();
-    sendError(
-      res,
-      new AppError(
-        'FORBIDDEN',
-        `Requests from origin ${origin.slice(0, 100)} are not allowed; add it to ALLOWED_ORIGINS to let that page call the gateway.`,
-      ),
-    );
   };
 }

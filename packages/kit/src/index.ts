@@ -16,3 +16,4 @@ export * from './validation';
 export * from './tracing';
 export * from './envfile';
 export * from './serial';
+export * from './credentials';

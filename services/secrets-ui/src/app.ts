@@ -5,7 +5,10 @@ import express, { type Express, type NextFunction, type Request, type Response }
 import helmet from 'helmet';
 import {
   AppError,
+  bearerToken,
   createServiceApp,
+  FailureBrake,
+  sameSecret,
   KeyedSerial,
   parseOrThrow,
   successEnvelope,
@@ -14,7 +17,7 @@ import {
   type ServiceApp,
 } from '@mcp-fleet/kit';
 import { AuditLog } from './audit';
-import { adminCredential, bearerToken, cleanActor, FailureBrake, sameSecret, SessionStore, type Session } from './auth';
+import { adminCredential, cleanActor, SessionStore, type Session } from './auth';
 import { findService, secretCatalog } from './catalog';
 import { exportDirOf, SERVICE_ID, tokenFileOf, type Config } from './config';
 import { maskedView, restartHint, reveal, revealBody, exportFileOf, writeBody, writeSecrets, type SecretsDeps } from './secrets';
@@ -77,7 +80,7 @@ export function createApp({ config, logger, store: injected, defaultMetrics = tr
   /** The admin credential check with the brake; answers the caller's identity. */
   const checkCredential = (req: Request, presented: string | undefined): void => {
     const client = clientOf(req);
-    brake.check(client);
+    brake.check(client, 'admin credentials from this address');
     const configured = admin();
     if (!configured) {
       throw new AppError('NOT_CONFIGURED', `No admin credential: set SECRETS_UI_ADMIN_TOKEN or put a token in ${storeTokenFile}.`);
@@ -109,7 +112,7 @@ export function createApp({ config, logger, store: injected, defaultMetrics = tr
     }
     const session = sessions.get(parseCookies(req.get('cookie') ?? '')[COOKIE]);
     if (!session) {
-      brake.check(clientOf(req));
+      brake.check(clientOf(req), 'admin credentials from this address');
       throw new AppError('UNAUTHORIZED', 'Sign in at /login, or send "Authorization: Bearer <admin token>".');
     }
     if (!['GET', 'HEAD'].includes(req.method)) {

@@ -17,3 +17,4 @@ export * from './tracing';
 export * from './envfile';
 export * from './serial';
 export * from './credentials';
+export * from './worker';

@@ -32,6 +32,10 @@ export const csv = (fallback: string[] = []) =>
             .filter(Boolean),
     );
 
+/** ALLOWED_ORIGINS of a service with an MCP endpoint (the gateway, and the kit's POST /mcp): see originGuard. */
+export const allowedOriginsEnv = () =>
+  csv([]).describe('Browser origins allowed to POST to /mcp (besides localhost); requests without Origin are always allowed.');
+
 /** 1/true/yes/on -> true; 0/false/no/off -> false. */
 export const bool = (fallback: boolean) =>
   z

@@ -159,3 +159,42 @@ export function abortOnClose(res: ServerResponse): AbortSignal {
 }
 
 export const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+
+/**
+ * Browsers send Origin on cross-site requests; an MCP endpoint runs tools, so only local pages and
+ * the origins in ALLOWED_ORIGINS may POST to it (MCP's DNS-rebinding rule: an invalid Origin is
+ * refused with 403). Requests without Origin (curl, SDK clients, services) are not affected. Gives
+ * the FORBIDDEN error of a refused request.
+ */
+export function originRule(allowed: readonly string[]): (req: IncomingMessage) => AppError | undefined {
+  const allow = new Set(allowed.map((o) => o.replace(/\/+$/, '')));
+  return (req) => {
+    const origin = req.headers.origin;
+    if (origin === undefined || allow.has(origin)) return undefined;
+    let host = '';
+    try {
+      host = new URL(origin).hostname;
+    } catch {
+      // "null" and other opaque origins are refused below
+    }
+    if (LOCAL_HOSTS.has(host)) return undefined;
+    return new AppError(
+      'FORBIDDEN',
+      `Requests from origin ${origin.slice(0, 100)} are not allowed; add it to ALLOWED_ORIGINS to let that page call this service.`,
+    );
+  };
+}
+
+/** originRule as middleware (Express or withFastPath): a refused request gets its error envelope. */
+export function originGuard(
+  refused: (req: IncomingMessage) => AppError | undefined,
+  sendError: SendError,
+): (req: IncomingMessage, res: HttpResponse, next: () => void) => void {
+  return (req, res, next) => {
+    const err = refused(req);
+    if (err) return sendError(res, err);
+    next();
+  };
+}

@@ -15,3 +15,6 @@ export * from './prompt';
 export * from './validation';
 export * from './tracing';
 export * from './envfile';
+export * from './serial';
+export * from './credentials';
+export * from './worker';

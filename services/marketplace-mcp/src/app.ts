@@ -174,7 +174,7 @@ export function createApp({ config, logger, defaultMetrics }: AppDeps): Marketpl
       });
       app.use('/registry/v0.1', registryRoute);
 
-      mountMcpEndpoint(app, handle, { name: SERVICE_ID, tools, bodyLimit: config.BODY_LIMIT });
+      mountMcpEndpoint(app, handle, { name: SERVICE_ID, tools, bodyLimit: config.BODY_LIMIT, allowedOrigins: config.ALLOWED_ORIGINS });
     },
   });
   return Object.assign(kit, { catalog, registry, ready });

@@ -1,5 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
-import { AppError } from '@mcp-fleet/kit';
+import { AppError, bearerToken, FailureBrake, sameSecret } from '@mcp-fleet/kit';
 import type { NextFunction, Request, Response } from 'express';
 import { errors as joseErrors, jwtVerify } from 'jose';
 
@@ -10,11 +9,6 @@ export interface AuthOptions {
   secret?: string;
   issuer: string;
   audience?: string;
-}
-
-/** The token of an "Authorization: Bearer <token>" header, if any. */
-export function bearerToken(header: string | undefined): string | undefined {
-  return header?.match(/^Bearer\s+(\S{1,4096})\s*$/i)?.[1];
 }
 
 /**
@@ -102,11 +96,9 @@ export function requireRead(verifier: TokenVerifier, send: (res: Response, err: 
   };
 }
 
-const digest = (s: string) => createHash('sha256').update(s).digest();
-
-/** The admin credential for publishing, compared in constant time; a brake after 10 wrong ones a minute. */
+/** The admin credential for publishing, compared in constant time; a brake after 10 wrong ones a minute (all callers together). */
 export class AdminCheck {
-  private failures: number[] = [];
+  private readonly brake = new FailureBrake(10);
 
   constructor(private readonly configured: string | undefined) {}
 
@@ -117,13 +109,9 @@ export class AdminCheck {
         'Publishing is off: MARKETPLACE_ADMIN_TOKEN is not set on marketplace-mcp; an operator must set it.',
       );
     }
-    this.failures = this.failures.filter((t) => now - t < 60_000);
-    if (this.failures.length >= 10) {
-      const retryAfter = Math.max(1, Math.ceil((this.failures[0] + 60_000 - now) / 1000));
-      throw new AppError('RATE_LIMITED', `Too many wrong admin credentials; try again in ${retryAfter} s.`, { retryAfter });
-    }
-    if (!presented || !timingSafeEqual(digest(this.configured), digest(presented))) {
-      this.failures.push(now);
+    this.brake.check('process', 'admin credentials', now);
+    if (!presented || !sameSecret(this.configured, presented)) {
+      this.brake.fail('process', now);
       throw new AppError('FORBIDDEN', 'Publishing needs the admin credential in the X-Admin-Token header (MARKETPLACE_ADMIN_TOKEN).');
     }
   }

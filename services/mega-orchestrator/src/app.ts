@@ -18,20 +18,22 @@ import {
   type HttpResponse,
   type Logger,
   JSONRPC_CODES,
+  originGuard,
+  originRule,
 } from '@mcp-fleet/kit';
 import type { ServiceEntry } from '@mcp-fleet/inventory';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import { defaultDownstreams, INVENTORY, SERVICE_ID, VERSION, type Config } from './config';
 import type { GatewayContext } from './context';
 import { Dispatcher } from './dispatch';
-import { gatewayContext, gatewaySendError, originGuard, originRule } from './middleware';
+import { gatewayContext, gatewaySendError } from './middleware';
 import { McpSessionTransport } from './mcp/session-transport';
 import { looksLikeJsonRpc, onlyNotifications, sendRpcError } from './mcp/jsonrpc';
 import { callTool, createMcpServer } from './mcp/server';
 import { ListenStreams } from './mcp/subscriptions';
 import { Providers } from './providers';
 import { MemoryRateStore, rateLimiter, RedisRateStore, type RateStore } from './rate-limit';
-import { Registry } from './registry';
+import { Registry, type ServiceChange } from './registry';
 import { AuditLog, Authorizer, principalOf } from './auth';
 import type { JWTVerifyGetKey } from 'jose';
 import { ToolResolver } from './tool-resolver';
@@ -185,6 +187,11 @@ export function createApp(deps: GatewayDeps): Gateway {
   registry.on('catalog', () => {
     mcp.notifyToolsChanged();
     ctx.listen.notify('tools');
+  });
+  // 2025-era sessions hear when a downstream leaves or rejoins (notifications/message).
+  registry.on('service', (change: ServiceChange) => {
+    if (change.healthy) mcp.notifyLog('notice', { event: 'service_healthy', service: change.service, tools: change.tools });
+    else mcp.notifyLog('warning', { event: 'service_unhealthy', service: change.service, reason: change.reason });
   });
   registry.on('prompts', () => {
     mcp.notifyPromptsChanged();

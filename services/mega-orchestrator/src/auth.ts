@@ -18,7 +18,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { NextFunction, Request, Response } from 'express';
 import { createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey } from 'jose';
-import { AppError, type Logger, type ToolAnnotations } from '@mcp-fleet/kit';
+import { AppError, bearerToken, type Logger, type ToolAnnotations } from '@mcp-fleet/kit';
 import { z } from 'zod';
 
 export const SCOPES_SUPPORTED = ['tools:read', 'tools:write', 'tools:all'] as const;
@@ -146,9 +146,8 @@ export class Authorizer {
 
   /** The caller, or an error saying why not (401 invalid_token, 503 when the JWKS cannot be had). */
   async authenticate(header: string | undefined): Promise<Principal> {
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
-    if (!m) throw new AuthError('missing', 'A bearer token is required (Authorization: Bearer <token>).');
-    const token = m[1];
+    const token = bearerToken(header);
+    if (!token) throw new AuthError('missing', 'A bearer token is required (Authorization: Bearer <token>).');
     if (token.startsWith(API_KEY_PREFIX)) {
       const hash = hashApiKey(token);
       for (const [stored, key] of this.keys) {

@@ -1,4 +1,4 @@
-import { baseEnvShape, bool, csv, int, loadConfig, ms, optionalUrl, postgresUrl, type Env } from '@mcp-fleet/kit';
+import { allowedOriginsEnv, baseEnvShape, bool, csv, int, loadConfig, ms, optionalUrl, postgresUrl, type Env } from '@mcp-fleet/kit';
 import { downstreamServices, resolveUrl, SERVICES, type ServiceEntry } from '@mcp-fleet/inventory';
 import { z } from 'zod';
 import { configuredMcpServers, inventoryStdioServers } from './mcp-servers';
@@ -62,9 +62,7 @@ export const configSchema = z.object({
   MCP_LISTEN_KEEPALIVE_MS: ms(15_000, 50, 3_600_000).describe(
     'How often an idle subscriptions/listen stream gets an SSE comment line, so proxies and clients keep it open.',
   ),
-  ALLOWED_ORIGINS: csv([]).describe(
-    'Browser origins allowed to POST to /mcp (besides localhost); requests without Origin are always allowed.',
-  ),
+  ALLOWED_ORIGINS: allowedOriginsEnv(),
   SESSION_DB: z.string().min(1).optional().describe('Session/context store; defaults to ${DATA_DIR}/gateway/contexts.sqlite.'),
   SESSION_DATABASE_URL: postgresUrl().describe(
     'PostgreSQL for the call history and contexts, shared by several gateway instances; unset: SQLite at SESSION_DB.',

@@ -114,6 +114,14 @@ function toTool(raw: unknown): DownstreamTool | undefined {
  * rebuilds the catalog. Emits 'catalog' when the listed tools change, 'prompts' when the served
  * prompts change, and 'health' when a service comes or goes.
  */
+/** A downstream that became healthy or unhealthy ('service' event). */
+export interface ServiceChange {
+  service: string;
+  healthy: boolean;
+  reason?: string;
+  tools?: number;
+}
+
 export class Registry extends EventEmitter {
   readonly services: ServiceState[];
   private readonly byId = new Map<string, ServiceState>();
@@ -267,12 +275,16 @@ export class Registry extends EventEmitter {
       if (!wasHealthy) {
         s.breaker.reset();
         this.options.logger.info(`${s.id} is healthy`, { url: s.upstream.url, tools: s.tools.length });
+        this.emit('service', { service: s.id, healthy: true, tools: s.tools.length } satisfies ServiceChange);
       }
     } else {
       s.polls.failed += 1;
       s.health = 'unhealthy';
       s.reason = reason;
-      if (wasHealthy) this.options.logger.warn(`${s.id} is unhealthy: ${reason}`, { url: s.upstream.url });
+      if (wasHealthy) {
+        this.options.logger.warn(`${s.id} is unhealthy: ${reason}`, { url: s.upstream.url });
+        this.emit('service', { service: s.id, healthy: false, reason } satisfies ServiceChange);
+      }
     }
   }
 

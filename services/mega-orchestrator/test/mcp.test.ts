@@ -3,7 +3,7 @@ import request from 'supertest';
 import { countsAdded, requestCounts, tempDir, unmatchedAs } from '@mcp-fleet/testing';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { LoggingMessageNotificationSchema, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { alphaTools, betaTools, startDownstream, startGateway, type Downstream, type RunningGateway } from './helpers';
 
 let tmp: ReturnType<typeof tempDir>;
@@ -173,6 +173,41 @@ describe('catalog changes', () => {
     expect(names).not.toContain('ping_beta');
     await beta.start();
     await g.gw.refresh();
+    await client.close();
+  });
+});
+
+describe('logging', () => {
+  it('answers logging/setLevel and tells a session, at or above its level, that a downstream left', async () => {
+    const { client } = await connect();
+    expect(client.getServerCapabilities()?.logging).toEqual({});
+    await expect(client.setLoggingLevel('warning')).resolves.toEqual({});
+    const messages: { level: string; logger?: string; data: any }[] = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void messages.push(n.params));
+    const left = () => messages.some((m) => m.data?.event === 'service_unhealthy' && m.data.service === 'beta-mcp');
+    // As with list_changed: the GET stream opens just after initialization, so repeat until heard.
+    for (let attempt = 0; attempt < 20 && !left(); attempt++) {
+      await beta.stop();
+      await g.gw.refresh();
+      for (let i = 0; i < 10 && !left(); i++) await new Promise((r) => setTimeout(r, 20));
+      await beta.start();
+      await g.gw.refresh();
+    }
+    expect(messages.find((m) => m.data?.event === 'service_unhealthy')).toMatchObject({
+      level: 'warning',
+      logger: 'mega-orchestrator',
+      data: { service: 'beta-mcp', reason: expect.any(String) },
+    });
+    // beta rejoined at 'notice', below the session's level: not sent.
+    await new Promise((r) => setTimeout(r, 100));
+    expect(messages.filter((m) => m.data?.event === 'service_healthy')).toEqual([]);
+    await expect(client.setLoggingLevel('info')).resolves.toEqual({});
+    await beta.stop();
+    await g.gw.refresh();
+    await beta.start();
+    await g.gw.refresh();
+    for (let i = 0; i < 50 && !messages.some((m) => m.data?.event === 'service_healthy'); i++) await new Promise((r) => setTimeout(r, 20));
+    expect(messages.find((m) => m.data?.event === 'service_healthy')).toMatchObject({ level: 'notice', data: { service: 'beta-mcp' } });
     await client.close();
   });
 });

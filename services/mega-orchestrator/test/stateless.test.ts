@@ -121,6 +121,9 @@ describe('MCP 2026-07-28 (stateless)', () => {
     const read = await rpc('resources/read', { uri: 'mega://health' }, { 'mcp-name': 'mega://health' });
     expect(read.body.result).toMatchObject({ resultType: 'complete', ttlMs: 0, cacheScope: 'private' });
     expect(JSON.parse(read.body.result.contents[0].text).service).toBe('mega-orchestrator');
+    // SEP-2164: an unknown resource is Invalid Params with the URI in data (2025 sessions keep -32002).
+    const missing = await rpc('resources/read', { uri: 'mega://nope' }, { 'mcp-name': 'mega://nope' });
+    expect(missing.body.error).toMatchObject({ code: -32602, data: { uri: 'mega://nope' } });
     expect((await rpc('prompts/list')).body.result).toEqual({ resultType: 'complete', prompts: [], ttlMs: 5000, cacheScope: 'public' });
   });
 
@@ -183,6 +186,23 @@ describe('MCP 2026-07-28 (stateless)', () => {
     });
     expect(res.status).toBe(400);
     expect(((await res.json()) as any).error.code).toBe(-32020);
+    // A mismatch is judged before the version itself: a supported header with an unknown _meta version too.
+    const unknown = await fetch(`${g.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json',
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'server/discover',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 11,
+        method: 'server/discover',
+        params: { _meta: { ...META, 'io.modelcontextprotocol/protocolVersion': 'v999.0.0' } },
+      }),
+    });
+    expect([unknown.status, ((await unknown.json()) as any).error.code]).toEqual([400, -32020]);
   });
 
   it('requires Mcp-Method equal to the method and Mcp-Name equal to the name or URI (trimmed, case-sensitive): 400, -32020', async () => {

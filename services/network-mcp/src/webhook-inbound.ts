@@ -8,26 +8,6 @@ import type { DeliveryStatus, WebhookStore } from './webhook-store';
 
 export const EVENT_NAME = /^[A-Za-z0-9_.:-]{1,64}$/;
 const DEFAULT_EVENT = 'message';
-const REPLAY_CACHE_MAX = 10_000;
-
-/** Signatures already accepted within the tolerance window; a second use is a replay. */
-class ReplayCache {
-  private readonly seen = new Map<string, number>();
-  constructor(private readonly windowMs: number) {}
-
-  /** True when new (and remembers it), false when seen before. */
-  remember(key: string): boolean {
-    const now = Date.now();
-    for (const [k, expires] of this.seen) {
-      if (expires > now && this.seen.size < REPLAY_CACHE_MAX) break;
-      this.seen.delete(k);
-    }
-    if (this.seen.has(key)) return false;
-    this.seen.set(key, now + this.windowMs * 2);
-    return true;
-  }
-}
-
 export interface InboundDeps {
   config: Config;
   store: WebhookStore;
@@ -45,7 +25,8 @@ const REASONS: Record<string, string> = {
 /** POST /webhooks/{webhook_id}: verify, forward with our own signature, log the delivery. */
 export function registerInboundWebhooks(app: Express, kit: KitHandle, deps: InboundDeps): void {
   const { config, store, client } = deps;
-  const replays = new ReplayCache(config.WEBHOOK_TOLERANCE_SECONDS * 1000);
+  // A signature stays valid for the tolerance either side of its timestamp: remembered that long twice over.
+  const replayMs = config.WEBHOOK_TOLERANCE_SECONDS * 1000 * 2;
 
   const handle = async (req: Request, res: Response) => {
     const started = performance.now();
@@ -64,7 +45,11 @@ export function registerInboundWebhooks(app: Express, kit: KitHandle, deps: Inbo
     if (secret !== null) {
       const signature = req.get(SIGNATURE_HEADER);
       const check = verify(secret, { signature, timestamp: req.get(TIMESTAMP_HEADER) }, body, config.WEBHOOK_TOLERANCE_SECONDS);
-      const reason = !check.ok ? check.reason : replays.remember(`${id}:${signature}`) ? undefined : 'replayed';
+      const reason = !check.ok
+        ? check.reason
+        : (await store.rememberSignature(`${id}:${signature}`, Date.now() + replayMs))
+          ? undefined
+          : 'replayed';
       if (reason) {
         await record('rejected', { reason });
         kit.logger.info('webhook rejected', { webhookId: id, deliveryId, reason });

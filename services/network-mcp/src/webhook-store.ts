@@ -71,6 +71,11 @@ CREATE TABLE IF NOT EXISTS webhook_logs (
   duration_ms INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS webhook_logs_by_hook ON webhook_logs (webhook_id, id);
+CREATE TABLE IF NOT EXISTS webhook_signatures (
+  key TEXT PRIMARY KEY,
+  expires_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS webhook_signatures_by_expiry ON webhook_signatures (expires_at);
 `;
 
 export const WEBHOOK_ID = /^wh_[A-Za-z0-9_-]{22}$/;
@@ -113,6 +118,17 @@ export class WebhookStore {
     await db.exec(SCHEMA);
     if (file !== ':memory:') await fs.chmod(file, 0o600);
     return new WebhookStore(db, logMax);
+  }
+
+  /**
+   * Remembers an accepted inbound signature until `expiresAt` (ms); false when it was already
+   * remembered, i.e. a replay. Kept in the same file, so a restart does not reopen the window.
+   */
+  async rememberSignature(key: string, expiresAt: number): Promise<boolean> {
+    const now = Date.now();
+    await this.db.run('DELETE FROM webhook_signatures WHERE expires_at <= ?', [now]);
+    const { changes } = await this.db.run('INSERT OR IGNORE INTO webhook_signatures (key, expires_at) VALUES (?, ?)', [key, expiresAt]);
+    return changes === 1;
   }
 
   async ping(): Promise<void> {

@@ -275,7 +275,13 @@ describe('webhook definitions', () => {
     const list = await request(service.app).get('/webhooks').query({ limit: 500 }).expect(200);
     expect(list.body.result.webhooks).toContainEqual(expect.objectContaining({ id, description: 'survivor', hasSecret: true }));
     const body = '{"after":"restart"}';
-    await send(id, body, signed(SECRET, body), 200);
+    const headers = signed(SECRET, body);
+    await send(id, body, headers, 200);
+    // Accepted signatures are remembered in the file too: a replay after another restart is refused.
+    await service.close();
+    service = await createApp({ config: config(), logger: testLogger(), defaultMetrics: false });
+    const replayed = await send(id, body, headers, 401);
+    expect(replayed.body.details.reason).toBe('replayed');
     const file = path.join(tmp.dir, 'network-mcp', 'webhooks.sqlite');
     expect(fs.statSync(file).mode & 0o777).toBe(0o600);
   });

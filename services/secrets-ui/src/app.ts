@@ -3,9 +3,21 @@ import path from 'node:path';
 import { parse as parseCookies, serialize as serializeCookie } from 'cookie';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import helmet from 'helmet';
-import { AppError, createServiceApp, parseOrThrow, successEnvelope, type KitHandle, type Logger, type ServiceApp } from '@mcp-fleet/kit';
+import {
+  AppError,
+  bearerToken,
+  createServiceApp,
+  FailureBrake,
+  sameSecret,
+  KeyedSerial,
+  parseOrThrow,
+  successEnvelope,
+  type KitHandle,
+  type Logger,
+  type ServiceApp,
+} from '@mcp-fleet/kit';
 import { AuditLog } from './audit';
-import { adminCredential, bearerToken, cleanActor, FailureBrake, sameSecret, SessionStore, type Session } from './auth';
+import { adminCredential, cleanActor, SessionStore, type Session } from './auth';
 import { findService, secretCatalog } from './catalog';
 import { exportDirOf, SERVICE_ID, tokenFileOf, type Config } from './config';
 import { maskedView, restartHint, reveal, revealBody, exportFileOf, writeBody, writeSecrets, type SecretsDeps } from './secrets';
@@ -54,6 +66,7 @@ export function createApp({ config, logger, store: injected, defaultMetrics = tr
     exportDir: exportDirOf(config),
     restartCommand: config.SECRETS_RESTART_COMMAND,
     maxValueBytes: config.SECRET_VALUE_MAX_BYTES,
+    writes: new KeyedSerial(),
   };
   const admin = adminCredential({ token: config.SECRETS_UI_ADMIN_TOKEN, tokenFile: config.SECRETS_UI_ADMIN_TOKEN_FILE, storeTokenFile });
   const brake = new FailureBrake(config.LOGIN_MAX_FAILURES);
@@ -67,7 +80,7 @@ export function createApp({ config, logger, store: injected, defaultMetrics = tr
   /** The admin credential check with the brake; answers the caller's identity. */
   const checkCredential = (req: Request, presented: string | undefined): void => {
     const client = clientOf(req);
-    brake.check(client);
+    brake.check(client, 'admin credentials from this address');
     const configured = admin();
     if (!configured) {
       throw new AppError('NOT_CONFIGURED', `No admin credential: set SECRETS_UI_ADMIN_TOKEN or put a token in ${storeTokenFile}.`);
@@ -99,7 +112,7 @@ export function createApp({ config, logger, store: injected, defaultMetrics = tr
     }
     const session = sessions.get(parseCookies(req.get('cookie') ?? '')[COOKIE]);
     if (!session) {
-      brake.check(clientOf(req));
+      brake.check(clientOf(req), 'admin credentials from this address');
       throw new AppError('UNAUTHORIZED', 'Sign in at /login, or send "Authorization: Bearer <admin token>".');
     }
     if (!['GET', 'HEAD'].includes(req.method)) {

@@ -1,17 +1,5 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import { AppError } from '@mcp-fleet/kit';
-
-const digest = (s: string) => createHash('sha256').update(s).digest();
-
-/** Constant-time equality of two strings of any length. */
-export function sameSecret(a: string, b: string): boolean {
-  return timingSafeEqual(digest(a), digest(b));
-}
-
-export function bearerToken(header: string | undefined): string | undefined {
-  return header?.match(/^Bearer\s+(\S{1,1024})\s*$/i)?.[1];
-}
 
 /**
  * The admin credential: SECRETS_UI_ADMIN_TOKEN, else the content of SECRETS_UI_ADMIN_TOKEN_FILE,
@@ -26,39 +14,6 @@ export function adminCredential(options: { token?: string; tokenFile?: string; s
     }
   };
   return () => options.token ?? (options.tokenFile ? readFile(options.tokenFile) : readFile(options.storeTokenFile));
-}
-
-/**
- * A brake on guessing: after `maxFailures` wrong credentials from one address within the window,
- * every attempt from it (right or wrong) answers RATE_LIMITED with Retry-After until the oldest
- * failure ages out. Only failures count, so a busy UI never trips it.
- */
-export class FailureBrake {
-  private readonly failures = new Map<string, number[]>();
-
-  constructor(
-    private readonly maxFailures: number,
-    private readonly windowMs = 60_000,
-    private readonly maxClients = 10_000,
-  ) {}
-
-  check(client: string, now = Date.now()): void {
-    const recent = (this.failures.get(client) ?? []).filter((t) => now - t < this.windowMs);
-    if (recent.length >= this.maxFailures) {
-      const retryAfter = Math.max(1, Math.ceil((recent[0] + this.windowMs - now) / 1000));
-      throw new AppError('RATE_LIMITED', `Too many wrong admin credentials from this address; try again in ${retryAfter} s.`, {
-        retryAfter,
-      });
-    }
-  }
-
-  fail(client: string, now = Date.now()): void {
-    const recent = (this.failures.get(client) ?? []).filter((t) => now - t < this.windowMs);
-    recent.push(now);
-    this.failures.delete(client);
-    this.failures.set(client, recent);
-    if (this.failures.size > this.maxClients) this.failures.delete(this.failures.keys().next().value!);
-  }
 }
 
 export interface Session {

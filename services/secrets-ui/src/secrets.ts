@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { AppError, renderEnvFile } from '@mcp-fleet/kit';
+import { AppError, renderEnvFile, type KeyedSerial } from '@mcp-fleet/kit';
 import { atomicWrite } from '@mcp-fleet/kit/workspace';
 import { z } from 'zod';
 import { findService, type ServiceSecrets } from './catalog';
@@ -24,6 +24,8 @@ export interface SecretsDeps {
   exportDir: string;
   restartCommand: string;
   maxValueBytes: number;
+  /** One write per service at a time: read, change, store and export are one step. */
+  writes: KeyedSerial;
 }
 
 export function restartHint(deps: SecretsDeps, service: string) {
@@ -80,8 +82,18 @@ function unknownKeys(svc: ServiceSecrets, keys: string[]): AppError {
 }
 
 /** Validates, writes one new version, regenerates the export file, and says what must restart. */
+/**
+ * Sets and removes some of a service's variables, keeping the others: one write at a time per
+ * service in this process, and conditional on the version read (another instance or a direct
+ * change to the store in between answers CONFLICT instead of being overwritten). The export file
+ * is rewritten in the same step, so it always holds the newest version.
+ */
 export async function writeSecrets(deps: SecretsDeps, serviceId: string, values: Record<string, string | null>) {
   const svc = findService(deps.catalog, serviceId);
+  return deps.writes.run(svc.id, () => writeNow(deps, svc, values));
+}
+
+async function writeNow(deps: SecretsDeps, svc: ServiceSecrets, values: Record<string, string | null>) {
   const record = await deps.store.read(svc.id);
   const valid = new Set(svc.variables.map((v) => v.name));
   const names = Object.keys(values);
@@ -111,7 +123,7 @@ export async function writeSecrets(deps: SecretsDeps, serviceId: string, values:
     if (v === null) delete next[k];
     else next[k] = v;
   }
-  const written = await deps.store.write(svc.id, next);
+  const written = await deps.store.write(svc.id, next, record.version);
   const exportFile = await writeExportFile(deps, svc.id, written);
   return {
     service: svc.id,

@@ -128,6 +128,32 @@ describe('secrets-ui API', () => {
     expect(parseEnvFile(fs.readFileSync(t.exportFile('security-mcp'), 'utf8'))).toEqual({ JWT_SECRET: VALUE });
   });
 
+  it('keeps every one of concurrent writes to different variables, and exports the newest version', async () => {
+    const names = ['LLM_API_KEY', 'EMBEDDINGS_API_KEY', 'MARKETPLACE_JWT_TOKEN'];
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        request(t.app)
+          .put('/api/secrets/mega-orchestrator')
+          .set(auth)
+          .send({ values: { [names[i % 3]]: `value-${i}` } }),
+      ),
+    );
+    expect(answers.map((r) => r.status)).toEqual(Array(12).fill(200));
+    expect(answers.map((r) => r.body.result.version).sort((a, b) => a - b)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+    // Each variable holds the value of the last write (by version) that set it: no write undid another.
+    const expected = Object.fromEntries(
+      names.map((name) => {
+        const last = answers.filter((r) => r.body.result.set[0] === name).sort((a, b) => b.body.result.version - a.body.result.version)[0];
+        return [name, `value-${answers.indexOf(last)}`];
+      }),
+    );
+    for (const name of names) {
+      const revealed = await request(t.app).post('/api/secrets/mega-orchestrator/reveal').set(auth).send({ key: name });
+      expect(revealed.body.result).toMatchObject({ value: expected[name], version: 12 });
+    }
+    expect(parseEnvFile(fs.readFileSync(t.exportFile('mega-orchestrator'), 'utf8'))).toEqual(expected);
+  });
+
   it('audits every reveal and write with who, when and which keys, and logs no value', async () => {
     const entries = t.auditLines();
     const write = entries.find((e) => e.action === 'write' && e.version === 1);

@@ -45,6 +45,16 @@ export function describeSecretStoreBehaviour(title: string, makeStore: () => Sec
       await expect(store.read(id)).resolves.toMatchObject({ version: 5, values: last.values });
     });
 
+    it('writes with an expected version only while it is still the stored one', async () => {
+      const id = svc();
+      await expect(store.write(id, { A: 'first' }, 0)).resolves.toMatchObject({ version: 1 });
+      // A second writer that read version 0 too must not overwrite the first one's change.
+      const stale = store.write(id, { B: 'second' }, 0);
+      await expect(stale).rejects.toMatchObject({ code: 'CONFLICT', details: { expectedVersion: 0, version: 1 } });
+      await expect(store.read(id)).resolves.toMatchObject({ version: 1, values: { A: 'first' } });
+      await expect(store.write(id, { A: 'first', B: 'second' }, 1)).resolves.toMatchObject({ version: 2 });
+    });
+
     it('keeps services apart', async () => {
       const a = svc();
       const b = svc();

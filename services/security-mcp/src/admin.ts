@@ -1,13 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
-import { AppError } from '@mcp-fleet/kit';
-
-/** The token of an "Authorization: Bearer <token>" header, if any. */
-export function bearerToken(header: string | undefined): string | undefined {
-  const m = header?.match(/^Bearer\s+(\S{1,1024})\s*$/i);
-  return m?.[1];
-}
-
-const digest = (s: string) => createHash('sha256').update(s).digest();
+import { AppError, FailureBrake, sameSecret } from '@mcp-fleet/kit';
 
 /** Constant-time comparison of the presented credential with the configured one. */
 export function requireAdmin(configured: string | undefined, presented: string | undefined, action: string): void {
@@ -17,7 +8,7 @@ export function requireAdmin(configured: string | undefined, presented: string |
       `${action} needs SECURITY_ADMIN_TOKEN, which is not set on security-mcp; an operator must configure it.`,
     );
   }
-  if (!presented || !timingSafeEqual(digest(configured), digest(presented))) {
+  if (!presented || !sameSecret(configured, presented)) {
     throw new AppError(
       'UNAUTHORIZED',
       `${action} needs the admin credential: send "Authorization: Bearer <SECURITY_ADMIN_TOKEN>" or the admin_token argument.`,
@@ -37,24 +28,25 @@ export interface AdminGuardOptions {
  * Per process, not per caller: the gateway hides callers' addresses, and a lockout is the safe side.
  */
 export class AdminGuard {
-  private failures: number[] = [];
+  private readonly brake: FailureBrake;
 
   constructor(
     private readonly configured: string | undefined,
-    private readonly options: AdminGuardOptions = { maxFailures: 10, windowMs: 60_000 },
-  ) {}
+    options: AdminGuardOptions = { maxFailures: 10, windowMs: 60_000 },
+  ) {
+    this.brake = new FailureBrake(options.maxFailures, options.windowMs);
+  }
 
   check(presented: string | undefined, action: string, now = Date.now()): void {
-    this.failures = this.failures.filter((t) => now - t < this.options.windowMs);
-    if (this.failures.length >= this.options.maxFailures) {
-      const retryAfter = Math.max(1, Math.ceil((this.failures[0] + this.options.windowMs - now) / 1000));
-      throw new AppError('RATE_LIMITED', `Too many wrong admin credentials for ${action}; try again in ${retryAfter} s.`, { retryAfter });
-    }
+    this.brake.check(PROCESS, `admin credentials for ${action}`, now);
     try {
       requireAdmin(this.configured, presented, action);
     } catch (err) {
-      if (err instanceof AppError && err.code === 'UNAUTHORIZED') this.failures.push(now);
+      if (err instanceof AppError && err.code === 'UNAUTHORIZED') this.brake.fail(PROCESS, now);
       throw err;
     }
   }
 }
+
+/** The brake's one client: every caller together (see AdminGuard). */
+const PROCESS = 'process';

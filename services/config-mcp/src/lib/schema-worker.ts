@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { AppError } from '@mcp-fleet/kit';
+import { AppError, askWorker } from '@mcp-fleet/kit';
 
 /**
  * JSON Schema validation runs in worker threads: a caller's `pattern` can backtrack catastrophically
@@ -99,54 +99,15 @@ export class SchemaValidatorPool {
     }
     const worker = this.idle.pop() ?? this.spawn();
     this.busy.add(worker);
-    let settled = false;
-    const reply = await new Promise<WorkerReply>((resolve, reject) => {
-      const finish = (fn: () => void) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-        worker.off('message', onMessage);
-        worker.off('error', onError);
-        worker.off('exit', onExit);
-        fn();
-      };
-      const kill = (err: AppError) =>
-        finish(() => {
-          void worker.terminate();
-          reject(err);
-        });
-      const timer = setTimeout(
-        () =>
-          kill(
-            new AppError(
-              'TIMEOUT',
-              `Schema validation took longer than ${this.timeoutMs} ms and was stopped. A "pattern" with nested quantifiers such as (a+)+ backtracks catastrophically; simplify it or send less data.`,
-            ),
-          ),
-        this.timeoutMs,
-      );
-      const onAbort = () => kill(new AppError('TIMEOUT', 'The validation was cancelled.'));
-      const onMessage = (msg: WorkerReply) => finish(() => resolve(msg));
-      const onError = (err: Error) =>
-        finish(() =>
-          reject(
-            /ERR_WORKER_OUT_OF_MEMORY/.test(String((err as NodeJS.ErrnoException).code))
-              ? new AppError('PAYLOAD_TOO_LARGE', 'Validation ran out of memory; send a smaller schema or document.')
-              : err,
-          ),
-        );
-      const onExit = () => finish(() => reject(new Error('validation worker exited unexpectedly')));
-      signal?.addEventListener('abort', onAbort, { once: true });
-      worker.on('message', onMessage);
-      worker.on('error', onError);
-      worker.on('exit', onExit);
-      try {
-        worker.postMessage(job);
-      } catch (err) {
-        // data that cannot be cloned
-        kill(new AppError('VALIDATION_ERROR', `The schema or document cannot be validated: ${(err as Error).message}.`));
-      }
+    const reply = await askWorker<WorkerReply>(worker, job, {
+      what: 'schema validation',
+      timeoutMs: this.timeoutMs,
+      signal,
+      timeoutError: () =>
+        new AppError(
+          'TIMEOUT',
+          `Schema validation took longer than ${this.timeoutMs} ms and was stopped. A "pattern" with nested quantifiers such as (a+)+ backtracks catastrophically; simplify it or send less data.`,
+        ),
     }).finally(() => this.busy.delete(worker));
     if (this.closed || this.idle.length >= MAX_IDLE) void worker.terminate();
     else this.idle.push(worker);

@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { AppError } from '@mcp-fleet/kit';
+import { AppError, askWorker } from '@mcp-fleet/kit';
 
 /**
  * A caller's regex runs in a worker thread, never on the event loop: batches of lines go to the
@@ -75,43 +75,15 @@ export class BoundedRegex {
     const remaining = this.options.budgetMs - this.usedMs;
     const started = performance.now();
     try {
-      return await new Promise<number[]>((resolve, reject) => {
-        const done = () => {
-          clearTimeout(timer);
-          signal?.removeEventListener('abort', onAbort);
-          this.worker.off('message', onMessage);
-          this.worker.off('error', onError);
-        };
-        const onMessage = (hits: number[]) => {
-          done();
-          resolve(hits);
-        };
-        const onError = (err: Error) => {
-          done();
-          reject(err);
-        };
-        const onAbort = () => {
-          done();
-          void this.worker.terminate();
-          reject(new AppError('TIMEOUT', 'The search was cancelled.'));
-        };
-        const timer = setTimeout(
-          () => {
-            done();
-            void this.worker.terminate();
-            reject(
-              new AppError(
-                'TIMEOUT',
-                `The regex ran longer than ${this.options.budgetMs} ms (LOG_REGEX_TIMEOUT_MS) and was stopped. Patterns with nested quantifiers such as (a+)+ backtrack catastrophically; simplify the pattern, use query for plain text, or narrow files and the time range.`,
-              ),
-            );
-          },
-          Math.max(remaining, 1),
-        );
-        signal?.addEventListener('abort', onAbort, { once: true });
-        this.worker.on('message', onMessage);
-        this.worker.on('error', onError);
-        this.worker.postMessage(lines);
+      return await askWorker<number[]>(this.worker, lines, {
+        what: 'search',
+        timeoutMs: remaining,
+        signal,
+        timeoutError: () =>
+          new AppError(
+            'TIMEOUT',
+            `The regex ran longer than ${this.options.budgetMs} ms (LOG_REGEX_TIMEOUT_MS) and was stopped. Patterns with nested quantifiers such as (a+)+ backtrack catastrophically; simplify the pattern, use query for plain text, or narrow files and the time range.`,
+          ),
       });
     } finally {
       this.usedMs += performance.now() - started;

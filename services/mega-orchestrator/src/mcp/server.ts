@@ -202,8 +202,15 @@ export async function getPrompt(
   }
 }
 
-/** resources/read of the gateway's own resources (both protocol eras). */
-export function readResource(ctx: GatewayContext, uri: unknown): { contents: { uri: string; mimeType: string; text: string }[] } {
+/**
+ * resources/read of the gateway's own resources (both protocol eras). An unknown URI is -32002 for
+ * 2025-era sessions and -32602 (Invalid Params, SEP-2164) for 2026-07-28, the URI in data either way.
+ */
+export function readResource(
+  ctx: GatewayContext,
+  uri: unknown,
+  notFoundCode: number = JSONRPC_CODES.RESOURCE_NOT_FOUND,
+): { contents: { uri: string; mimeType: string; text: string }[] } {
   if (typeof uri !== 'string') throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'resources/read needs params.uri (a string).');
   const views: Record<string, () => unknown> = {
     'mega://health': () => healthView(ctx),
@@ -212,13 +219,9 @@ export function readResource(ctx: GatewayContext, uri: unknown): { contents: { u
   };
   const view = Object.prototype.hasOwnProperty.call(views, uri) ? views[uri] : undefined;
   if (!view)
-    throw new McpError(
-      JSONRPC_CODES.RESOURCE_NOT_FOUND,
-      `Resource not found: ${uri.slice(0, 200)}. resources/list shows the three resources.`,
-      {
-        uri: uri.slice(0, 200),
-      },
-    );
+    throw new McpError(notFoundCode, `Resource not found: ${uri.slice(0, 200)}. resources/list shows the three resources.`, {
+      uri: uri.slice(0, 200),
+    });
   return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(view()) }] };
 }
 
@@ -226,7 +229,9 @@ export function createMcpServer({ ctx, validator, pageSize, sessionId }: McpServ
   const server = new Server(
     { name: ctx.service, title: 'mcp-fleet gateway', version: ctx.version },
     {
-      capabilities: { tools: { listChanged: true }, resources: {}, prompts: { listChanged: true } },
+      // logging: logging/setLevel is answered by the SDK (per session); the gateway sends a
+      // notifications/message when a downstream leaves or rejoins (docs/gateway.md).
+      capabilities: { tools: { listChanged: true }, resources: {}, prompts: { listChanged: true }, logging: {} },
       jsonSchemaValidator: validator,
       instructions: INSTRUCTIONS,
     },

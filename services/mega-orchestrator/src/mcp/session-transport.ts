@@ -4,6 +4,7 @@ import { isPlainObject, JSONRPC_CODES, sendJson, type HttpResponse } from '@mcp-
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '@mcp-fleet/kit';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { LoggingLevel } from '@modelcontextprotocol/sdk/types.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import {
   isInitializeRequest,
@@ -377,6 +378,18 @@ export class McpSessionTransport {
       live.server
         .sendToolListChanged()
         .catch((err: Error) => this.options.logger.debug('list_changed not delivered', { err: err.message }));
+    }
+  }
+
+  /**
+   * A notifications/message to every connected session, on its GET stream; the SDK drops it for a
+   * session whose logging/setLevel is above `level`.
+   */
+  notifyLog(level: LoggingLevel, data: Record<string, unknown>): void {
+    for (const live of this.sessions.values()) {
+      live.server
+        .sendLoggingMessage({ level, logger: 'mega-orchestrator', data }, live.id)
+        .catch((err: Error) => this.options.logger.debug('log message not delivered', { err: err.message }));
     }
   }
 

@@ -111,20 +111,22 @@ export async function handleStateless(
           missing,
         },
       );
+    // A header that disagrees with _meta is a mismatch whatever the two versions are; only then is
+    // the version itself judged.
     const version = meta![META_VERSION] as string;
+    const headerVersion = header(req, 'mcp-protocol-version');
+    if (headerVersion !== undefined && headerVersion !== version)
+      throw new HttpRpcError(
+        400,
+        JSONRPC_CODES.HEADER_MISMATCH,
+        `The MCP-Protocol-Version header "${headerVersion.slice(0, 40)}" differs from _meta's "${version.slice(0, 40)}".`,
+      );
     if (version !== STATELESS_VERSION)
       throw new HttpRpcError(
         400,
         JSONRPC_CODES.UNSUPPORTED_PROTOCOL_VERSION,
         `Unsupported protocol version "${version.slice(0, 40)}" for a stateless request; supported: ${SUPPORTED_VERSIONS.join(', ')} (the 2025 ones through initialize and a session).`,
         { supported: SUPPORTED_VERSIONS, requested: version.slice(0, 40) },
-      );
-    const headerVersion = header(req, 'mcp-protocol-version');
-    if (headerVersion !== undefined && headerVersion !== version)
-      throw new HttpRpcError(
-        400,
-        JSONRPC_CODES.HEADER_MISMATCH,
-        `The MCP-Protocol-Version header "${headerVersion.slice(0, 40)}" differs from _meta's "${version}".`,
       );
 
     if (REMOVED.has(method))
@@ -202,7 +204,7 @@ async function dispatch(
       return { resultType: 'complete', resourceTemplates: [], ...cache(60_000) };
     case 'resources/read':
       // Live views (health, services): not to be reused.
-      return { resultType: 'complete', ...readResource(ctx, params.uri), ttlMs: 0, cacheScope: 'private' };
+      return { resultType: 'complete', ...readResource(ctx, params.uri, JSONRPC_CODES.INVALID_PARAMS), ttlMs: 0, cacheScope: 'private' };
     case 'prompts/list':
       // The prompts of the downstreams (MCP servers, marketplace skills).
       return { resultType: 'complete', ...listPrompts(ctx, principalOf(res)), ...cache(principalOf(res) ? 0 : CATALOG_TTL_MS) };

@@ -1,9 +1,9 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { AppError } from '@mcp-fleet/kit';
+import { AppError, KeyedSerial } from '@mcp-fleet/kit';
 import { atomicWrite } from '@mcp-fleet/kit/workspace';
-import type { SecretRecord, SecretStore } from './types';
+import { versionConflict, type SecretRecord, type SecretStore } from './types';
 
 /**
  * The embedded secrets store: one file per service, `<dir>/<service>.enc.json`, mode 600, written
@@ -28,7 +28,7 @@ interface SealedFile {
 
 export class FileSecretStore implements SecretStore {
   readonly kind = 'file' as const;
-  private readonly queues = new Map<string, Promise<unknown>>();
+  private readonly writes = new KeyedSerial();
 
   constructor(
     private readonly dir: string,
@@ -79,15 +79,14 @@ export class FileSecretStore implements SecretStore {
     return { values: JSON.parse(plain.toString('utf8')) as Record<string, string>, version: sealed.version, updatedAt: sealed.updatedAt };
   }
 
-  write(service: string, values: Record<string, string>): Promise<SecretRecord> {
-    const previous = this.queues.get(service) ?? Promise.resolve();
-    const next = previous.catch(() => undefined).then(() => this.writeNow(service, values));
-    this.queues.set(service, next);
-    return next;
+  write(service: string, values: Record<string, string>, expectedVersion?: number): Promise<SecretRecord> {
+    return this.writes.run(service, () => this.writeNow(service, values, expectedVersion));
   }
 
-  private async writeNow(service: string, values: Record<string, string>): Promise<SecretRecord> {
+  private async writeNow(service: string, values: Record<string, string>, expectedVersion?: number): Promise<SecretRecord> {
     const current = await this.read(service);
+    if (expectedVersion !== undefined && current.version !== expectedVersion)
+      throw versionConflict(service, expectedVersion, current.version);
     const version = current.version + 1;
     const updatedAt = new Date().toISOString();
     const salt = randomBytes(16);
@@ -119,6 +118,6 @@ export class FileSecretStore implements SecretStore {
   }
 
   async close(): Promise<void> {
-    await Promise.allSettled([...this.queues.values()]);
+    await this.writes.idle();
   }
 }

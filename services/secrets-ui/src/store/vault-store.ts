@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import { AppError } from '@mcp-fleet/kit';
-import type { SecretRecord, SecretStore } from './types';
+import { versionConflict, type SecretRecord, type SecretStore } from './types';
 
 export interface VaultStoreOptions {
   addr: string;
@@ -88,9 +88,18 @@ export class VaultSecretStore implements SecretStore {
     return { values, version: Number(meta?.version ?? 0), updatedAt: meta?.created_time };
   }
 
-  async write(service: string, values: Record<string, string>): Promise<SecretRecord> {
-    const { json } = await this.request('POST', this.location(service), { data: values });
-    return { values: { ...values }, version: Number(json?.data?.version ?? 0), updatedAt: json?.data?.created_time };
+  /** With expectedVersion, Vault's check-and-set (options.cas) makes the write conditional. */
+  async write(service: string, values: Record<string, string>, expectedVersion?: number): Promise<SecretRecord> {
+    const body = expectedVersion === undefined ? { data: values } : { options: { cas: expectedVersion }, data: values };
+    try {
+      const { json } = await this.request('POST', this.location(service), body);
+      return { values: { ...values }, version: Number(json?.data?.version ?? 0), updatedAt: json?.data?.created_time };
+    } catch (err) {
+      if (expectedVersion !== undefined && err instanceof AppError && /check-and-set/i.test(err.message)) {
+        throw versionConflict(service, expectedVersion, (await this.read(service)).version);
+      }
+      throw err;
+    }
   }
 
   async ping(): Promise<unknown> {

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { AppError, defineTool } from '@mcp-fleet/kit';
+import { AppError, bearerToken, defineTool } from '@mcp-fleet/kit';
 import { SignJWT } from 'jose';
 import { z } from 'zod';
-import { AdminGuard, bearerToken } from '../admin';
+import { AdminGuard } from '../admin';
 import type { SecurityDeps } from '../deps';
 import { audienceField, RESERVED_CLAIMS, scopeField, scopesOf } from './jwt-shared';
 

@@ -1,10 +1,9 @@
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { tempDir } from '@mcp-fleet/testing';
+import { localhostCert, tempDir } from '@mcp-fleet/testing';
 import { request as undiciRequest } from 'undici';
 import { connectTls, OutboundClient, OutboundPolicy, outboundEnvShape, parseAllowlist } from '../src';
 
@@ -51,32 +50,9 @@ beforeAll(async () => {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   port = (server.address() as AddressInfo).port;
   base = `http://127.0.0.1:${port}`;
-  const key = path.join(tmp.dir, 'key.pem');
-  const cert = path.join(tmp.dir, 'cert.pem');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-days',
-      '2',
-      '-subj',
-      '/CN=localhost',
-      '-addext',
-      'subjectAltName=DNS:localhost,IP:127.0.0.1',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-    ],
-    { stdio: 'ignore' },
-  );
-  tlsServer = https.createServer({ key: fs.readFileSync(key), cert: fs.readFileSync(cert) }, (_req, res) => res.end('secure'));
+  const { key, cert } = localhostCert(2);
+  fs.writeFileSync(path.join(tmp.dir, 'cert.pem'), cert);
+  tlsServer = https.createServer({ key, cert }, (_req, res) => res.end('secure'));
   await new Promise<void>((r) => tlsServer.listen(0, '127.0.0.1', r));
   tlsPort = (tlsServer.address() as AddressInfo).port;
 });

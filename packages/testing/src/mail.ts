@@ -18,6 +18,7 @@ import path from 'node:path';
 import { ImapFlow } from 'imapflow';
 import nodemailer from 'nodemailer';
 import { SMTPServer } from 'smtp-server';
+import { localhostCert } from './support';
 
 export const DOVECOT_LMTP = '/usr/lib/dovecot/lmtp';
 
@@ -35,6 +36,13 @@ export interface MailServers {
   maildir: string;
   /** Messages the SMTP server accepted (envelope and size), newest last. */
   received: { from: string; to: string[]; size: number }[];
+  /** With `tls`: imaps://127.0.0.1:<port> and smtps://127.0.0.1:<port> (TLS from the first byte). */
+  imapsUrl?: string;
+  smtpsUrl?: string;
+  /** With `tls`: the self-signed certificate (PEM) both servers present, for 127.0.0.1. */
+  certPem?: string;
+  /** Dovecot's log (login lines say whether the session used TLS). */
+  logFile: string;
   /** Files messages straight into the Maildir (fast bulk fill; Dovecot indexes them on next access). */
   fillMaildir(messages: Iterable<string | Buffer>, folder?: string): number;
   stop(): Promise<void>;
@@ -45,6 +53,11 @@ export interface MailServerOptions {
   password?: string;
   /** Largest message the SMTP server accepts (SIZE), bytes. */
   smtpMaxBytes?: number;
+  /**
+   * TLS with a self-signed certificate for localhost and 127.0.0.1 (localhostCert): Dovecot offers STARTTLS on the
+   * IMAP port and listens for imaps, the SMTP server offers STARTTLS and listens for smtps too.
+   */
+  tls?: boolean;
 }
 
 /** A free TCP port on 127.0.0.1 (bound and released; the small race is acceptable in tests). */
@@ -120,6 +133,15 @@ export async function startMailServers(options: MailServerOptions = {}): Promise
   const passwdFile = path.join(base, 'passwd');
   fs.writeFileSync(passwdFile, `${user}:{PLAIN}${password}:${acct.uid}:${acct.gid}::${home}::\n`, { mode: 0o644 });
   const [imapPort, lmtpPort] = [await freePort(), await freePort()];
+  const imapsPort = options.tls ? await freePort() : 0;
+  const certFile = path.join(base, 'cert.pem');
+  const keyFile = path.join(base, 'key.pem');
+  if (options.tls) {
+    const pems = localhostCert(2);
+    fs.writeFileSync(keyFile, pems.key, { mode: 0o600 });
+    fs.writeFileSync(certFile, pems.cert);
+  }
+  const sslConf = options.tls ? `ssl = yes\nssl_cert = <${certFile}\nssl_key = <${keyFile}` : 'ssl = no';
   const conf = path.join(base, 'dovecot.conf');
   fs.writeFileSync(
     conf,
@@ -128,7 +150,7 @@ state_dir = ${base}/state
 log_path = ${base}/dovecot.log
 protocols = imap lmtp
 listen = 127.0.0.1
-ssl = no
+${sslConf}
 disable_plaintext_auth = no
 auth_mechanisms = plain login
 default_internal_user = ${acct.internal}
@@ -170,7 +192,8 @@ service imap-login {
     port = ${imapPort}
   }
   inet_listener imaps {
-    port = 0
+    address = 127.0.0.1
+    port = ${imapsPort}
   }
 }
 service lmtp {
@@ -211,10 +234,10 @@ service imap-hibernate {
     maxConnections: 4,
   });
   const received: MailServers['received'] = [];
-  const smtp = new SMTPServer({
+  const smtpOptions: ConstructorParameters<typeof SMTPServer>[0] = {
     authOptional: false,
     allowInsecureAuth: true,
-    disabledCommands: ['STARTTLS'],
+    ...(options.tls ? { key: fs.readFileSync(keyFile), cert: fs.readFileSync(certFile) } : { disabledCommands: ['STARTTLS'] }),
     size: options.smtpMaxBytes ?? 50 * 1024 * 1024,
     logger: false,
     onAuth(auth, _session, cb) {
@@ -242,12 +265,18 @@ service imap-hibernate {
         );
       });
     },
-  });
-  await new Promise<void>((resolve, reject) => {
-    smtp.once('error', reject);
-    smtp.listen(0, '127.0.0.1', () => resolve());
-  });
-  const smtpPort = (smtp.server.address() as net.AddressInfo).port;
+  };
+  const listenOn = async (server: SMTPServer): Promise<number> => {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => resolve());
+    });
+    return (server.server.address() as net.AddressInfo).port;
+  };
+  const smtp = new SMTPServer(smtpOptions);
+  const smtps = options.tls ? new SMTPServer({ ...smtpOptions, secure: true }) : undefined;
+  const smtpPort = await listenOn(smtp);
+  const smtpsPort = smtps ? await listenOn(smtps) : 0;
 
   const fillMaildir = (messages: Iterable<string | Buffer>, folder?: string): number => {
     const dir = folder ? path.join(maildir, `.${folder}`) : maildir;
@@ -270,6 +299,14 @@ service imap-hibernate {
     password,
     imapUrl: `imap://127.0.0.1:${imapPort}`,
     smtpUrl: `smtp://127.0.0.1:${smtpPort}`,
+    ...(options.tls
+      ? {
+          imapsUrl: `imaps://127.0.0.1:${imapsPort}`,
+          smtpsUrl: `smtps://127.0.0.1:${smtpsPort}`,
+          certPem: fs.readFileSync(certFile, 'utf8'),
+        }
+      : {}),
+    logFile: path.join(base, 'dovecot.log'),
     imapPort,
     smtpPort,
     lmtpPort,
@@ -278,6 +315,7 @@ service imap-hibernate {
     fillMaildir,
     stop: async () => {
       await new Promise<void>((resolve) => smtp.close(() => resolve()));
+      if (smtps) await new Promise<void>((resolve) => smtps.close(() => resolve()));
       lmtp.close();
       if (child.exitCode === null && child.signalCode === null) {
         const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -299,6 +337,8 @@ export async function imapClient(servers: MailServers): Promise<ImapFlow> {
     secure: false,
     auth: { user: servers.user, pass: servers.password },
     logger: false,
+    // The test servers' certificate is self-signed (tls option).
+    tls: { rejectUnauthorized: false },
   });
   await client.connect();
   return client;

@@ -2,6 +2,7 @@ import { AppError, toAppError, type Logger } from '@mcp-fleet/kit';
 import { ImapFlow, type ListResponse, type MailboxObject } from 'imapflow';
 import type { ServerSettings } from './account';
 import { uidValidityChanged, type MessageRef } from './ids';
+import { certificateError } from './tls';
 
 export interface ImapPoolOptions {
   size: number;
@@ -45,6 +46,8 @@ const UNREACHABLE = new Set([
 /** Turns what imapflow and the socket throw into the fleet's errors; never echoes credentials. */
 export function imapError(err: unknown, where: string): AppError {
   if (err instanceof AppError) return err;
+  const untrusted = certificateError(err, 'IMAP', where);
+  if (untrusted) return untrusted;
   const e = err as { code?: string; authenticationFailed?: boolean; serverResponseCode?: string; responseText?: string; message?: string };
   if (e?.authenticationFailed) {
     return new AppError(

@@ -2,12 +2,15 @@ import { AppError } from '@mcp-fleet/kit';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type SMTPPool from 'nodemailer/lib/smtp-pool';
 import type { ServerSettings } from './account';
+import { certificateError } from './tls';
 
 const UNREACHABLE = new Set(['ECONNECTION', 'ETIMEDOUT', 'ESOCKET', 'EDNS', 'ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH']);
 
 /** nodemailer's errors as the fleet's; server replies are kept (they explain refusals), credentials never appear in them. */
 export function smtpError(err: unknown, where: string): AppError {
   if (err instanceof AppError) return err;
+  const untrusted = certificateError(err, 'SMTP', where);
+  if (untrusted) return untrusted;
   const e = err as { code?: string; responseCode?: number; response?: string; message?: string };
   if (e?.code === 'EAUTH') {
     return new AppError(

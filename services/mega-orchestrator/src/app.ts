@@ -45,6 +45,7 @@ import { registerStatusRoutes } from './routes/status';
 import { registerStatusPage } from './routes/status-page';
 import { CallHistory } from './call-history';
 import { GatewayStats } from './stats';
+import { RESOURCES_CHANGED_BY } from './views';
 import type { DownstreamSpec } from './types';
 
 export interface GatewayDeps {
@@ -184,10 +185,24 @@ export function createApp(deps: GatewayDeps): Gateway {
     logger,
   });
   // List changes reach 2025-era sessions (their GET stream) and 2026-era subscriptions/listen streams.
+  // Resource updates of one refresh (health and catalog change together) go out once per URI.
+  const changedResources = new Set<string>();
+  const resourcesChanged = (uris: readonly string[]) => {
+    if (changedResources.size === 0)
+      setImmediate(() => {
+        const list = [...changedResources];
+        changedResources.clear();
+        mcp.notifyResourcesUpdated(list);
+        ctx.listen.notifyResources(list);
+      });
+    for (const uri of uris) changedResources.add(uri);
+  };
   registry.on('catalog', () => {
     mcp.notifyToolsChanged();
     ctx.listen.notify('tools');
+    resourcesChanged(RESOURCES_CHANGED_BY.catalog);
   });
+  registry.on('health', () => resourcesChanged(RESOURCES_CHANGED_BY.health));
   // 2025-era sessions hear when a downstream leaves or rejoins (notifications/message).
   registry.on('service', (change: ServiceChange) => {
     if (change.healthy) mcp.notifyLog('notice', { event: 'service_healthy', service: change.service, tools: change.tools });

@@ -25,6 +25,19 @@ export const RESOURCES = [
   },
 ] as const;
 
+/** The gateway's resource URIs. */
+export const RESOURCE_URIS: ReadonlySet<string> = new Set(RESOURCES.map((r) => r.uri));
+
+/**
+ * The resources a change alters, for notifications/resources/updated: a downstream's health
+ * (mega://health, mega://services) or the catalog (mega://services, mega://schema). The polls'
+ * timestamps alone do not count as a change.
+ */
+export const RESOURCES_CHANGED_BY: Readonly<Record<'health' | 'catalog', readonly string[]>> = {
+  health: ['mega://health', 'mega://services'],
+  catalog: ['mega://services', 'mega://schema'],
+};
+
 export interface ToolListing {
   name: string;
   title?: string;

@@ -3,7 +3,12 @@ import request from 'supertest';
 import { countsAdded, requestCounts, tempDir, unmatchedAs } from '@mcp-fleet/testing';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { LoggingMessageNotificationSchema, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  LoggingMessageNotificationSchema,
+  McpError,
+  ResourceUpdatedNotificationSchema,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { alphaTools, betaTools, startDownstream, startGateway, type Downstream, type RunningGateway } from './helpers';
 
 let tmp: ReturnType<typeof tempDir>;
@@ -70,7 +75,7 @@ describe('MCP through the official SDK client', () => {
 
   it('initializes a session and advertises tools (with listChanged) and resources', () => {
     expect(client.getServerVersion()).toMatchObject({ name: 'mega-orchestrator' });
-    expect(client.getServerCapabilities()).toMatchObject({ tools: { listChanged: true }, resources: {} });
+    expect(client.getServerCapabilities()).toMatchObject({ tools: { listChanged: true }, resources: { subscribe: true } });
     expect(transport.sessionId).toEqual(expect.any(String));
   });
 
@@ -208,6 +213,38 @@ describe('logging', () => {
     await g.gw.refresh();
     for (let i = 0; i < 50 && !messages.some((m) => m.data?.event === 'service_healthy'); i++) await new Promise((r) => setTimeout(r, 20));
     expect(messages.find((m) => m.data?.event === 'service_healthy')).toMatchObject({ level: 'notice', data: { service: 'beta-mcp' } });
+    await client.close();
+  });
+});
+
+describe('resource subscriptions (2025 sessions)', () => {
+  it('subscribes to the gateway resources, tells the session when one changes, and stops on unsubscribe', async () => {
+    const { client } = await connect();
+    const updated: string[] = [];
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => void updated.push(n.params.uri));
+    await expect(client.subscribeResource({ uri: 'mega://health' })).resolves.toEqual({});
+    const unknown = await client.subscribeResource({ uri: 'mega://nope' }).catch((e: unknown) => e);
+    expect(unknown).toMatchObject({ code: JSONRPC_CODES.RESOURCE_NOT_FOUND, data: { uri: 'mega://nope' } });
+    // The GET stream opens just after initialization: change the fleet until the update is heard.
+    for (let attempt = 0; attempt < 20 && !updated.includes('mega://health'); attempt++) {
+      await beta.stop();
+      await g.gw.refresh();
+      for (let i = 0; i < 10 && !updated.includes('mega://health'); i++) await new Promise((r) => setTimeout(r, 20));
+      await beta.start();
+      await g.gw.refresh();
+    }
+    expect(updated).toContain('mega://health');
+    // Only what it subscribed to: mega://schema changed too (the catalog) but was not asked for.
+    expect(updated.filter((u) => u !== 'mega://health')).toEqual([]);
+    await expect(client.unsubscribeResource({ uri: 'mega://health' })).resolves.toEqual({});
+    await new Promise((r) => setTimeout(r, 50));
+    const heard = updated.length;
+    await beta.stop();
+    await g.gw.refresh();
+    await beta.start();
+    await g.gw.refresh();
+    await new Promise((r) => setTimeout(r, 100));
+    expect(updated.length).toBe(heard);
     await client.close();
   });
 });

@@ -107,14 +107,14 @@ const until = async (check: () => boolean, ms = 3000) => {
 };
 
 describe('subscriptions/listen (2026-07-28)', () => {
-  it('server/discover advertises listChanged for tools and prompts, and nothing for resources', async () => {
+  it('server/discover advertises listChanged for tools and prompts, and resource subscriptions', async () => {
     const res = await fetch(`${g.url}/mcp`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'mcp-protocol-version': V, 'mcp-method': 'server/discover' },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: META } }),
     });
     const { result } = (await res.json()) as any;
-    expect(result.capabilities).toEqual({ tools: { listChanged: true }, resources: {}, prompts: { listChanged: true } });
+    expect(result.capabilities).toEqual({ tools: { listChanged: true }, resources: { subscribe: true }, prompts: { listChanged: true } });
   });
 
   it('acknowledges the honored subset first, then delivers only the list changes each stream asked for', async () => {
@@ -123,7 +123,7 @@ describe('subscriptions/listen (2026-07-28)', () => {
         toolsListChanged: true,
         promptsListChanged: true,
         resourcesListChanged: true,
-        resourceSubscriptions: ['mega://health'],
+        resourceSubscriptions: ['test://not-ours'],
       },
     });
     expect(both.res.status).toBe(200);
@@ -131,7 +131,7 @@ describe('subscriptions/listen (2026-07-28)', () => {
     expect(both.res.headers.get('x-accel-buffering')).toBe('no');
     expect(both.res.headers.get('cache-control')).toBe('no-cache, no-transform');
     expect(both.res.headers.get('mcp-protocol-version')).toBe(V);
-    // Resource list changes and resource updates are not offered, so they are not acknowledged.
+    // Resource list changes are not offered, nor updates of resources that are not the gateway's: not acknowledged.
     expect(await both.next()).toEqual({
       jsonrpc: '2.0',
       method: 'notifications/subscriptions/acknowledged',
@@ -170,6 +170,33 @@ describe('subscriptions/listen (2026-07-28)', () => {
     expect(g.gw.ctx.listen.count).toBe(2);
     both.close();
     toolsOnly.close();
+    await until(() => g.gw.ctx.listen.count === 0);
+  });
+
+  it("sends notifications/resources/updated for the gateway's resources a stream subscribed to, once per change", async () => {
+    const stream = await listen(
+      { notifications: { resourceSubscriptions: ['mega://services', 'mega://services', 'mega://nope'] } },
+      { id: 'res' },
+    );
+    expect(await stream.next()).toEqual({
+      jsonrpc: '2.0',
+      method: 'notifications/subscriptions/acknowledged',
+      params: { notifications: { resourceSubscriptions: ['mega://services'] }, _meta: { [SUB]: 'res' } },
+    });
+    // beta leaves: its health and the catalog change in one refresh, mega://services is updated once.
+    beta.failHealth = true;
+    await g.gw.refresh();
+    expect(await stream.next()).toEqual({
+      jsonrpc: '2.0',
+      method: 'notifications/resources/updated',
+      params: { uri: 'mega://services', _meta: { [SUB]: 'res' } },
+    });
+    beta.failHealth = false;
+    await g.gw.refresh();
+    expect((await stream.next()).params.uri).toBe('mega://services');
+    // Nothing else was sent for those two changes: the next frame is a keep-alive.
+    expect(await stream.frame()).toEqual({ comment: true });
+    stream.close();
     await until(() => g.gw.ctx.listen.count === 0);
   });
 

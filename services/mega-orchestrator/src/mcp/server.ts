@@ -8,7 +8,7 @@ import { z } from 'zod';
 import type { Catalog } from '../catalog';
 import type { GatewayContext } from '../context';
 import { ROUTING_MODES, type RoutingMode } from '../types';
-import { healthView, RESOURCES, schemaView, servicesView, toolListing } from '../views';
+import { healthView, RESOURCE_URIS, RESOURCES, schemaView, servicesView, toolListing } from '../views';
 
 // Loose request schemas: the handlers check params themselves so bad params are -32602, not -32603.
 const params = z.record(z.string(), z.unknown()).optional();
@@ -19,6 +19,12 @@ const ReadResource = z.object({ method: z.literal('resources/read'), params });
 const ListTemplates = z.object({ method: z.literal('resources/templates/list'), params });
 const ListPrompts = z.object({ method: z.literal('prompts/list'), params });
 const GetPrompt = z.object({ method: z.literal('prompts/get'), params });
+const Subscribe = z.object({ method: z.literal('resources/subscribe'), params });
+const Unsubscribe = z.object({ method: z.literal('resources/unsubscribe'), params });
+
+/** The resource URIs each 2025-era session subscribed to (resources/subscribe). */
+const subscriptions = new WeakMap<Server, Set<string>>();
+export const subscribedResources = (server: Server): ReadonlySet<string> => subscriptions.get(server) ?? new Set();
 
 interface McpTool {
   name: string;
@@ -211,18 +217,22 @@ export function readResource(
   uri: unknown,
   notFoundCode: number = JSONRPC_CODES.RESOURCE_NOT_FOUND,
 ): { contents: { uri: string; mimeType: string; text: string }[] } {
-  if (typeof uri !== 'string') throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'resources/read needs params.uri (a string).');
   const views: Record<string, () => unknown> = {
     'mega://health': () => healthView(ctx),
     'mega://services': () => servicesView(ctx),
     'mega://schema': () => schemaView(ctx),
   };
-  const view = Object.prototype.hasOwnProperty.call(views, uri) ? views[uri] : undefined;
-  if (!view)
-    throw new McpError(notFoundCode, `Resource not found: ${uri.slice(0, 200)}. resources/list shows the three resources.`, {
-      uri: uri.slice(0, 200),
-    });
-  return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(view()) }] };
+  const known = knownResource(uri, notFoundCode);
+  return { contents: [{ uri: known, mimeType: 'application/json', text: JSON.stringify(views[known]()) }] };
+}
+
+/** `uri` when it names one of the gateway's resources; otherwise the not-found error (the URI in data). */
+export function knownResource(uri: unknown, notFoundCode: number = JSONRPC_CODES.RESOURCE_NOT_FOUND): string {
+  if (typeof uri !== 'string') throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'params.uri must be a string (a resource URI).');
+  if (RESOURCE_URIS.has(uri)) return uri;
+  throw new McpError(notFoundCode, `Resource not found: ${uri.slice(0, 200)}. resources/list shows the three resources.`, {
+    uri: uri.slice(0, 200),
+  });
 }
 
 export function createMcpServer({ ctx, validator, pageSize, sessionId }: McpServerOptions): Server {
@@ -231,7 +241,7 @@ export function createMcpServer({ ctx, validator, pageSize, sessionId }: McpServ
     {
       // logging: logging/setLevel is answered by the SDK (per session); the gateway sends a
       // notifications/message when a downstream leaves or rejoins (docs/gateway.md).
-      capabilities: { tools: { listChanged: true }, resources: {}, prompts: { listChanged: true }, logging: {} },
+      capabilities: { tools: { listChanged: true }, resources: { subscribe: true }, prompts: { listChanged: true }, logging: {} },
       jsonSchemaValidator: validator,
       instructions: INSTRUCTIONS,
     },
@@ -260,6 +270,17 @@ export function createMcpServer({ ctx, validator, pageSize, sessionId }: McpServ
   server.setRequestHandler(ListTemplates, () => ({ resourceTemplates: [] }));
 
   server.setRequestHandler(ReadResource, (req) => readResource(ctx, req.params?.uri));
+  // notifications/resources/updated for these, on the session's GET stream (McpSessionTransport).
+  const watched = new Set<string>();
+  subscriptions.set(server, watched);
+  server.setRequestHandler(Subscribe, (req) => {
+    watched.add(knownResource(req.params?.uri));
+    return {};
+  });
+  server.setRequestHandler(Unsubscribe, (req) => {
+    watched.delete(knownResource(req.params?.uri));
+    return {};
+  });
 
   server.onerror = (err) => ctx.logger.debug('mcp server error', { err: err.message });
   return server;

@@ -13,6 +13,7 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
 import { idOf, invalidMessage, isRequest, rpcError, sendRpcError } from './jsonrpc';
+import { subscribedResources } from './server';
 
 interface LiveSession {
   id: string;
@@ -390,6 +391,19 @@ export class McpSessionTransport {
       live.server
         .sendLoggingMessage({ level, logger: 'mega-orchestrator', data }, live.id)
         .catch((err: Error) => this.options.logger.debug('log message not delivered', { err: err.message }));
+    }
+  }
+
+  /** notifications/resources/updated to every session that subscribed to one of these URIs. */
+  notifyResourcesUpdated(uris: readonly string[]): void {
+    for (const live of this.sessions.values()) {
+      const watched = subscribedResources(live.server);
+      for (const uri of uris) {
+        if (!watched.has(uri)) continue;
+        live.server
+          .sendResourceUpdated({ uri })
+          .catch((err: Error) => this.options.logger.debug('resources/updated not delivered', { err: err.message }));
+      }
     }
   }
 

@@ -176,7 +176,7 @@ async function dispatch(
         supportedVersions: SUPPORTED_VERSIONS,
         // What this endpoint really serves to 2026-era clients: tools and prompts list changes arrive
         // on a subscriptions/listen stream; the resources are three fixed views (no list changes, no subscribe).
-        capabilities: { tools: { listChanged: true }, resources: {}, prompts: { listChanged: true } },
+        capabilities: { tools: { listChanged: true }, resources: { subscribe: true }, prompts: { listChanged: true } },
         instructions: INSTRUCTIONS,
         _meta: { 'io.modelcontextprotocol/serverInfo': { name: ctx.service, title: 'mcp-fleet gateway', version: ctx.version } },
         ...cache(60_000),

@@ -9,6 +9,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isPlainObject, JSONRPC_CODES, type Logger } from '@mcp-fleet/kit';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { RESOURCE_URIS } from '../views';
 import { HttpRpcError } from './jsonrpc';
 
 const SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
@@ -51,14 +52,16 @@ export function parseFilter(params: Record<string, unknown>): SubscriptionFilter
 }
 
 /**
- * What the gateway agrees to deliver: tools and prompts list changes. Resource list changes and
- * resource updates are not offered (resources are live views read on demand), so they are left out
- * of the acknowledgement, as the spec says for unsupported types.
+ * What the gateway agrees to deliver: tools and prompts list changes, and updates of its own
+ * resources among `resourceSubscriptions`. Resource list changes are not offered (the three
+ * resources are fixed), so they are left out of the acknowledgement, as are unknown URIs.
  */
 export function honored(filter: SubscriptionFilter): SubscriptionFilter {
+  const resources = [...new Set(filter.resourceSubscriptions ?? [])].filter((uri) => RESOURCE_URIS.has(uri));
   return {
     ...(filter.toolsListChanged ? { toolsListChanged: true } : {}),
     ...(filter.promptsListChanged ? { promptsListChanged: true } : {}),
+    ...(resources.length ? { resourceSubscriptions: resources } : {}),
   };
 }
 
@@ -145,6 +148,16 @@ export class ListenStreams {
     for (const s of this.open) {
       if (!s.filter[field] || s.res.writableEnded) continue;
       s.res.write(frame(notification(`notifications/${kind}/list_changed`, s.id)));
+    }
+  }
+
+  /** Resources changed: every stream subscribed to one of them gets notifications/resources/updated. */
+  notifyResources(uris: readonly string[]): void {
+    for (const s of this.open) {
+      if (s.res.writableEnded) continue;
+      for (const uri of uris)
+        if (s.filter.resourceSubscriptions?.includes(uri))
+          s.res.write(frame(notification('notifications/resources/updated', s.id, { uri })));
     }
   }
 

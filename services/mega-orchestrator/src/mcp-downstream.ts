@@ -131,6 +131,11 @@ export class McpDownstream implements Downstream {
         const { name, arguments: args } = JSON.parse(req.body ?? '{}') as { name: string; arguments?: Record<string, string> };
         return { status: 200, json: await client.getPrompt({ name, arguments: args }, opts) };
       }
+      if (req.method === 'POST' && req.path === '/completion/complete') {
+        // A server without the completions capability has no suggestions (not an error).
+        if (!client.getServerCapabilities()?.completions) return { status: 404, json: this.error('NOT_FOUND', 'no completions') };
+        return { status: 200, json: await client.complete(JSON.parse(req.body ?? '{}'), opts) };
+      }
       if (req.method === 'POST' && req.path === '/tools/call') {
         const { name, arguments: args } = JSON.parse(req.body ?? '{}') as { name: string; arguments?: Record<string, unknown> };
         const onProgress = req.onProgress;

@@ -197,6 +197,37 @@ describe('MCP servers as downstreams', () => {
       expect(got.messages).toEqual([{ role: 'user', content: { type: 'text', text: 'Please review app.ts carefully.' } }]);
       await expect(client.getPrompt({ name: 'nope' })).rejects.toThrow(/Unknown prompt "nope"/);
       await expect(client.getPrompt({ name: 'fixture__fx_review', arguments: {} })).rejects.toThrow(/file/);
+      // completion/complete reaches the server that offers the prompt (over stdio and over HTTP)
+      expect(client.getServerCapabilities()?.completions).toEqual({});
+      for (const name of ['fixture__fx_review', 'fixture-http__fx_review']) {
+        const done = await client.complete({ ref: { type: 'ref/prompt', name }, argument: { name: 'file', value: 'app' } });
+        expect(done.completion).toMatchObject({ values: ['app.ts', 'app.test.ts'] });
+      }
+      await expect(client.complete({ ref: { type: 'ref/prompt', name: 'nope' }, argument: { name: 'file', value: '' } })).rejects.toThrow(
+        /Unknown prompt "nope"/,
+      );
+      await expect(
+        client.complete({ ref: { type: 'ref/prompt', name: 'fixture__fx_review' }, argument: { name: 'other', value: '' } }),
+      ).rejects.toThrow(/has no argument "other"/);
+      // the same through a 2026-07-28 request
+      const stateless = await fetch(`${gateway.url}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'completion/complete' },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'completion/complete',
+          params: {
+            ref: { type: 'ref/prompt', name: 'fixture__fx_review' },
+            argument: { name: 'file', value: 'READ' },
+            _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} },
+          },
+        }),
+      });
+      expect(((await stateless.json()) as any).result).toMatchObject({ resultType: 'complete', completion: { values: ['README.md'] } });
+      // the gateway's own resources have no templates, so nothing to complete
+      const none = await client.complete({ ref: { type: 'ref/resource', uri: 'mega://health' }, argument: { name: 'x', value: '' } });
+      expect(none.completion.values).toEqual([]);
     } finally {
       await client.close();
     }

@@ -75,7 +75,7 @@ describe('MCP through the official SDK client', () => {
 
   it('initializes a session and advertises tools (with listChanged) and resources', () => {
     expect(client.getServerVersion()).toMatchObject({ name: 'mega-orchestrator' });
-    expect(client.getServerCapabilities()).toMatchObject({ tools: { listChanged: true }, resources: { subscribe: true } });
+    expect(client.getServerCapabilities()).toMatchObject({ tools: { listChanged: true }, resources: { subscribe: true }, completions: {} });
     expect(transport.sessionId).toEqual(expect.any(String));
   });
 

@@ -59,7 +59,7 @@ describe('MCP 2026-07-28 (stateless)', () => {
     expect(body.result).toMatchObject({
       resultType: 'complete',
       supportedVersions: expect.arrayContaining(['2026-07-28', '2025-11-25']),
-      capabilities: { tools: { listChanged: true }, resources: { subscribe: true }, prompts: { listChanged: true } },
+      capabilities: { tools: { listChanged: true }, resources: { subscribe: true }, prompts: { listChanged: true }, completions: {} },
       _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'mega-orchestrator' } },
       ttlMs: expect.any(Number),
       cacheScope: 'public',

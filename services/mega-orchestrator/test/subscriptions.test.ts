@@ -114,7 +114,12 @@ describe('subscriptions/listen (2026-07-28)', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: META } }),
     });
     const { result } = (await res.json()) as any;
-    expect(result.capabilities).toEqual({ tools: { listChanged: true }, resources: { subscribe: true }, prompts: { listChanged: true } });
+    expect(result.capabilities).toEqual({
+      tools: { listChanged: true },
+      resources: { subscribe: true },
+      prompts: { listChanged: true },
+      completions: {},
+    });
   });
 
   it('acknowledges the honored subset first, then delivers only the list changes each stream asked for', async () => {

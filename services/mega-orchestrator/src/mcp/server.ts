@@ -21,6 +21,7 @@ const ListPrompts = z.object({ method: z.literal('prompts/list'), params });
 const GetPrompt = z.object({ method: z.literal('prompts/get'), params });
 const Subscribe = z.object({ method: z.literal('resources/subscribe'), params });
 const Unsubscribe = z.object({ method: z.literal('resources/unsubscribe'), params });
+const Complete = z.object({ method: z.literal('completion/complete'), params });
 
 /** The resource URIs each 2025-era session subscribed to (resources/subscribe). */
 const subscriptions = new WeakMap<Server, Set<string>>();
@@ -172,6 +173,78 @@ export function listPrompts(ctx: GatewayContext, principal?: Principal): { promp
   return { prompts: visiblePrompts(ctx, principal).map((e) => ({ ...e.prompt, name: e.name })) };
 }
 
+/** A prompt the caller may see, by its listed name; one it may not see is answered as one that does not exist. */
+function promptEntry(ctx: GatewayContext, name: string, principal: Principal | undefined) {
+  const entry = visiblePrompts(ctx, principal).find((e) => e.name === name);
+  if (!entry) throw new McpError(JSONRPC_CODES.INVALID_PARAMS, `Unknown prompt "${name.slice(0, 100)}"; prompts/list shows the prompts.`);
+  return entry;
+}
+
+const completeParams = z.object({
+  ref: z.discriminatedUnion('type', [
+    z.object({ type: z.literal('ref/prompt'), name: z.string().min(1).max(200) }),
+    z.object({ type: z.literal('ref/resource'), uri: z.string().min(1).max(2048) }),
+  ]),
+  argument: z.object({ name: z.string().min(1).max(200), value: z.string().max(4096) }),
+  context: z.object({ arguments: z.record(z.string(), z.string()).optional() }).optional(),
+});
+
+const NO_COMPLETION = { completion: { values: [] as string[], hasMore: false } };
+
+/**
+ * completion/complete (both eras): a prompt argument is completed by the MCP server that offers the
+ * prompt when it supports completions; other prompts (kit services, skills) and the gateway's own
+ * resources (no templates) have no suggestions. At most 100 values, as the spec allows.
+ */
+export async function complete(
+  ctx: GatewayContext,
+  p: Record<string, unknown>,
+  signal?: AbortSignal,
+  principal?: Principal,
+): Promise<{ completion: { values: string[]; total?: number; hasMore?: boolean } }> {
+  const parsed = completeParams.safeParse(p);
+  if (!parsed.success)
+    throw new McpError(
+      JSONRPC_CODES.INVALID_PARAMS,
+      'completion/complete needs params.ref ({type: "ref/prompt", name} or {type: "ref/resource", uri}) and params.argument ({name, value}).',
+    );
+  const { ref, argument, context } = parsed.data;
+  if (ref.type === 'ref/resource') {
+    knownResource(ref.uri, JSONRPC_CODES.INVALID_PARAMS);
+    return NO_COMPLETION;
+  }
+  const entry = promptEntry(ctx, ref.name, principal);
+  const args = (entry.prompt.arguments ?? []) as { name: string }[];
+  if (!args.some((a) => a.name === argument.name))
+    throw new McpError(
+      JSONRPC_CODES.INVALID_PARAMS,
+      `Prompt "${ref.name.slice(0, 100)}" has no argument "${argument.name.slice(0, 100)}".`,
+    );
+  const service = ctx.registry.get(entry.service)!;
+  try {
+    const answer = await service.upstream.request({
+      method: 'POST',
+      path: '/completion/complete',
+      body: JSON.stringify({ ref: { type: 'ref/prompt', name: entry.prompt.name }, argument, ...(context ? { context } : {}) }),
+      timeoutMs: ctx.config.DOWNSTREAM_TIMEOUT_MS,
+      signal,
+    });
+    const completion = (answer.json as { completion?: { values?: unknown; total?: unknown; hasMore?: unknown } } | undefined)?.completion;
+    // Kit services have no completions (404); an answer that is not a completion counts as none.
+    if (answer.status !== 200 || !Array.isArray(completion?.values)) return NO_COMPLETION;
+    const values = completion.values.filter((v): v is string => typeof v === 'string').slice(0, 100);
+    return {
+      completion: {
+        values,
+        ...(typeof completion.total === 'number' ? { total: completion.total } : {}),
+        hasMore: completion.hasMore === true || completion.values.length > values.length,
+      },
+    };
+  } catch (err) {
+    throw new McpError(ERROR_CODES.UPSTREAM_UNAVAILABLE.rpc, `${entry.service} is unavailable: ${(err as Error).message}`);
+  }
+}
+
 /** prompts/get, forwarded to the downstream that offers the prompt. */
 export async function getPrompt(
   ctx: GatewayContext,
@@ -182,9 +255,7 @@ export async function getPrompt(
   if (typeof p.name !== 'string') throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'prompts/get needs params.name (a string).');
   if (p.arguments !== undefined && !isPlainObject(p.arguments))
     throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'prompts/get params.arguments must be an object of strings.');
-  // A prompt the token may not see is answered as one that does not exist (prompts/list omits it too).
-  const entry = visiblePrompts(ctx, principal).find((e) => e.name === p.name);
-  if (!entry) throw new McpError(JSONRPC_CODES.INVALID_PARAMS, `Unknown prompt "${p.name.slice(0, 100)}"; prompts/list shows the prompts.`);
+  const entry = promptEntry(ctx, p.name, principal);
   const service = ctx.registry.get(entry.service)!;
   try {
     const answer = await service.upstream.request({
@@ -241,7 +312,13 @@ export function createMcpServer({ ctx, validator, pageSize, sessionId }: McpServ
     {
       // logging: logging/setLevel is answered by the SDK (per session); the gateway sends a
       // notifications/message when a downstream leaves or rejoins (docs/gateway.md).
-      capabilities: { tools: { listChanged: true }, resources: { subscribe: true }, prompts: { listChanged: true }, logging: {} },
+      capabilities: {
+        tools: { listChanged: true },
+        resources: { subscribe: true },
+        prompts: { listChanged: true },
+        logging: {},
+        completions: {},
+      },
       jsonSchemaValidator: validator,
       instructions: INSTRUCTIONS,
     },
@@ -265,6 +342,7 @@ export function createMcpServer({ ctx, validator, pageSize, sessionId }: McpServ
 
   server.setRequestHandler(ListPrompts, (_req, extra) => listPrompts(ctx, principal(extra)));
   server.setRequestHandler(GetPrompt, (req, extra) => getPrompt(ctx, req.params ?? {}, extra.signal, principal(extra)));
+  server.setRequestHandler(Complete, (req, extra) => complete(ctx, req.params ?? {}, extra.signal, principal(extra)));
 
   server.setRequestHandler(ListResources, () => ({ resources: RESOURCES.map((r) => ({ ...r })) }));
   server.setRequestHandler(ListTemplates, () => ({ resourceTemplates: [] }));

@@ -16,7 +16,7 @@ import type { GatewayContext } from '../context';
 import { RESOURCES } from '../views';
 import { HttpRpcError, rpcError, type RpcId } from './jsonrpc';
 import { parseFilter } from './subscriptions';
-import { callTool, getPrompt, INSTRUCTIONS, listPrompts, listToolsPage, readResource } from './server';
+import { callTool, complete, getPrompt, INSTRUCTIONS, listPrompts, listToolsPage, readResource } from './server';
 
 export const STATELESS_VERSION = '2026-07-28';
 /** Versions served on this endpoint: the stateless one, and the session-based ones through the SDK. */
@@ -176,7 +176,7 @@ async function dispatch(
         supportedVersions: SUPPORTED_VERSIONS,
         // What this endpoint really serves to 2026-era clients: tools and prompts list changes arrive
         // on a subscriptions/listen stream; the resources are three fixed views (no list changes, no subscribe).
-        capabilities: { tools: { listChanged: true }, resources: { subscribe: true }, prompts: { listChanged: true } },
+        capabilities: { tools: { listChanged: true }, resources: { subscribe: true }, prompts: { listChanged: true }, completions: {} },
         instructions: INSTRUCTIONS,
         _meta: { 'io.modelcontextprotocol/serverInfo': { name: ctx.service, title: 'mcp-fleet gateway', version: ctx.version } },
         ...cache(60_000),
@@ -210,6 +210,8 @@ async function dispatch(
       return { resultType: 'complete', ...listPrompts(ctx, principalOf(res)), ...cache(principalOf(res) ? 0 : CATALOG_TTL_MS) };
     case 'prompts/get':
       return { resultType: 'complete', ...(await getPrompt(ctx, params, undefined, principalOf(res))) };
+    case 'completion/complete':
+      return { resultType: 'complete', ...(await complete(ctx, params, abortOnClose(res), principalOf(res))) };
     default:
       throw new McpError(
         JSONRPC_CODES.METHOD_NOT_FOUND,

@@ -37,19 +37,30 @@ export const allowedOriginsEnv = () =>
   csv([]).describe('Browser origins allowed to POST to /mcp (besides localhost); requests without Origin are always allowed.');
 
 /** 1/true/yes/on -> true; 0/false/no/off -> false. */
+/** An empty value (`FOO=`) is unset, as shells, compose files and .env files write it. */
+const emptyIsUnset = (v: unknown) => (v === '' ? undefined : v);
+
 export const bool = (fallback: boolean) =>
-  z
-    .enum(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off', 'TRUE', 'FALSE', 'True', 'False'])
-    .optional()
-    .transform((v) => (v === undefined ? fallback : ['1', 'true', 'yes', 'on'].includes(v.toLowerCase())));
+  z.preprocess(
+    emptyIsUnset,
+    z
+      .enum(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off', 'TRUE', 'FALSE', 'True', 'False'])
+      .optional()
+      .transform((v) => (v === undefined ? fallback : ['1', 'true', 'yes', 'on'].includes(v.toLowerCase()))),
+  );
 
 /** An optional variable where an empty value (`FOO=`) means unset, as shells and .env files write it. */
-export const unsetIfEmpty = <S extends z.ZodType>(schema: S) => z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
+export const unsetIfEmpty = <S extends z.ZodType>(schema: S) => z.preprocess(emptyIsUnset, schema.optional());
 
-export const port = () => z.coerce.number().int().min(0).max(65535);
+/** A port, optional; empty is unset (not port 0, which would pick a random one). */
+export const port = () => unsetIfEmpty(z.coerce.number().int().min(0).max(65535));
 
-/** A whole number from the environment within [min, max], `fallback` when unset: counts, sizes, limits. */
-export const int = (fallback: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(fallback);
+/**
+ * A whole number from the environment within [min, max], `fallback` when unset or empty: counts,
+ * sizes, limits. (`z.coerce` alone would read `FOO=` as 0.)
+ */
+export const int = (fallback: number, min: number, max: number) =>
+  z.preprocess(emptyIsUnset, z.coerce.number().int().min(min).max(max).default(fallback));
 
 /** A duration in milliseconds within [min, max], `fallback` when unset. */
 export const ms = (fallback: number, min = 10, max = 3_600_000) => int(fallback, min, max);
@@ -73,7 +84,7 @@ export const DEFAULT_DATA_DIR = path.join(os.homedir(), '.mcp-fleet');
 /** Variables every service understands. Services extend this with their own. */
 export const baseEnvShape = {
   HOST: z.string().min(1).default('127.0.0.1').describe('Interface to listen on; loopback unless you mean to expose the service.'),
-  PORT: port().optional().describe('Port to listen on; defaults to the documented port of the service.'),
+  PORT: port().describe('Port to listen on; defaults to the documented port of the service.'),
   LOG_LEVEL: z
     .enum(['error', 'warn', 'info', 'http', 'verbose', 'debug', 'silly'])
     .default('info')
@@ -94,20 +105,8 @@ export const baseEnvShape = {
     .regex(/^\d+(b|kb|mb)?$/i, 'a size such as 1mb or 524288')
     .default('1mb')
     .describe('Largest accepted request body (PAYLOAD_TOO_LARGE above it).'),
-  TOOL_TIMEOUT_MS: z.coerce
-    .number()
-    .int()
-    .min(100)
-    .max(600_000)
-    .default(30_000)
-    .describe('Default time limit of one tool call (TIMEOUT above it).'),
-  SHUTDOWN_TIMEOUT_MS: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .max(120_000)
-    .default(10_000)
-    .describe('How long SIGTERM waits for open requests before closing connections.'),
+  TOOL_TIMEOUT_MS: int(30_000, 100, 600_000).describe('Default time limit of one tool call (TIMEOUT above it).'),
+  SHUTDOWN_TIMEOUT_MS: int(10_000, 0, 120_000).describe('How long SIGTERM waits for open requests before closing connections.'),
 };
 
 export const baseEnvSchema = z.object(baseEnvShape);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { baseEnvShape, bool, ConfigError, csv, loadConfig, redact } from '../src';
+import { baseEnvShape, bool, ConfigError, csv, int, loadConfig, redact } from '../src';
 
 const schema = z.object({ ...baseEnvShape, ROOTS: csv(['.']), SHELL_OK: bool(false), LIMIT: z.coerce.number().int().min(1) });
 
@@ -7,6 +7,15 @@ describe('loadConfig', () => {
   it('applies defaults and parses lists and booleans', () => {
     const c = loadConfig('t', schema, { ROOTS: 'a, b,,c', SHELL_OK: 'yes', LIMIT: '5' });
     expect(c).toMatchObject({ HOST: '127.0.0.1', ROOTS: ['a', 'b', 'c'], SHELL_OK: true, LIMIT: 5, BODY_LIMIT: '1mb' });
+  });
+
+  it('reads an empty value (FOO=, as compose and .env files write it) as unset, never as 0 or an error', () => {
+    const withInt = z.object({ ...baseEnvShape, ON: bool(true), COUNT: int(7, 1, 10) });
+    const c = loadConfig('t', withInt, { PORT: '', ON: '', COUNT: '', TOOL_TIMEOUT_MS: '', SHUTDOWN_TIMEOUT_MS: '' });
+    expect(c).toMatchObject({ ON: true, COUNT: 7, TOOL_TIMEOUT_MS: 30_000, SHUTDOWN_TIMEOUT_MS: 10_000 });
+    expect(c.PORT).toBeUndefined(); // not port 0, which would listen on a random port
+    expect(() => loadConfig('t', withInt, { COUNT: '0' })).toThrow(/COUNT/);
+    expect(loadConfig('t', withInt, { COUNT: ' 3 ', ON: 'off', PORT: '7001' })).toMatchObject({ COUNT: 3, ON: false, PORT: 7001 });
   });
 
   it('fails naming every bad variable at once', () => {

@@ -36,10 +36,10 @@ export const csv = (fallback: string[] = []) =>
 export const allowedOriginsEnv = () =>
   csv([]).describe('Browser origins allowed to POST to /mcp (besides localhost); requests without Origin are always allowed.');
 
-/** 1/true/yes/on -> true; 0/false/no/off -> false. */
 /** An empty value (`FOO=`) is unset, as shells, compose files and .env files write it. */
 const emptyIsUnset = (v: unknown) => (v === '' ? undefined : v);
 
+/** 1/true/yes/on -> true; 0/false/no/off -> false; unset or empty -> fallback. */
 export const bool = (fallback: boolean) =>
   z.preprocess(
     emptyIsUnset,

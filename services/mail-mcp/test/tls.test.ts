@@ -36,20 +36,14 @@ describeWithProgram('dovecot', 'dovecot-imapd', 'mail-mcp over TLS', () => {
       await servers?.stop();
     });
 
-    it('sends over smtps and reads over imaps (TLS from the first byte)', async () => {
-      const svc = await mailApp({ IMAP_URL: servers.imapsUrl!, SMTP_URL: servers.smtpsUrl!, MAIL_TLS_INSECURE: '1' });
+    it.each([
+      ['sends over smtps and reads over imaps (TLS from the first byte)', 'imapsUrl', 'smtpsUrl', 'over smtps'],
+      ['upgrades plain imap:// and smtp:// with STARTTLS when the server offers it', 'imapUrl', 'smtpUrl', 'over starttls'],
+    ] as const)('%s', async (_title, imap, smtp, subject) => {
+      const svc = await mailApp({ IMAP_URL: servers[imap]!, SMTP_URL: servers[smtp]!, MAIL_TLS_INSECURE: '1' });
       const before = tlsLogins();
-      await request(svc.app).post('/mail/send').send({ to: servers.user, subject: 'over smtps', text: 'sealed' }).expect(200);
-      const found = await request(svc.app).post('/mail/search').send({ subject: 'over smtps' }).expect(200);
-      expect(found.body.result.messages).toHaveLength(1);
-      expect(tlsLogins()).toBeGreaterThan(before);
-    });
-
-    it('upgrades plain imap:// and smtp:// with STARTTLS when the server offers it', async () => {
-      const svc = await mailApp({ IMAP_URL: servers.imapUrl, SMTP_URL: servers.smtpUrl, MAIL_TLS_INSECURE: '1' });
-      const before = tlsLogins();
-      await request(svc.app).post('/mail/send').send({ to: servers.user, subject: 'over starttls', text: 'upgraded' }).expect(200);
-      const found = await request(svc.app).post('/mail/search').send({ subject: 'over starttls' }).expect(200);
+      await request(svc.app).post('/mail/send').send({ to: servers.user, subject, text: 'sealed' }).expect(200);
+      const found = await request(svc.app).post('/mail/search').send({ subject }).expect(200);
       expect(found.body.result.messages).toHaveLength(1);
       // Dovecot ends the login line of a session inside TLS with "TLS".
       expect(tlsLogins()).toBeGreaterThan(before);

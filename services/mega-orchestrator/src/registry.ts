@@ -109,11 +109,6 @@ function toTool(raw: unknown): DownstreamTool | undefined {
   };
 }
 
-/**
- * The downstream registry: polls every service's /health and, when healthy, its /tools/list, and
- * rebuilds the catalog. Emits 'catalog' when the listed tools change, 'prompts' when the served
- * prompts change, and 'health' when a service comes or goes.
- */
 /** A downstream that became healthy or unhealthy ('service' event). */
 export interface ServiceChange {
   service: string;
@@ -122,6 +117,12 @@ export interface ServiceChange {
   tools?: number;
 }
 
+/**
+ * The downstream registry: polls every service's /health and, when healthy, its /tools/list, and
+ * rebuilds the catalog. Emits 'catalog' when the listed tools change, 'prompts' when the served
+ * prompts change, 'health' when a service comes or goes, and 'service' (a ServiceChange) for the
+ * one that did.
+ */
 export class Registry extends EventEmitter {
   readonly services: ServiceState[];
   private readonly byId = new Map<string, ServiceState>();

@@ -81,8 +81,8 @@ function unknownKeys(svc: ServiceSecrets, keys: string[]): AppError {
   );
 }
 
-/** Validates, writes one new version, regenerates the export file, and says what must restart. */
 /**
+ * Validates, writes one new version, regenerates the export file, and says what must restart.
  * Sets and removes some of a service's variables, keeping the others: one write at a time per
  * service in this process, and conditional on the version read (another instance or a direct
  * change to the store in between answers CONFLICT instead of being overwritten). The export file

@@ -23,6 +23,18 @@ const Subscribe = z.object({ method: z.literal('resources/subscribe'), params })
 const Unsubscribe = z.object({ method: z.literal('resources/unsubscribe'), params });
 const Complete = z.object({ method: z.literal('completion/complete'), params });
 
+/**
+ * What the gateway serves in both eras: tools and prompts list changes (GET stream or
+ * subscriptions/listen), updates of its three fixed resources (no list changes), completions.
+ * 2025-era sessions have logging too (createMcpServer); 2026-07-28 removed logging/setLevel.
+ */
+export const CAPABILITIES = {
+  tools: { listChanged: true },
+  resources: { subscribe: true },
+  prompts: { listChanged: true },
+  completions: {},
+} as const;
+
 /** The resource URIs each 2025-era session subscribed to (resources/subscribe). */
 const subscriptions = new WeakMap<Server, Set<string>>();
 export const subscribedResources = (server: Server): ReadonlySet<string> => subscriptions.get(server) ?? new Set();
@@ -312,13 +324,7 @@ export function createMcpServer({ ctx, validator, pageSize, sessionId }: McpServ
     {
       // logging: logging/setLevel is answered by the SDK (per session); the gateway sends a
       // notifications/message when a downstream leaves or rejoins (docs/gateway.md).
-      capabilities: {
-        tools: { listChanged: true },
-        resources: { subscribe: true },
-        prompts: { listChanged: true },
-        logging: {},
-        completions: {},
-      },
+      capabilities: { ...CAPABILITIES, logging: {} },
       jsonSchemaValidator: validator,
       instructions: INSTRUCTIONS,
     },

@@ -373,47 +373,36 @@ export class McpSessionTransport {
     await live.transport.handleRequest(req, res);
   }
 
-  /** Tell every connected session that the tool list changed (delivered on its GET stream, if open). */
-  notifyToolsChanged(): void {
-    for (const live of this.sessions.values()) {
-      live.server
-        .sendToolListChanged()
-        .catch((err: Error) => this.options.logger.debug('list_changed not delivered', { err: err.message }));
-    }
-  }
-
   /**
-   * A notifications/message to every connected session, on its GET stream; the SDK drops it for a
-   * session whose logging/setLevel is above `level`.
+   * One notification to every connected session, on its GET stream if open (`send` may skip a
+   * session by answering undefined). A session that cannot take it is logged at debug, not failed.
    */
-  notifyLog(level: LoggingLevel, data: Record<string, unknown>): void {
-    for (const live of this.sessions.values()) {
-      live.server
-        .sendLoggingMessage({ level, logger: 'mega-orchestrator', data }, live.id)
-        .catch((err: Error) => this.options.logger.debug('log message not delivered', { err: err.message }));
-    }
+  private broadcast(what: string, send: (server: Server, sessionId: string) => Promise<void> | undefined): void {
+    for (const live of this.sessions.values())
+      send(live.server, live.id)?.catch((err: Error) => this.options.logger.debug(`${what} not delivered`, { err: err.message }));
   }
 
-  /** notifications/resources/updated to every session that subscribed to one of these URIs. */
-  notifyResourcesUpdated(uris: readonly string[]): void {
-    for (const live of this.sessions.values()) {
-      const watched = subscribedResources(live.server);
-      for (const uri of uris) {
-        if (!watched.has(uri)) continue;
-        live.server
-          .sendResourceUpdated({ uri })
-          .catch((err: Error) => this.options.logger.debug('resources/updated not delivered', { err: err.message }));
-      }
-    }
+  /** Tell every connected session that the tool list changed. */
+  notifyToolsChanged(): void {
+    this.broadcast('list_changed', (server) => server.sendToolListChanged());
   }
 
   /** Tell every connected session that the prompt list changed. */
   notifyPromptsChanged(): void {
-    for (const live of this.sessions.values()) {
-      live.server
-        .sendPromptListChanged()
-        .catch((err: Error) => this.options.logger.debug('list_changed not delivered', { err: err.message }));
-    }
+    this.broadcast('list_changed', (server) => server.sendPromptListChanged());
+  }
+
+  /** A notifications/message to every session; the SDK drops it for one whose logging/setLevel is above `level`. */
+  notifyLog(level: LoggingLevel, data: Record<string, unknown>): void {
+    this.broadcast('log message', (server, id) => server.sendLoggingMessage({ level, logger: 'mega-orchestrator', data }, id));
+  }
+
+  /** notifications/resources/updated to every session that subscribed to one of these URIs. */
+  notifyResourcesUpdated(uris: readonly string[]): void {
+    for (const uri of uris)
+      this.broadcast('resources/updated', (server) =>
+        subscribedResources(server).has(uri) ? server.sendResourceUpdated({ uri }) : undefined,
+      );
   }
 
   private evictBeyondLimit(): void {

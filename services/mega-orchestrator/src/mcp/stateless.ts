@@ -16,7 +16,7 @@ import type { GatewayContext } from '../context';
 import { RESOURCES } from '../views';
 import { HttpRpcError, rpcError, type RpcId } from './jsonrpc';
 import { parseFilter } from './subscriptions';
-import { callTool, complete, getPrompt, INSTRUCTIONS, listPrompts, listToolsPage, readResource } from './server';
+import { CAPABILITIES, callTool, complete, getPrompt, INSTRUCTIONS, listPrompts, listToolsPage, readResource } from './server';
 
 export const STATELESS_VERSION = '2026-07-28';
 /** Versions served on this endpoint: the stateless one, and the session-based ones through the SDK. */
@@ -174,9 +174,9 @@ async function dispatch(
       return {
         resultType: 'complete',
         supportedVersions: SUPPORTED_VERSIONS,
-        // What this endpoint really serves to 2026-era clients: tools and prompts list changes arrive
-        // on a subscriptions/listen stream; the resources are three fixed views (no list changes, no subscribe).
-        capabilities: { tools: { listChanged: true }, resources: { subscribe: true }, prompts: { listChanged: true }, completions: {} },
+        // What this endpoint really serves to 2026-era clients: list changes and resource updates
+        // arrive on a subscriptions/listen stream.
+        capabilities: { ...CAPABILITIES },
         instructions: INSTRUCTIONS,
         _meta: { 'io.modelcontextprotocol/serverInfo': { name: ctx.service, title: 'mcp-fleet gateway', version: ctx.version } },
         ...cache(60_000),

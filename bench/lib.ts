@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { Pool } from 'undici';
@@ -85,6 +86,33 @@ export async function runLoad(
   const seconds = (performance.now() - start) / 1000;
   await pool.close();
   return summarize(latencies, seconds, concurrency, errors.n);
+}
+
+/**
+ * CPU time (user + system, ms) used so far by a process and all its descendants, every thread
+ * counted (GC helpers, the libuv pool), from /proc; undefined where there is no /proc. Read before
+ * and after a load, divided by the calls, it is a cost per call that does not depend on how much
+ * of the machine the load generator takes.
+ */
+export function processTreeCpuMs(pid: number | undefined): number | undefined {
+  if (pid === undefined || !fs.existsSync('/proc/self/stat')) return undefined;
+  const ticksMs = 10; // USER_HZ is 100 on Linux
+  let total = 0;
+  const visit = (p: number) => {
+    try {
+      const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      total += (Number(fields[11]) + Number(fields[12])) * ticksMs;
+      for (const task of fs.readdirSync(`/proc/${p}/task`)) {
+        const children = fs.readFileSync(`/proc/${p}/task/${task}/children`, 'utf8').trim();
+        if (children) for (const child of children.split(' ')) visit(Number(child));
+      }
+    } catch {
+      // gone meanwhile
+    }
+  };
+  visit(pid);
+  return total;
 }
 
 /** A service started as its own process, as in production. */

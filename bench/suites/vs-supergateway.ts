@@ -6,11 +6,20 @@
  * and under 1 ms added at p50 at one connection. Also the floor: the same two hops in bare node:http,
  * which shows what this machine's loopback and scheduler cost any design.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { markdownTable, percentile, REPO_ROOT, runLoad, startServiceProcess, stopProcesses, type LoadResult } from '../lib';
+import {
+  markdownTable,
+  percentile,
+  processTreeCpuMs,
+  REPO_ROOT,
+  runLoad,
+  startServiceProcess,
+  stopProcesses,
+  type LoadResult,
+} from '../lib';
 
 async function session(origin: string, pathName: string): Promise<Record<string, string>> {
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
@@ -79,8 +88,21 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
   // The no-framework floor of the same two hops (bench/fixtures/floor.mjs).
   const floorPort = 7060 + offset;
   const floorScript = path.join(REPO_ROOT, 'bench', 'fixtures', 'floor.mjs');
-  children.push(spawn(process.execPath, [floorScript, 'back', String(floorPort + 1), dir], { stdio: 'ignore' }));
-  children.push(spawn(process.execPath, [floorScript, 'front', String(floorPort), String(floorPort + 1)], { stdio: 'ignore' }));
+  const floorBack = spawn(process.execPath, [floorScript, 'back', String(floorPort + 1), dir], { stdio: 'ignore' });
+  const floorFront = spawn(process.execPath, [floorScript, 'front', String(floorPort), String(floorPort + 1)], { stdio: 'ignore' });
+  children.push(floorBack, floorFront);
+  // The processes that serve each path (supergateway's tree includes the filesystem server it spawned).
+  const [fsChild, gwChild] = children;
+  const serving: Record<string, (ChildProcess | undefined)[]> = {
+    supergateway: [sg],
+    gateway: [gwChild, fsChild],
+    floor: [floorFront, floorBack],
+    direct: [fsChild],
+  };
+  const cpuOf = (name: string) => {
+    const each = serving[name].map((c) => processTreeCpuMs(c?.pid));
+    return each.some((v) => v === undefined) ? undefined : (each as number[]).reduce((a, b) => a + b, 0);
+  };
   try {
     await waitHttp(`http://127.0.0.1:${sgPort}/healthz`, 30_000).catch(() => waitHttp(`http://127.0.0.1:${sgPort}/mcp`, 10_000));
     const gw = `http://127.0.0.1:${gwPort}`;
@@ -138,11 +160,22 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
         },
       },
     };
-    const rows: { path: string; result: LoadResult }[] = [];
+    const rows: { path: string; result: LoadResult; cpuMsPerCall?: number; loadgenCpuMsPerCall: number }[] = [];
+    const perCall = (ms: number, result: LoadResult) => Math.round((ms / Math.max(1, result.requests + result.errors)) * 1000) / 1000;
     for (const concurrency of [1, 32]) {
       for (const [name, c] of Object.entries(calls)) {
+        const cpu0 = cpuOf(name);
+        const self0 = process.cpuUsage();
         const result = await runLoad(c.origin, c.call, concurrency, options.durationMs);
-        rows.push({ path: name, result });
+        const cpu1 = cpuOf(name);
+        const self = process.cpuUsage(self0);
+        rows.push({
+          path: name,
+          result,
+          // the warm-up's calls are in the CPU reading too: a small overestimate, the same for every path
+          ...(cpu0 !== undefined && cpu1 !== undefined ? { cpuMsPerCall: perCall(cpu1 - cpu0, result) } : {}),
+          loadgenCpuMsPerCall: perCall((self.user + self.system) / 1000, result),
+        });
         process.stdout.write(
           `vs-supergateway ${name.padEnd(12)} c=${concurrency} ${result.throughput}/s p50 ${result.p50Ms} ms errors ${result.errors}\n`,
         );
@@ -164,16 +197,23 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
           50,
         )
       : undefined;
-    const get = (p: string, c: number) => rows.find((r) => r.path === p && r.result.concurrency === c)!.result;
+    const row = (p: string, c: number) => rows.find((r) => r.path === p && r.result.concurrency === c)!;
+    const get = (p: string, c: number) => row(p, c).result;
     const ratio32 = Math.round((get('gateway', 32).throughput / get('supergateway', 32).throughput) * 100) / 100;
     const addedP50 = Math.round((get('gateway', 1).p50Ms - get('direct', 1).p50Ms) * 1000) / 1000;
     const floorAddedP50 = Math.round((get('floor', 1).p50Ms - get('direct', 1).p50Ms) * 1000) / 1000;
     const floorShare32 = Math.round((get('gateway', 32).throughput / get('floor', 32).throughput) * 100) / 100;
+    const target32 = 2 * get('supergateway', 32).throughput;
+    const cpu32 = (p: string) => row(p, 32).cpuMsPerCall;
+    const cpuRatio32 =
+      cpu32('supergateway') !== undefined && cpu32('gateway')
+        ? Math.round((cpu32('supergateway')! / cpu32('gateway')!) * 100) / 100
+        : undefined;
     const markdown = [
       `### MCP tools/call: our gateway vs supergateway + the official filesystem server (same run, ${options.durationMs} ms per cell)`,
       '',
       markdownTable(
-        ['path', 'connections', 'calls/s', 'p50 ms', 'p90 ms', 'p99 ms', 'errors'],
+        ['path', 'connections', 'calls/s', 'p50 ms', 'p90 ms', 'p99 ms', 'errors', 'server CPU ms/call', 'load generator CPU ms/call'],
         rows.map((r) => [
           r.path,
           r.result.concurrency,
@@ -182,6 +222,8 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
           r.result.p90Ms,
           r.result.p99Ms,
           r.result.errors,
+          r.cpuMsPerCall ?? '-',
+          r.loadgenCpuMsPerCall,
         ]),
       ),
       '',
@@ -194,8 +236,16 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
           ]
         : []),
       `The floor (bare node:http front and back, no framework, validation, metrics or logs; bench/fixtures/floor.mjs) adds ${floorAddedP50} ms at one connection on this machine; the gateway reaches ${floorShare32} of its calls/s at 32 connections.`,
+      '',
+      `2× the alternative would be ${target32} calls/s at 32 connections; the floor reached ${get('floor', 32).throughput}${get('floor', 32).throughput < target32 ? ', so in this run the target lies above what any design of two processes over loopback HTTP reached on this machine with the load generator beside them' : ''}.`,
+      ...(cpuRatio32 !== undefined
+        ? [
+            '',
+            `Server CPU per call at 32 connections (every process and thread of the path, from /proc; independent of the load generator's share of the machine): supergateway and its filesystem server ${cpu32('supergateway')} ms, the gateway and filesystem-mcp ${cpu32('gateway')} ms (the alternative costs **${cpuRatio32}×** ours), the floor ${cpu32('floor')} ms, filesystem-mcp alone ${cpu32('direct')} ms.`,
+          ]
+        : []),
     ].join('\n');
-    return { json: { rows, ratio32, pairedRatios, medianRatio, addedP50, floorAddedP50, floorShare32 }, markdown };
+    return { json: { rows, ratio32, pairedRatios, medianRatio, addedP50, floorAddedP50, floorShare32, target32, cpuRatio32 }, markdown };
   } finally {
     await stopProcesses(children);
     fs.rmSync(dir, { recursive: true, force: true });

@@ -50,7 +50,12 @@ export interface DownstreamRequest {
 export type ProgressListener = (progress: number, total?: number, message?: string) => void;
 
 const NOT_DELIVERED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNECT_TIMEOUT']);
-const TIMEOUT = Symbol('timeout');
+
+/** One call's stop state: why it was stopped (timeout or the caller's abort) and the request to destroy. */
+interface Stop {
+  reason: 'timeout' | 'aborted' | undefined;
+  out: http.ClientRequest | undefined;
+}
 
 /** What the registry and the dispatcher talk to: an HTTP service of the kit, or an MCP server behind an adapter. */
 export interface Downstream {
@@ -169,10 +174,18 @@ export class DownstreamClient implements Downstream {
   }
 
   private async send(req: DownstreamRequest): Promise<DownstreamAnswer> {
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(TIMEOUT), req.timeoutMs);
-    const onAbort = () => controller.abort(req.signal?.reason);
-    req.signal?.addEventListener('abort', onAbort, { once: true });
+    // Why the request was stopped, if it was: no AbortController per call (on the hot path, its
+    // signal and listeners cost more than the timer and a destroy; issue 14).
+    const stop: Stop = { reason: undefined, out: undefined };
+    const halt = (reason: 'timeout' | 'aborted') => {
+      if (stop.reason) return;
+      stop.reason = reason;
+      stop.out?.destroy(Object.assign(new Error(reason === 'timeout' ? 'timed out' : 'aborted'), { code: 'ABORT_ERR' }));
+    };
+    const timer = setTimeout(halt, req.timeoutMs, 'timeout');
+    const onAbort = () => halt('aborted');
+    if (req.signal?.aborted) onAbort();
+    else req.signal?.addEventListener('abort', onAbort, { once: true });
     const headers: Record<string, string> = { accept: 'application/json' };
     if (req.body !== undefined) {
       headers['content-type'] = 'application/json';
@@ -184,13 +197,13 @@ export class DownstreamClient implements Downstream {
     if (req.onProgress) headers['x-progress'] = 'ndjson';
     if (this.options.headers) Object.assign(headers, this.options.headers);
     try {
-      const res = await this.exchange(req, headers, controller.signal);
+      const res = await this.exchange(req, headers, stop);
       const type = String(res.headers['content-type'] ?? '');
       if (req.onProgress && type.startsWith('application/x-ndjson'))
         return await readProgressStream(res, req.onProgress, this.options.maxResponseBytes);
-      return await this.readAnswer(res, controller.signal);
+      return await this.readAnswer(res, stop);
     } catch (err) {
-      throw this.classify(err, controller.signal, req.timeoutMs);
+      throw this.classify(err, stop, req.timeoutMs);
     } finally {
       clearTimeout(timer);
       req.signal?.removeEventListener('abort', onAbort);
@@ -198,8 +211,9 @@ export class DownstreamClient implements Downstream {
   }
 
   /** Sends the request (headers and body in one write) and resolves with the response head. */
-  private exchange(req: DownstreamRequest, headers: Record<string, string>, signal: AbortSignal): Promise<http.IncomingMessage> {
+  private exchange(req: DownstreamRequest, headers: Record<string, string>, stop: Stop): Promise<http.IncomingMessage> {
     return new Promise((resolve, reject) => {
+      if (stop.reason) return reject(new Error(stop.reason));
       const out = this.target.request({
         protocol: this.target.protocol,
         hostname: this.target.hostname,
@@ -208,8 +222,8 @@ export class DownstreamClient implements Downstream {
         path: this.basePath + req.path,
         headers,
         agent: this.agent,
-        signal,
       });
+      stop.out = out;
       out.once('response', resolve);
       out.on('error', reject);
       out.once('socket', (socket) => {
@@ -226,7 +240,7 @@ export class DownstreamClient implements Downstream {
   }
 
   /** The whole answer as JSON, cut off at maxResponseBytes. */
-  private readAnswer(res: http.IncomingMessage, signal: AbortSignal): Promise<DownstreamAnswer> {
+  private readAnswer(res: http.IncomingMessage, stop: Stop): Promise<DownstreamAnswer> {
     const status = res.statusCode ?? 502;
     const max = this.options.maxResponseBytes;
     if (Number(res.headers['content-length']) > max) {
@@ -250,16 +264,14 @@ export class DownstreamClient implements Downstream {
       // A response cut off by the caller's abort or the timeout ends in 'aborted'/'close' without 'end'.
       res.once('close', () => {
         if (!res.complete)
-          reject(signal.aborted ? signal.reason : Object.assign(new Error('the answer was cut off'), { code: 'ECONNRESET' }));
+          reject(stop.reason ? new Error(stop.reason) : Object.assign(new Error('the answer was cut off'), { code: 'ECONNRESET' }));
       });
     });
   }
 
-  private classify(err: unknown, signal: AbortSignal, timeoutMs: number): DownstreamFailure {
-    if (signal.aborted) {
-      if (signal.reason === TIMEOUT) return new DownstreamFailure('timeout', `timed out after ${timeoutMs} ms`, true, { cause: err });
-      return new DownstreamFailure('aborted', 'the caller went away', true, { cause: err });
-    }
+  private classify(err: unknown, stop: Stop, timeoutMs: number): DownstreamFailure {
+    if (stop.reason === 'timeout') return new DownstreamFailure('timeout', `timed out after ${timeoutMs} ms`, true, { cause: err });
+    if (stop.reason === 'aborted') return new DownstreamFailure('aborted', 'the caller went away', true, { cause: err });
     const code = (err as { code?: string }).code ?? '';
     if (NOT_DELIVERED.has(code)) {
       const what = code === 'ECONNREFUSED' ? 'connection refused' : code === CONNECT_TIMEOUT ? 'connect timed out' : code;

@@ -368,8 +368,12 @@ export class TaskManager extends EventEmitter {
 
   private async prune(): Promise<void> {
     if (!this.db && this.closed) return;
+    const db = this.db ?? (await this.options.history.database());
+    const now = Date.now();
     try {
-      await (this.db ?? (await this.options.history.database()))?.run('DELETE FROM tasks WHERE expires_at < ?', [Date.now()]);
+      // An expired task's result goes at once; its id is remembered a while longer, so tasks/get can say "expired".
+      await db?.run('UPDATE tasks SET result = NULL, error = NULL WHERE expires_at < ? AND (result IS NOT NULL OR error IS NOT NULL)', [now]);
+      await db?.run('DELETE FROM tasks WHERE expires_at < ?', [now - Math.min(this.options.ttlMs, 3_600_000)]);
     } catch (err) {
       this.options.logger.warn('could not delete expired MCP tasks', { err });
     }

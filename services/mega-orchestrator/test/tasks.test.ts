@@ -4,8 +4,10 @@
  * hand-written requests. Every error case the gateway implements is here; the ext-tasks requester
  * and two instances on PostgreSQL follow.
  */
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import request from 'supertest';
 import { AppError, defineTool } from '@mcp-fleet/kit';
 import { tempDir } from '@mcp-fleet/testing';
@@ -221,7 +223,8 @@ describe('MCP tasks extension (2026-07-28)', () => {
       resultType: 'complete',
       taskId: t.taskId,
       status: 'completed',
-      result: { content: [{ type: 'text', text: '{"slept":300}' }], structuredContent: { slept: 300 }, isError: false },
+      // what tools/call would have answered, resultType included
+      result: { resultType: 'complete', content: [{ type: 'text', text: '{"slept":300}' }], structuredContent: { slept: 300 }, isError: false },
     });
     expect(done).not.toHaveProperty('error');
     expect(done.result._meta?.['io.modelcontextprotocol/related-task']).toBeUndefined();
@@ -390,10 +393,139 @@ describe('MCP tasks extension (2026-07-28)', () => {
     expect(malformed.body.error.code).toBe(-32602);
   });
 
+  it('serves the ext-tasks requester (official v2 client + @modelcontextprotocol/ext-tasks): a task to its result, and a cancel', async () => {
+    const requester = async (...args: string[]) => {
+      const { stdout } = await promisify(execFile)(process.execPath, [path.join(__dirname, 'fixtures', 'ext-tasks-requester.mjs'), `${g.url}/mcp`, ...args], {
+        encoding: 'utf8',
+        timeout: 20_000,
+      });
+      return JSON.parse(stdout) as { sent: string[]; outcome?: any; result?: any; error?: string };
+    };
+    const done = await requester('long_job', '{"ms":300}');
+    expect(done.error).toBeUndefined();
+    expect(done.sent[0]).toBe('tools/call');
+    expect(done.sent.slice(1).every((m) => m === 'tasks/get')).toBe(true);
+    expect(done.outcome.status).toBe('completed');
+    expect(done.result).toMatchObject({ structuredContent: { slept: 300 }, isError: false });
+
+    const before = seen.aborted;
+    const cancelled = await requester('long_job', '{"ms":8000}', 'cancel');
+    expect(cancelled.sent).toContain('tasks/cancel');
+    expect(cancelled.outcome.status).toBe('cancelled');
+    await until('the downstream to see the abort', async () => (seen.aborted > before ? true : undefined));
+  });
+
   it('keeps the hot path: a tool without task support costs no task lookup beyond the catalog', () => {
     const { catalog } = g.gw.registry;
     expect(g.gw.ctx.tasks.supportOf(catalog, 'quick')).toBeUndefined();
     expect(g.gw.ctx.tasks.supportOf(catalog, 'jobs-mcp__long_job')).toBe('optional');
     expect(g.gw.ctx.tasks.supportOf(catalog, 'fixture__fx_job')).toBe('required');
+  });
+});
+
+describe('MCP tasks: limits, expiry, restarts, authorization, switched off', () => {
+  let jobs: Downstream;
+  const tmps: ReturnType<typeof tempDir>[] = [];
+  const gateways: RunningGateway[] = [];
+  const start = async (overrides: Record<string, string>, dir?: string) => {
+    const tmp = tempDir();
+    tmps.push(tmp);
+    const gw = await startGateway([{ id: 'jobs-mcp', url: jobs.url }], dir ?? tmp.dir, {
+      HEALTH_POLL_MS: '600000',
+      MCP_TASK_POLL_MS: '100',
+      ...overrides,
+    });
+    gateways.push(gw);
+    return gw;
+  };
+
+  beforeAll(async () => {
+    jobs = await startDownstream('jobs-mcp', jobTools as never);
+  });
+
+  afterAll(async () => {
+    for (const gw of gateways) await gw.stop().catch(() => undefined);
+    await jobs?.stop();
+    for (const t of tmps) t.cleanup();
+  });
+
+  it('MCP_TASKS=false: not advertised, tasks/* are unknown methods, every call answers its result', async () => {
+    const off = await start({ MCP_TASKS: 'false' });
+    expect((await rpc(off.url, 'server/discover')).body.result.capabilities.extensions).toBeUndefined();
+    const get = await rpc(off.url, 'tasks/get', { taskId: 'a' });
+    expect(get.status).toBe(404);
+    expect(get.body.error).toMatchObject({ code: -32601, message: expect.stringMatching(/MCP_TASKS/) });
+    const call = await rpc(off.url, 'tools/call', { name: 'long_job', arguments: { ms: 1 } });
+    expect(call.body.result).toMatchObject({ resultType: 'complete', structuredContent: { slept: 1 } });
+    // a task-required tool runs too: with the extension off nothing can require it
+    expect((await rpc(off.url, 'tools/call', { name: 'must_task', arguments: {} }, { meta: WITHOUT })).body.result.structuredContent).toEqual({
+      ok: true,
+    });
+  });
+
+  it('MCP_MAX_TASKS: beyond it an optional tool answers synchronously and a required one -32603 (503); expired tasks say so', async () => {
+    const small = await start({ MCP_MAX_TASKS: '1', MCP_TASK_TTL_MS: '2000' });
+    const first = await rpc(small.url, 'tools/call', { name: 'long_job', arguments: { ms: 200 } });
+    expect(first.body.result.resultType).toBe('task');
+    const second = await rpc(small.url, 'tools/call', { name: 'long_job', arguments: { ms: 1 } });
+    expect(second.body.result).toMatchObject({ resultType: 'complete', structuredContent: { slept: 1 } });
+    const required = await rpc(small.url, 'tools/call', { name: 'must_task', arguments: {} });
+    expect(required.status).toBe(503);
+    expect(required.body.error).toMatchObject({ code: -32603, message: expect.stringMatching(/MCP_MAX_TASKS \(1\)/) });
+
+    const taskId = first.body.result.taskId;
+    expect((await settled(small.url, taskId)).status).toBe('completed');
+    await sleep(2100 - (Date.now() - Date.parse(first.body.result.createdAt)));
+    const expired = await rpc(small.url, 'tasks/get', { taskId });
+    expect(expired.body.error).toMatchObject({ code: -32602, message: expect.stringMatching(/^Failed to retrieve task: Task has expired/) });
+    // expired tasks no longer count: a new one is a task again
+    expect((await rpc(small.url, 'tools/call', { name: 'must_task', arguments: {} })).body.result.resultType).toBe('task');
+  });
+
+  it('a task running when the gateway shuts down reads failed after the restart, saying to call the tool again', async () => {
+    const tmp = tempDir();
+    tmps.push(tmp);
+    const first = await start({}, tmp.dir);
+    const { body } = await rpc(first.url, 'tools/call', { name: 'long_job', arguments: { ms: 8000 } });
+    await first.stop();
+    const second = await start({}, tmp.dir);
+    const got = await rpc(second.url, 'tasks/get', { taskId: body.result.taskId });
+    expect(got.body.result).toMatchObject({
+      status: 'failed',
+      statusMessage: 'The gateway shut down before this task finished; call the tool again.',
+      error: { code: -32603 },
+    });
+  });
+
+  it('a task left working by a gateway that died (SQLite) reads failed once a gateway opens the store again', async () => {
+    const tmp = tempDir();
+    tmps.push(tmp);
+    const dead = await start({}, tmp.dir);
+    const { body } = await rpc(dead.url, 'tools/call', { name: 'long_job', arguments: { ms: 3000 } });
+    // The next process opens the same file while the row still says working (as a SIGKILLed gateway leaves it).
+    const next = await start({}, tmp.dir);
+    const got = await rpc(next.url, 'tasks/get', { taskId: body.result.taskId });
+    expect(got.body.result).toMatchObject({ status: 'failed', error: { code: -32603, message: expect.stringMatching(/restart or a crash/) } });
+    // the first one finishing later does not overwrite it
+    await sleep(3200);
+    expect((await rpc(next.url, 'tasks/get', { taskId: body.result.taskId })).body.result.status).toBe('failed');
+  });
+
+  it('binds tasks to their principal with authorization on: another key gets "Task not found"', async () => {
+    const tmp = tempDir();
+    tmps.push(tmp);
+    const a = newApiKey('alice', ['tools:all']);
+    const b = newApiKey('bob', ['tools:all']);
+    fs.writeFileSync(path.join(tmp.dir, 'keys.json'), JSON.stringify([a.entry, b.entry]));
+    const authed = await start({ API_KEYS_FILE: path.join(tmp.dir, 'keys.json'), AUDIT_LOG_FILE: 'off' }, tmp.dir);
+    const as = (key: string) => ({ headers: { authorization: `Bearer ${key}` } });
+    const created = await rpc(authed.url, 'tools/call', { name: 'long_job', arguments: { ms: 1 } }, as(a.key));
+    const taskId = created.body.result.taskId;
+    expect((await settled(authed.url, taskId, as(a.key))).status).toBe('completed');
+    for (const method of ['tasks/get', 'tasks/cancel']) {
+      const other = await rpc(authed.url, method, { taskId }, as(b.key));
+      expect(other.body.error).toMatchObject({ code: -32602, message: expect.stringMatching(/Task not found/) });
+    }
+    expect((await rpc(authed.url, 'tasks/get', { taskId }, as(a.key))).body.result.status).toBe('completed');
   });
 });

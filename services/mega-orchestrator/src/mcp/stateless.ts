@@ -288,15 +288,11 @@ async function callAsTask(
   const requestId = headerId && /^[\w.:-]{1,128}$/.test(headerId) ? headerId : String(res.locals.requestId ?? '');
   const traceparent = headerOf(req, 'traceparent');
   // The call outlives this request: it is aborted by tasks/cancel, not by the client closing it.
-  const task = await ctx.tasks.create(params.name as string, principal, (signal, timeoutMs) =>
-    callTool(ctx, params, {
-      requestId,
-      traceparent,
-      principal,
-      signal,
-      timeoutMs,
-    }),
-  );
+  // The inlined result is what tools/call would have answered: a 2026-07-28 CallToolResult, resultType included.
+  const task = await ctx.tasks.create(params.name as string, principal, async (signal, timeoutMs) => ({
+    resultType: 'complete',
+    ...(await callTool(ctx, params, { requestId, traceparent, principal, signal, timeoutMs })),
+  }));
   if (task) return { resultType: 'task', ...task };
   if (support === 'required')
     throw new HttpRpcError(

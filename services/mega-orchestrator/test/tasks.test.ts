@@ -10,7 +10,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import request from 'supertest';
 import { AppError, defineTool } from '@mcp-fleet/kit';
-import { tempDir } from '@mcp-fleet/testing';
+import { describeWithBackend, pgScratchSchema, tempDir, type PgScratchSchema } from '@mcp-fleet/testing';
+import pg from 'pg';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { z } from 'zod';
@@ -527,5 +528,60 @@ describe('MCP tasks: limits, expiry, restarts, authorization, switched off', () 
       expect(other.body.error).toMatchObject({ code: -32602, message: expect.stringMatching(/Task not found/) });
     }
     expect((await rpc(authed.url, 'tasks/get', { taskId }, as(a.key))).body.result.status).toBe('completed');
+  });
+});
+
+describeWithBackend('postgres', 'MCP tasks on PostgreSQL: any instance answers', () => {
+  let db: PgScratchSchema;
+  let jobs: Downstream;
+  let a: RunningGateway;
+  let b: RunningGateway;
+  const tmpA = tempDir();
+  const tmpB = tempDir();
+
+  beforeAll(async () => {
+    db = await pgScratchSchema('gw_tasks');
+    jobs = await startDownstream('jobs-mcp', jobTools as never);
+    const env = { SESSION_DATABASE_URL: db.url, HEALTH_POLL_MS: '600000', MCP_TASK_POLL_MS: '100', MCP_TASK_LEASE_MS: '300' };
+    a = await startGateway([{ id: 'jobs-mcp', url: jobs.url }], tmpA.dir, env);
+    b = await startGateway([{ id: 'jobs-mcp', url: jobs.url }], tmpB.dir, env);
+  });
+
+  afterAll(async () => {
+    await a?.stop();
+    await b?.stop();
+    await jobs?.stop();
+    await db?.drop();
+    tmpA.cleanup();
+    tmpB.cleanup();
+  });
+
+  it('a task created on one instance is read on the other, and cancelled there: the running instance aborts its call', async () => {
+    const done = await rpc(a.url, 'tools/call', { name: 'long_job', arguments: { ms: 200 } });
+    expect((await settled(b.url, done.body.result.taskId)).result.structuredContent).toEqual({ slept: 200 });
+
+    const before = seen.aborted;
+    const { body } = await rpc(a.url, 'tools/call', { name: 'long_job', arguments: { ms: 8000 } });
+    expect((await rpc(b.url, 'tasks/get', { taskId: body.result.taskId })).body.result.status).toBe('working');
+    expect((await rpc(b.url, 'tasks/cancel', { taskId: body.result.taskId })).body.result).toEqual({ resultType: 'complete' });
+    expect((await rpc(a.url, 'tasks/get', { taskId: body.result.taskId })).body.result.status).toBe('cancelled');
+    // a renews its leases every 100 ms and then sees the cancel
+    await until('instance a to abort the call', async () => (seen.aborted > before ? true : undefined), 5000);
+    expect(a.gw.ctx.tasks.runningCount).toBe(0);
+  });
+
+  it('a task whose instance stopped renewing it (died) reads failed after its lease, never working forever', async () => {
+    // The row a SIGKILLed instance leaves behind: working, its lease lapsed.
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    const now = Date.now();
+    await client.query(
+      `INSERT INTO tasks (task_id, owner, tool, status, created_at, updated_at, ttl_ms, expires_at, poll_ms, instance, lease_until)
+       VALUES ($1, NULL, 'long_job', 'working', $2, $2, 60000, $3, 100, 'a-dead-instance', $4)`,
+      ['11111111-1111-4111-8111-111111111111', now - 5000, now + 55_000, now - 1000],
+    );
+    await client.end();
+    const got = await rpc(b.url, 'tasks/get', { taskId: '11111111-1111-4111-8111-111111111111' });
+    expect(got.body.result).toMatchObject({ status: 'failed', error: { code: -32603, message: expect.stringMatching(/restart or a crash/) } });
   });
 });

@@ -59,13 +59,11 @@ export interface TaskManagerOptions {
 export type TaskRun = (signal: AbortSignal, timeoutMs: number) => Promise<CallToolResult>;
 
 const CHUNK = 500;
-const RESTARTED =
-  'The gateway instance running this task stopped before it finished (a restart or a crash); call the tool again.';
+const RESTARTED = 'The gateway instance running this task stopped before it finished (a restart or a crash); call the tool again.';
 const SHUT_DOWN = 'The gateway shut down before this task finished; call the tool again.';
 
 /** The principal a task is bound to: `oauth:<sub>` or `api-key:<name>`; none when authorization is off. */
-export const ownerOf = (principal: Principal | undefined): string | null =>
-  principal ? `${principal.kind}:${principal.subject}` : null;
+export const ownerOf = (principal: Principal | undefined): string | null => (principal ? `${principal.kind}:${principal.subject}` : null);
 
 const notFound = (why: 'Task not found' | 'Task has expired') =>
   new McpError(
@@ -107,10 +105,12 @@ export class TaskManager extends EventEmitter {
         db.kind === 'sqlite'
           ? ["status IN ('working', 'input_required')", []]
           : ["status IN ('working', 'input_required') AND lease_until < ?", [now]];
-      await db.run(
-        `UPDATE tasks SET status = 'failed', status_message = ?, error = ?, updated_at = ? WHERE ${orphans[0] as string}`,
-        [RESTARTED, JSON.stringify({ code: JSONRPC_CODES.INTERNAL_ERROR, message: RESTARTED }), now, ...(orphans[1] as unknown[])],
-      );
+      await db.run(`UPDATE tasks SET status = 'failed', status_message = ?, error = ?, updated_at = ? WHERE ${orphans[0] as string}`, [
+        RESTARTED,
+        JSON.stringify({ code: JSONRPC_CODES.INTERNAL_ERROR, message: RESTARTED }),
+        now,
+        ...(orphans[1] as unknown[]),
+      ]);
       await this.prune();
     } catch (err) {
       this.options.logger.error('MCP tasks are not served: the task table could not be read', { err });
@@ -372,7 +372,9 @@ export class TaskManager extends EventEmitter {
     const now = Date.now();
     try {
       // An expired task's result goes at once; its id is remembered a while longer, so tasks/get can say "expired".
-      await db?.run('UPDATE tasks SET result = NULL, error = NULL WHERE expires_at < ? AND (result IS NOT NULL OR error IS NOT NULL)', [now]);
+      await db?.run('UPDATE tasks SET result = NULL, error = NULL WHERE expires_at < ? AND (result IS NOT NULL OR error IS NOT NULL)', [
+        now,
+      ]);
       await db?.run('DELETE FROM tasks WHERE expires_at < ?', [now - Math.min(this.options.ttlMs, 3_600_000)]);
     } catch (err) {
       this.options.logger.warn('could not delete expired MCP tasks', { err });

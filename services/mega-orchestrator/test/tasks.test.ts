@@ -23,7 +23,10 @@ const V = '2026-07-28';
 const EXT = 'io.modelcontextprotocol/tasks';
 const REPO = path.resolve(__dirname, '../../..');
 const FIXTURE = path.join(__dirname, 'fixtures', 'mcp-fixture-server.ts');
-const WITH_TASKS = { 'io.modelcontextprotocol/protocolVersion': V, 'io.modelcontextprotocol/clientCapabilities': { extensions: { [EXT]: {} } } };
+const WITH_TASKS = {
+  'io.modelcontextprotocol/protocolVersion': V,
+  'io.modelcontextprotocol/clientCapabilities': { extensions: { [EXT]: {} } },
+};
 const WITHOUT = { 'io.modelcontextprotocol/protocolVersion': V, 'io.modelcontextprotocol/clientCapabilities': {} };
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}/;
@@ -163,10 +166,14 @@ describe('MCP tasks extension (2026-07-28)', () => {
       MCP_TASK_MAX_RESULT_BYTES: '2048',
       MCP_TASK_TOOLS: 'plain_sleep',
     });
-    await until('the fixture server', async () => {
-      await g.gw.refresh();
-      return g.gw.registry.catalog.byName.has('fx_job') || undefined;
-    }, 20_000);
+    await until(
+      'the fixture server',
+      async () => {
+        await g.gw.refresh();
+        return g.gw.registry.catalog.byName.has('fx_job') || undefined;
+      },
+      20_000,
+    );
   });
 
   afterAll(async () => {
@@ -183,7 +190,7 @@ describe('MCP tasks extension (2026-07-28)', () => {
     expect(body.result.capabilities.tasks).toBeUndefined();
   });
 
-  it('lists each tool\'s execution.taskSupport as its downstream declared it (2026 and REST), none to 2025 sessions', async () => {
+  it("lists each tool's execution.taskSupport as its downstream declared it (2026 and REST), none to 2025 sessions", async () => {
     const { body } = await rpc(g.url, 'tools/list');
     const byName = new Map<string, any>(body.result.tools.map((t: any) => [t.name, t]));
     expect(byName.get('long_job').execution).toEqual({ taskSupport: 'optional' });
@@ -213,7 +220,8 @@ describe('MCP tasks extension (2026-07-28)', () => {
     expect(t.taskId).toMatch(UUID);
     expect(t.createdAt).toMatch(ISO);
     expect(t.lastUpdatedAt).toMatch(ISO);
-    for (const k of ['task', 'result', 'error', 'inputRequests', 'content', 'ttl', 'pollInterval', 'requestState']) expect(t).not.toHaveProperty(k);
+    for (const k of ['task', 'result', 'error', 'inputRequests', 'content', 'ttl', 'pollInterval', 'requestState'])
+      expect(t).not.toHaveProperty(k);
 
     const now = await rpc(g.url, 'tasks/get', { taskId: t.taskId });
     expect(now.body.result).toMatchObject({ resultType: 'complete', taskId: t.taskId, status: 'working' });
@@ -225,7 +233,12 @@ describe('MCP tasks extension (2026-07-28)', () => {
       taskId: t.taskId,
       status: 'completed',
       // what tools/call would have answered, resultType included
-      result: { resultType: 'complete', content: [{ type: 'text', text: '{"slept":300}' }], structuredContent: { slept: 300 }, isError: false },
+      result: {
+        resultType: 'complete',
+        content: [{ type: 'text', text: '{"slept":300}' }],
+        structuredContent: { slept: 300 },
+        isError: false,
+      },
     });
     expect(done).not.toHaveProperty('error');
     expect(done.result._meta?.['io.modelcontextprotocol/related-task']).toBeUndefined();
@@ -257,7 +270,7 @@ describe('MCP tasks extension (2026-07-28)', () => {
     expect((await settled(g.url, r.body.result.taskId)).result.structuredContent).toEqual({ slept: 1 });
   });
 
-  it('runs the MCP server\'s task-required tool as a gateway task, polling the server\'s own task', async () => {
+  it("runs the MCP server's task-required tool as a gateway task, polling the server's own task", async () => {
     const r = await rpc(g.url, 'tools/call', { name: 'fx_job', arguments: { ms: 100 } });
     expect(r.body.result.resultType).toBe('task');
     const done = await settled(g.url, r.body.result.taskId);
@@ -265,7 +278,7 @@ describe('MCP tasks extension (2026-07-28)', () => {
     expect(done.result.content).toEqual([{ type: 'text', text: 'job done after 100 ms' }]);
   });
 
-  it('checks a task call\'s params before creating a task (-32602)', async () => {
+  it("checks a task call's params before creating a task (-32602)", async () => {
     const r = await rpc(g.url, 'tools/call', { name: 'long_job', arguments: 'nope' });
     expect(r.body.error.code).toBe(-32602);
     const mode = await rpc(g.url, 'tools/call', { name: 'long_job', arguments: { ms: 1 }, _meta: { ...WITH_TASKS, mode: 'fastest' } });
@@ -329,7 +342,7 @@ describe('MCP tasks extension (2026-07-28)', () => {
     }
   });
 
-  it('answers bad task requests with the spec\'s codes: -32602, -32020 for Mcp-Name, -32601 for tasks/list and tasks/result', async () => {
+  it("answers bad task requests with the spec's codes: -32602, -32020 for Mcp-Name, -32601 for tasks/list and tasks/result", async () => {
     const unknown = await rpc(g.url, 'tasks/get', { taskId: 'tasks-conformance-nonexistent-12345' });
     expect(unknown.status).toBe(200);
     expect(unknown.body.error).toMatchObject({ code: -32602, message: expect.stringMatching(/^Failed to retrieve task: Task not found/) });
@@ -358,7 +371,12 @@ describe('MCP tasks extension (2026-07-28)', () => {
     const res = await fetch(`${g.url}/mcp`, {
       method: 'POST',
       signal: controller.signal,
-      headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'mcp-protocol-version': V, 'mcp-method': 'subscriptions/listen' },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'text/event-stream',
+        'mcp-protocol-version': V,
+        'mcp-method': 'subscriptions/listen',
+      },
       body: JSON.stringify({
         jsonrpc: '2.0',
         id: 'sub-1',
@@ -384,7 +402,12 @@ describe('MCP tasks extension (2026-07-28)', () => {
     expect(ack).toMatchObject({ method: 'notifications/subscriptions/acknowledged', params: { notifications: { taskIds: [taskId] } } });
     expect(note).toMatchObject({
       method: 'notifications/tasks',
-      params: { taskId, status: 'completed', result: { structuredContent: { slept: 300 } }, _meta: { 'io.modelcontextprotocol/subscriptionId': 'sub-1' } },
+      params: {
+        taskId,
+        status: 'completed',
+        result: { structuredContent: { slept: 300 } },
+        _meta: { 'io.modelcontextprotocol/subscriptionId': 'sub-1' },
+      },
     });
 
     const refused = await rpc(g.url, 'subscriptions/listen', { notifications: { taskIds: [taskId] } }, { meta: WITHOUT });
@@ -396,10 +419,14 @@ describe('MCP tasks extension (2026-07-28)', () => {
 
   it('serves the ext-tasks requester (official v2 client + @modelcontextprotocol/ext-tasks): a task to its result, and a cancel', async () => {
     const requester = async (...args: string[]) => {
-      const { stdout } = await promisify(execFile)(process.execPath, [path.join(__dirname, 'fixtures', 'ext-tasks-requester.mjs'), `${g.url}/mcp`, ...args], {
-        encoding: 'utf8',
-        timeout: 20_000,
-      });
+      const { stdout } = await promisify(execFile)(
+        process.execPath,
+        [path.join(__dirname, 'fixtures', 'ext-tasks-requester.mjs'), `${g.url}/mcp`, ...args],
+        {
+          encoding: 'utf8',
+          timeout: 20_000,
+        },
+      );
       return JSON.parse(stdout) as { sent: string[]; outcome?: any; result?: any; error?: string };
     };
     const done = await requester('long_job', '{"ms":300}');
@@ -459,7 +486,9 @@ describe('MCP tasks: limits, expiry, restarts, authorization, switched off', () 
     const call = await rpc(off.url, 'tools/call', { name: 'long_job', arguments: { ms: 1 } });
     expect(call.body.result).toMatchObject({ resultType: 'complete', structuredContent: { slept: 1 } });
     // a task-required tool runs too: with the extension off nothing can require it
-    expect((await rpc(off.url, 'tools/call', { name: 'must_task', arguments: {} }, { meta: WITHOUT })).body.result.structuredContent).toEqual({
+    expect(
+      (await rpc(off.url, 'tools/call', { name: 'must_task', arguments: {} }, { meta: WITHOUT })).body.result.structuredContent,
+    ).toEqual({
       ok: true,
     });
   });
@@ -478,7 +507,10 @@ describe('MCP tasks: limits, expiry, restarts, authorization, switched off', () 
     expect((await settled(small.url, taskId)).status).toBe('completed');
     await sleep(2100 - (Date.now() - Date.parse(first.body.result.createdAt)));
     const expired = await rpc(small.url, 'tasks/get', { taskId });
-    expect(expired.body.error).toMatchObject({ code: -32602, message: expect.stringMatching(/^Failed to retrieve task: Task has expired/) });
+    expect(expired.body.error).toMatchObject({
+      code: -32602,
+      message: expect.stringMatching(/^Failed to retrieve task: Task has expired/),
+    });
     // expired tasks no longer count: a new one is a task again
     expect((await rpc(small.url, 'tools/call', { name: 'must_task', arguments: {} })).body.result.resultType).toBe('task');
   });
@@ -506,7 +538,10 @@ describe('MCP tasks: limits, expiry, restarts, authorization, switched off', () 
     // The next process opens the same file while the row still says working (as a SIGKILLed gateway leaves it).
     const next = await start({}, tmp.dir);
     const got = await rpc(next.url, 'tasks/get', { taskId: body.result.taskId });
-    expect(got.body.result).toMatchObject({ status: 'failed', error: { code: -32603, message: expect.stringMatching(/restart or a crash/) } });
+    expect(got.body.result).toMatchObject({
+      status: 'failed',
+      error: { code: -32603, message: expect.stringMatching(/restart or a crash/) },
+    });
     // the first one finishing later does not overwrite it
     await sleep(3200);
     expect((await rpc(next.url, 'tasks/get', { taskId: body.result.taskId })).body.result.status).toBe('failed');
@@ -582,6 +617,9 @@ describeWithBackend('postgres', 'MCP tasks on PostgreSQL: any instance answers',
     );
     await client.end();
     const got = await rpc(b.url, 'tasks/get', { taskId: '11111111-1111-4111-8111-111111111111' });
-    expect(got.body.result).toMatchObject({ status: 'failed', error: { code: -32603, message: expect.stringMatching(/restart or a crash/) } });
+    expect(got.body.result).toMatchObject({
+      status: 'failed',
+      error: { code: -32603, message: expect.stringMatching(/restart or a crash/) },
+    });
   });
 });

@@ -115,7 +115,8 @@ function serviceOf(ctx: GatewayContext, name: string): string {
 
 /** tools/call's params checked (no allocation: the hot path): a bad name, arguments or mode is -32602, before any task is created for it. */
 export function checkCallParams(p: Record<string, unknown>): void {
-  if (typeof p.name !== 'string' || p.name === '') throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'tools/call needs params.name (a string).');
+  if (typeof p.name !== 'string' || p.name === '')
+    throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'tools/call needs params.name (a string).');
   if (p.arguments !== undefined && !isPlainObject(p.arguments))
     throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'params.arguments must be an object.');
   const mode = isPlainObject(p._meta) ? p._meta.mode : undefined;

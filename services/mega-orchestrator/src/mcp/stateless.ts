@@ -16,7 +16,17 @@ import type { GatewayContext } from '../context';
 import { RESOURCES } from '../views';
 import { HttpRpcError, rpcError, type RpcId } from './jsonrpc';
 import { parseFilter } from './subscriptions';
-import { CAPABILITIES, callTool, checkCallParams, complete, getPrompt, INSTRUCTIONS, listPrompts, listToolsPage, readResource } from './server';
+import {
+  CAPABILITIES,
+  callTool,
+  checkCallParams,
+  complete,
+  getPrompt,
+  INSTRUCTIONS,
+  listPrompts,
+  listToolsPage,
+  readResource,
+} from './server';
 import { TASKS_EXTENSION, type TaskSupport } from '../tasks';
 
 export const STATELESS_VERSION = '2026-07-28';
@@ -35,8 +45,12 @@ const NAMED: Record<string, (params: Record<string, unknown>) => unknown> = {
   'tasks/update': (p) => p.taskId,
   'tasks/cancel': (p) => p.taskId,
 };
-const NAMED_FIELD: Record<string, string> = { 'resources/read': 'params.uri', 'tasks/get': 'params.taskId', 'tasks/update': 'params.taskId', 'tasks/cancel': 'params.taskId' };
-const TASK_METHODS = new Set(['tasks/get', 'tasks/update', 'tasks/cancel']);
+const NAMED_FIELD: Record<string, string> = {
+  'resources/read': 'params.uri',
+  'tasks/get': 'params.taskId',
+  'tasks/update': 'params.taskId',
+  'tasks/cancel': 'params.taskId',
+};
 /** Methods of the 2025-11-25 tasks that the extension removed (the result is inlined in tasks/get; there is no listing). */
 const REMOVED_TASK_METHODS = new Set(['tasks/list', 'tasks/result']);
 const TASKS_REQUIRED = { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } };
@@ -327,7 +341,10 @@ async function taskMethod(
     return { resultType: 'complete' };
   }
   if (!isPlainObject(params.inputResponses))
-    throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'tasks/update needs params.inputResponses, an object keyed by the inputRequests keys.');
+    throw new McpError(
+      JSONRPC_CODES.INVALID_PARAMS,
+      'tasks/update needs params.inputResponses, an object keyed by the inputRequests keys.',
+    );
   await ctx.tasks.update(taskId, principal);
   return { resultType: 'complete' };
 }

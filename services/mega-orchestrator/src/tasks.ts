@@ -162,6 +162,10 @@ export class TaskManager extends EventEmitter {
    * Undefined when the store is not open or MCP_MAX_TASKS unexpired tasks are stored.
    */
   async create(tool: string, principal: Principal | undefined, run: TaskRun): Promise<TaskView | undefined> {
+    return this.guard(this.store(tool, principal, run));
+  }
+
+  private async store(tool: string, principal: Principal | undefined, run: TaskRun): Promise<TaskView | undefined> {
     if (!(await this.served())) return undefined;
     const db = this.db!;
     const now = Date.now();
@@ -269,7 +273,18 @@ export class TaskManager extends EventEmitter {
 
   /** The task as tasks/get answers it; a task of another principal is answered as not found. */
   async get(taskId: string, principal: Principal | undefined): Promise<TaskView> {
-    return view(await this.row(taskId, principal), true);
+    return view(await this.guard(this.row(taskId, principal)), true);
+  }
+
+  /** A store failure (PostgreSQL down, the file gone) is -32603 saying so, not an HTTP 500. */
+  private async guard<T>(work: Promise<T>): Promise<T> {
+    try {
+      return await work;
+    } catch (err) {
+      if (err instanceof McpError) throw err;
+      this.options.logger.error('the MCP task store failed', { err });
+      throw new McpError(JSONRPC_CODES.INTERNAL_ERROR, 'The task store is unavailable (the gateway log has the cause); retry shortly.');
+    }
   }
 
   /**
@@ -278,11 +293,13 @@ export class TaskManager extends EventEmitter {
    * same empty acknowledgement (the extension reserves errors for unknown ids).
    */
   async cancel(taskId: string, principal: Principal | undefined): Promise<void> {
-    const row = await this.row(taskId, principal);
+    const row = await this.guard(this.row(taskId, principal));
     if (row.status !== 'working' && row.status !== 'input_required') return;
-    await this.db!.run(
-      `UPDATE tasks SET status = 'cancelled', status_message = ?, updated_at = ? WHERE task_id = ? AND status IN ('working', 'input_required')`,
-      ['Cancelled by tasks/cancel.', Date.now(), taskId],
+    await this.guard(
+      this.db!.run(
+        `UPDATE tasks SET status = 'cancelled', status_message = ?, updated_at = ? WHERE task_id = ? AND status IN ('working', 'input_required')`,
+        ['Cancelled by tasks/cancel.', Date.now(), taskId],
+      ),
     );
     this.running.get(taskId)?.abort();
     this.options.logger.info('MCP task cancelled', { taskId, tool: row.tool });
@@ -291,16 +308,18 @@ export class TaskManager extends EventEmitter {
 
   /** tasks/update: the gateway's tasks never ask for input, so every response is for no outstanding request (ignored). */
   async update(taskId: string, principal: Principal | undefined): Promise<void> {
-    await this.row(taskId, principal);
+    await this.guard(this.row(taskId, principal));
   }
 
   /** The ids among these that exist, are unexpired and belong to this principal (for notifications/tasks). */
   async visible(taskIds: readonly string[], principal: Principal | undefined): Promise<string[]> {
     if (!(await this.served()) || taskIds.length === 0) return [];
     const ids = [...new Set(taskIds)].slice(0, CHUNK);
-    const rows = await this.db!.all<{ task_id: string; owner: string | null }>(
-      `SELECT task_id, owner FROM tasks WHERE expires_at >= ? AND task_id IN (${ids.map(() => '?').join(', ')})`,
-      [Date.now(), ...ids],
+    const rows = await this.guard(
+      this.db!.all<{ task_id: string; owner: string | null }>(
+        `SELECT task_id, owner FROM tasks WHERE expires_at >= ? AND task_id IN (${ids.map(() => '?').join(', ')})`,
+        [Date.now(), ...ids],
+      ),
     );
     const owner = ownerOf(principal);
     const ok = new Set(rows.filter((r) => r.owner === owner).map((r) => r.task_id));

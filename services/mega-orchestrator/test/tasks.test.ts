@@ -547,6 +547,21 @@ describe('MCP tasks: limits, expiry, restarts, authorization, switched off', () 
     expect((await rpc(next.url, 'tasks/get', { taskId: body.result.taskId })).body.result.status).toBe('failed');
   });
 
+  it('answers -32602/-32603 (never HTTP 500) when the task store fails under it', async () => {
+    const broken = await start({});
+    const { body } = await rpc(broken.url, 'tools/call', { name: 'long_job', arguments: { ms: 1 } });
+    await settled(broken.url, body.result.taskId);
+    await broken.gw.history.close(); // the database goes away under the gateway
+    for (const method of ['tasks/get', 'tasks/cancel']) {
+      const r = await rpc(broken.url, method, { taskId: body.result.taskId });
+      expect(r.status).toBe(200);
+      expect(r.body.error).toMatchObject({ code: -32603, message: expect.stringMatching(/task store is unavailable/) });
+    }
+    const call = await rpc(broken.url, 'tools/call', { name: 'long_job', arguments: { ms: 1 } });
+    expect(call.status).toBe(200);
+    expect(call.body.error.code).toBe(-32603);
+  });
+
   it('binds tasks to their principal with authorization on: another key gets "Task not found"', async () => {
     const tmp = tempDir();
     tmps.push(tmp);

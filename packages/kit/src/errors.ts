@@ -20,6 +20,8 @@ export const JSONRPC_CODES = {
   SESSION_NOT_FOUND: -32010,
   /** The 2026-07-28 stateless protocol: Mcp-* headers that disagree with the body. */
   HEADER_MISMATCH: -32020,
+  /** The 2026-07-28 stateless protocol: the request needs a client capability it did not declare (data.requiredCapabilities). */
+  MISSING_REQUIRED_CLIENT_CAPABILITY: -32021,
   /** The 2026-07-28 stateless protocol: a protocol version the gateway does not speak. */
   UNSUPPORTED_PROTOCOL_VERSION: -32022,
   FORBIDDEN: -32003,

@@ -13,6 +13,16 @@ export interface ToolAnnotations {
   openWorldHint?: boolean;
 }
 
+/**
+ * MCP's tool execution hints. `taskSupport` says whether an MCP client may get the call as a task
+ * (2026-07-28 tasks extension, through the gateway): "optional" for work that may run long (the
+ * gateway answers a task handle to clients that declared the extension, a plain result to the
+ * others), "required" when only a task makes sense, "forbidden" (the default) never.
+ */
+export interface ToolExecution {
+  taskSupport?: 'forbidden' | 'optional' | 'required';
+}
+
 export interface ToolContext {
   service: string;
   requestId: string;
@@ -43,6 +53,8 @@ export interface ToolDefinition<S extends AnyObjectSchema = AnyObjectSchema, R =
   description: string;
   input: S;
   annotations?: ToolAnnotations;
+  /** Long-running work: `{taskSupport: "optional"}` lets the gateway run calls of it as MCP tasks. */
+  execution?: ToolExecution;
   /** Overrides the service's TOOL_TIMEOUT_MS for this tool. */
   timeoutMs?: number;
   /** Declared as a method so that a list of differently typed tools is a plain `ToolDefinition[]`. */
@@ -55,6 +67,7 @@ export interface ToolJson {
   description: string;
   inputSchema: Record<string, unknown>;
   annotations: ToolAnnotations;
+  execution?: ToolExecution;
 }
 
 export function defineTool<S extends AnyObjectSchema, R>(def: ToolDefinition<S, R>): ToolDefinition<S, R> {
@@ -78,6 +91,7 @@ export function toolToJson(tool: ToolDefinition): ToolJson {
     description: tool.description,
     inputSchema: schema,
     annotations: { ...(tool.title ? { title: tool.title } : {}), ...tool.annotations },
+    ...(tool.execution ? { execution: { ...tool.execution } } : {}),
   };
   jsonCache.set(tool, json);
   return json;

@@ -70,6 +70,9 @@ describe('media-mcp images (sharp)', () => {
   it('lists exactly the inventory tools, each field described', async () => {
     const res = await request(m.svc.app).get('/tools/list').expect(200);
     expect(res.body.tools.map((t: { name: string }) => t.name)).toEqual(getService('media-mcp')!.tools);
+    // long work: the gateway may run media_process as an MCP task (docs/gateway.md, "Tasks")
+    const execution = Object.fromEntries(res.body.tools.map((t: { name: string; execution?: unknown }) => [t.name, t.execution]));
+    expect(execution).toEqual({ media_process: { taskSupport: 'optional' }, media_analyze: undefined, media_query: undefined });
     // Every property, at any depth and in every branch of a union, carries a description.
     const undescribed: string[] = [];
     const walk = (node: unknown, at: string): void => {

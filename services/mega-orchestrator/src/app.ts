@@ -45,6 +45,7 @@ import { registerStatusRoutes } from './routes/status';
 import { registerStatusPage } from './routes/status-page';
 import { CallHistory } from './call-history';
 import { GatewayStats } from './stats';
+import { TaskManager } from './tasks';
 import { RESOURCES_CHANGED_BY } from './views';
 import type { DownstreamSpec } from './types';
 
@@ -157,6 +158,18 @@ export function createApp(deps: GatewayDeps): Gateway {
     history,
     providers: new Providers(config),
     auth: auth.enabled ? auth : undefined,
+    tasks: new TaskManager({
+      history,
+      logger,
+      enabled: config.MCP_TASKS,
+      toolNames: config.MCP_TASK_TOOLS,
+      ttlMs: config.MCP_TASK_TTL_MS,
+      timeoutMs: config.MCP_TASK_TIMEOUT_MS,
+      pollMs: config.MCP_TASK_POLL_MS,
+      maxTasks: config.MCP_MAX_TASKS,
+      maxResultBytes: config.MCP_TASK_MAX_RESULT_BYTES,
+      leaseMs: config.MCP_TASK_LEASE_MS,
+    }),
     listen: new ListenStreams({
       maxStreams: config.MCP_MAX_LISTEN_STREAMS,
       keepAliveMs: config.MCP_LISTEN_KEEPALIVE_MS,
@@ -208,6 +221,8 @@ export function createApp(deps: GatewayDeps): Gateway {
     if (change.healthy) mcp.notifyLog('notice', { event: 'service_healthy', service: change.service, tools: change.tools });
     else mcp.notifyLog('warning', { event: 'service_unhealthy', service: change.service, reason: change.reason });
   });
+  // notifications/tasks: a task changed on this instance (created here, cancelled or finished here).
+  ctx.tasks.on('task', ({ task }: { task: { taskId: string } & Record<string, unknown> }) => ctx.listen.notifyTask(task));
   registry.on('prompts', () => {
     mcp.notifyPromptsChanged();
     ctx.listen.notify('prompts');
@@ -367,6 +382,8 @@ export function createApp(deps: GatewayDeps): Gateway {
   const close = () =>
     (closing ??= (async () => {
       await mcp.close();
+      // before the history: running tasks are marked failed in the same database
+      await ctx.tasks.close();
       await registry.close();
       proxy.close();
       await history.close();

@@ -97,6 +97,12 @@ export class CallHistory {
     }
   }
 
+  /** The open database (undefined when it could not be opened), for the MCP task store beside the history. */
+  async database(): Promise<HistoryDb | undefined> {
+    await this.ready;
+    return this.db;
+  }
+
   /** Waits until the database is open (or failed to open). */
   async whenReady(): Promise<boolean> {
     await this.ready;

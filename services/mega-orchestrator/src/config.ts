@@ -62,6 +62,28 @@ export const configSchema = z.object({
   MCP_LISTEN_KEEPALIVE_MS: ms(15_000, 50, 3_600_000).describe(
     'How often an idle subscriptions/listen stream gets an SSE comment line, so proxies and clients keep it open.',
   ),
+  MCP_TASKS: bool(true).describe(
+    'Serve the MCP tasks extension (io.modelcontextprotocol/tasks) to 2026-07-28 clients that declare it: calls of long-running tools answer a task handle; false: every call answers its result.',
+  ),
+  MCP_TASK_TOOLS: csv([]).describe(
+    'Tools (plain or <service-id>__<tool> names) run as tasks for clients that declare the extension, beside those whose definition says execution.taskSupport "optional" or "required".',
+  ),
+  MCP_TASK_TTL_MS: ms(3_600_000, 2000, 7 * 24 * 3_600_000).describe(
+    'How long a task and its result are kept from its creation (its ttlMs); tasks/get answers "expired" after it.',
+  ),
+  MCP_TASK_TIMEOUT_MS: ms(600_000, 1000, 24 * 3_600_000).describe(
+    "Time limit of a task's downstream call (instead of DOWNSTREAM_TIMEOUT_MS); kept below MCP_TASK_TTL_MS.",
+  ),
+  MCP_TASK_POLL_MS: ms(1000, 50, 60_000).describe('The pollIntervalMs suggested to clients polling tasks/get.'),
+  MCP_MAX_TASKS: int(1000, 1, 1_000_000).describe(
+    'Unexpired tasks stored at most (all gateway instances together); beyond it an optional-task tool answers synchronously and a task-required one -32603.',
+  ),
+  MCP_TASK_MAX_RESULT_BYTES: int(4 * 1024 * 1024, 1024, 64 * 1024 * 1024).describe(
+    'Largest task result stored; a larger one fails the task (-32603) saying so.',
+  ),
+  MCP_TASK_LEASE_MS: ms(30_000, 100, 3_600_000).describe(
+    'A running task is renewed by its gateway instance every third of this; one not renewed for this long (its instance died) reads failed.',
+  ),
   ALLOWED_ORIGINS: allowedOriginsEnv(),
   SESSION_DB: z.string().min(1).optional().describe('Session/context store; defaults to ${DATA_DIR}/gateway/contexts.sqlite.'),
   SESSION_DATABASE_URL: postgresUrl().describe(

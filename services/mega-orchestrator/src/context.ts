@@ -9,6 +9,7 @@ import type { Registry } from './registry';
 import type { ToolResolver } from './tool-resolver';
 import type { CallHistory } from './call-history';
 import type { GatewayStats } from './stats';
+import type { TaskManager } from './tasks';
 
 /** Everything the routes and the MCP server share. */
 export interface GatewayContext {
@@ -27,6 +28,8 @@ export interface GatewayContext {
   providers: Providers;
   /** Authorization (off unless AUTH_ISSUER or API_KEYS_FILE is set). */
   auth?: Authorizer;
+  /** MCP tasks (2026-07-28 extension): the store beside the history, and the calls running as tasks here. */
+  tasks: TaskManager;
   /** Open 2026-07-28 subscriptions/listen streams. */
   listen: ListenStreams;
   /** Live MCP sessions (set once the MCP endpoint exists). */

@@ -1,5 +1,5 @@
 /**
- * Where the call history and contexts live: SQLite under DATA_DIR (the embedded default, one
+ * Where the call history, the contexts and the MCP tasks (tasks.ts) live: SQLite under DATA_DIR (the embedded default, one
  * gateway), or PostgreSQL (SESSION_DATABASE_URL) so that several gateway instances behind a load
  * balancer share one history. The store writes the same SQL to both; `?` placeholders become `$n`
  * for PostgreSQL, and numbers PostgreSQL returns as strings (BIGINT, COUNT) come back as numbers.
@@ -47,6 +47,24 @@ CREATE TABLE IF NOT EXISTS calls (
 );
 CREATE INDEX IF NOT EXISTS calls_by_session ON calls (session_id, id);
 CREATE INDEX IF NOT EXISTS calls_by_time ON calls (at);
+CREATE TABLE IF NOT EXISTS tasks (
+  task_id TEXT PRIMARY KEY,
+  owner TEXT,
+  tool TEXT NOT NULL,
+  status TEXT NOT NULL,
+  status_message TEXT,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  ttl_ms INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  poll_ms INTEGER NOT NULL,
+  instance TEXT NOT NULL,
+  lease_until INTEGER NOT NULL,
+  result TEXT,
+  error TEXT
+);
+CREATE INDEX IF NOT EXISTS tasks_by_expiry ON tasks (expires_at);
+CREATE INDEX IF NOT EXISTS tasks_by_status ON tasks (status, lease_until);
 `;
 
 const PG_SCHEMA = `
@@ -74,6 +92,24 @@ CREATE TABLE IF NOT EXISTS calls (
 );
 CREATE INDEX IF NOT EXISTS calls_by_session ON calls (session_id, id);
 CREATE INDEX IF NOT EXISTS calls_by_time ON calls (at);
+CREATE TABLE IF NOT EXISTS tasks (
+  task_id TEXT PRIMARY KEY,
+  owner TEXT,
+  tool TEXT NOT NULL,
+  status TEXT NOT NULL,
+  status_message TEXT,
+  created_at BIGINT NOT NULL,
+  updated_at BIGINT NOT NULL,
+  ttl_ms BIGINT NOT NULL,
+  expires_at BIGINT NOT NULL,
+  poll_ms INTEGER NOT NULL,
+  instance TEXT NOT NULL,
+  lease_until BIGINT NOT NULL,
+  result TEXT,
+  error TEXT
+);
+CREATE INDEX IF NOT EXISTS tasks_by_expiry ON tasks (expires_at);
+CREATE INDEX IF NOT EXISTS tasks_by_status ON tasks (status, lease_until);
 `;
 
 export async function openSqliteHistory(file: string): Promise<HistoryDb> {
@@ -94,10 +130,13 @@ const toPg = (sql: string) => {
   let n = 0;
   return sql.replace(/\?/g, () => `$${++n}`);
 };
+/** Text columns whose values may look like numbers (a tool named "42", a JSON result "7"): never converted. */
+const TEXT_COLUMNS = new Set(['args', 'tool', 'owner', 'status_message', 'result', 'error', 'task_id', 'instance']);
 /** BIGINT and COUNT(*) arrive as strings from pg; the store works in numbers. */
 const numeric = <T>(row: Record<string, unknown>): T => {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(row)) out[k] = typeof v === 'string' && /^-?\d+(\.\d+)?$/.test(v) && k !== 'args' ? Number(v) : v;
+  for (const [k, v] of Object.entries(row))
+    out[k] = typeof v === 'string' && !TEXT_COLUMNS.has(k) && /^-?\d+(\.\d+)?$/.test(v) ? Number(v) : v;
   return out as T;
 };
 

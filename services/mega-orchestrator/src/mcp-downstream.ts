@@ -10,6 +10,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
+  CallToolResultSchema,
   ErrorCode,
   McpError,
   PromptListChangedNotificationSchema,
@@ -139,6 +140,9 @@ export class McpDownstream implements Downstream {
       if (req.method === 'POST' && req.path === '/tools/call') {
         const { name, arguments: args } = JSON.parse(req.body ?? '{}') as { name: string; arguments?: Record<string, unknown> };
         const onProgress = req.onProgress;
+        // A tool the server runs only as a (2025-11-25) task: the gateway creates it and polls it to its end.
+        if ((client as unknown as { isToolTaskRequired(name: string): boolean }).isToolTaskRequired(name))
+          return this.toEnvelope(await callThroughTask(client, name, args ?? {}, opts));
         const result = (await client.callTool(
           { name, arguments: args ?? {} },
           undefined,
@@ -368,6 +372,33 @@ function contentResult(content: CallToolResult['content']): unknown {
     }
   }
   return { content };
+}
+
+/**
+ * tools/call of a tool whose execution.taskSupport is "required": task-augmented, polled through the
+ * SDK until its result. An abort (the caller's cancel, the time limit) cancels the server's task too.
+ */
+async function callThroughTask(
+  client: Client,
+  name: string,
+  args: Record<string, unknown>,
+  opts: { signal: AbortSignal; timeout: number },
+): Promise<CallToolResult> {
+  let taskId: string | undefined;
+  const cancel = () => {
+    if (taskId) void client.experimental.tasks.cancelTask(taskId).catch(() => undefined);
+  };
+  opts.signal.addEventListener('abort', cancel, { once: true });
+  try {
+    for await (const message of client.experimental.tasks.callToolStream({ name, arguments: args }, CallToolResultSchema, opts)) {
+      if (message.type === 'taskCreated') taskId = message.task.taskId;
+      else if (message.type === 'result') return message.result as CallToolResult;
+      else if (message.type === 'error') throw message.error;
+    }
+    throw new McpError(ErrorCode.InternalError, `${name}: the task ended without a result`);
+  } finally {
+    opts.signal.removeEventListener('abort', cancel);
+  }
 }
 
 /** Every page of an MCP list (tools/list, prompts/list), up to MAX_TOOL_PAGES pages. */

@@ -106,7 +106,18 @@ function toTool(raw: unknown): DownstreamTool | undefined {
     description: typeof t.description === 'string' ? t.description : '',
     inputSchema: schema.type === 'object' ? schema : { ...schema, type: 'object' },
     annotations: typeof t.annotations === 'object' && t.annotations !== null ? (t.annotations as DownstreamTool['annotations']) : {},
+    ...executionOf(t.execution),
   };
+}
+
+const TASK_SUPPORT = new Set(['forbidden', 'optional', 'required']);
+
+/** MCP's `execution` of a listed tool, kept when its taskSupport is one of the three values (other fields ride along). */
+function executionOf(raw: unknown): { execution?: DownstreamTool['execution'] } {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return {};
+  const e = raw as Record<string, unknown>;
+  if (e.taskSupport !== undefined && !TASK_SUPPORT.has(e.taskSupport as string)) return {};
+  return { execution: e as DownstreamTool['execution'] };
 }
 
 /** A downstream that became healthy or unhealthy ('service' event). */

@@ -1,4 +1,4 @@
-import type { ToolAnnotations } from '@mcp-fleet/kit';
+import type { ToolAnnotations, ToolExecution } from '@mcp-fleet/kit';
 import type { McpServerSpec } from './mcp-downstream';
 
 /** One downstream the gateway routes to (the registry is injected; config.ts builds it from the inventory). */
@@ -22,6 +22,8 @@ export interface DownstreamTool {
   description: string;
   inputSchema: Record<string, unknown>;
   annotations: ToolAnnotations;
+  /** MCP's execution hints as the downstream declared them: `taskSupport` decides which calls may become tasks. */
+  execution?: ToolExecution;
 }
 
 /** A prompt as an MCP server's prompts/list describes it. */

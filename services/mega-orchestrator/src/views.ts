@@ -44,6 +44,8 @@ export interface ToolListing {
   description: string;
   inputSchema: Record<string, unknown>;
   annotations: Record<string, unknown>;
+  /** MCP's execution hints as the downstream declared them (`taskSupport`). */
+  execution?: Record<string, unknown>;
   service: string;
   qualifiedName: string;
 }
@@ -61,6 +63,7 @@ export function toolListing(catalog: Catalog, principal?: Principal): ToolListin
     description: e.plain ? e.tool.description : `${e.tool.description} (Offered by ${e.service}; this name always routes there.)`,
     inputSchema: e.tool.inputSchema,
     annotations: e.tool.annotations as Record<string, unknown>,
+    ...(e.tool.execution ? { execution: e.tool.execution as Record<string, unknown> } : {}),
     service: e.service,
     qualifiedName: e.qualifiedName,
   }));

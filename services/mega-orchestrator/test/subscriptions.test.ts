@@ -119,6 +119,8 @@ describe('subscriptions/listen (2026-07-28)', () => {
       resources: { subscribe: true },
       prompts: { listChanged: true },
       completions: {},
+      // the tasks extension (test/tasks.test.ts), whose notifications/tasks also arrive on listen streams
+      extensions: { 'io.modelcontextprotocol/tasks': {} },
     });
   });
 

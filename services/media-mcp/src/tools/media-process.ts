@@ -184,5 +184,7 @@ export const mediaProcessTool = (deps: MediaDeps) =>
       'Audio/video need ffmpeg (NOT_CONFIGURED without it).',
     input: processInput,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    // long work: MCP clients that declared the tasks extension get a task through the gateway
+    execution: { taskSupport: 'optional' },
     handler: (args, ctx) => processMedia(deps, args, ctx),
   });

@@ -45,12 +45,21 @@ interface McpTool {
   description: string;
   inputSchema: Record<string, unknown>;
   annotations?: Record<string, unknown>;
+  execution?: Record<string, unknown>;
 }
 
 const mcpToolCache = new WeakMap<Catalog, McpTool[]>();
+const mcpToolWithExecutionCache = new WeakMap<Catalog, McpTool[]>();
 
-function mcpTools(catalog: Catalog): McpTool[] {
-  let list = mcpToolCache.get(catalog);
+/**
+ * The catalog as MCP tools. 2025-era sessions get no `execution`: the gateway serves them no tasks
+ * and runs every call to its end (a downstream's required task included), and the v1 SDK client
+ * refuses to call a tool listed as task-required. 2026-07-28 clients get each tool's `execution`
+ * as its downstream declared it (tasks extension).
+ */
+function mcpTools(catalog: Catalog, withExecution: boolean): McpTool[] {
+  const cache = withExecution ? mcpToolWithExecutionCache : mcpToolCache;
+  let list = cache.get(catalog);
   if (!list) {
     list = toolListing(catalog).map((t) => ({
       name: t.name,
@@ -58,8 +67,9 @@ function mcpTools(catalog: Catalog): McpTool[] {
       description: t.description,
       inputSchema: t.inputSchema,
       annotations: t.annotations,
+      ...(withExecution && t.execution ? { execution: t.execution } : {}),
     }));
-    mcpToolCache.set(catalog, list);
+    cache.set(catalog, list);
   }
   return list;
 }
@@ -85,10 +95,11 @@ export function listToolsPage(
   pageSize: number,
   cursor: unknown,
   principal?: Principal,
+  withExecution = false,
 ): { tools: McpTool[]; nextCursor?: string } {
   if (cursor !== undefined && typeof cursor !== 'string') throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'cursor must be a string');
   try {
-    const all = mcpTools(ctx.registry.catalog);
+    const all = mcpTools(ctx.registry.catalog, withExecution);
     const visible = principal ? all.filter((t) => allows(principal, serviceOf(ctx, t.name), t.annotations as ToolAnnotations)) : all;
     const page = paginate(visible, pageSize, cursor);
     return { tools: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
@@ -102,6 +113,17 @@ function serviceOf(ctx: GatewayContext, name: string): string {
   return ctx.registry.catalog.byName.get(name)?.service ?? '';
 }
 
+/** tools/call's params checked (no allocation: the hot path): a bad name, arguments or mode is -32602, before any task is created for it. */
+export function checkCallParams(p: Record<string, unknown>): void {
+  if (typeof p.name !== 'string' || p.name === '')
+    throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'tools/call needs params.name (a string).');
+  if (p.arguments !== undefined && !isPlainObject(p.arguments))
+    throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'params.arguments must be an object.');
+  const mode = isPlainObject(p._meta) ? p._meta.mode : undefined;
+  if (mode !== undefined && !ROUTING_MODES.includes(mode as RoutingMode))
+    throw new McpError(JSONRPC_CODES.INVALID_PARAMS, `_meta.mode must be one of: ${ROUTING_MODES.join(', ')} (GET /modes describes them).`);
+}
+
 /** tools/call through the dispatcher (both protocol eras): downstream failures are results with isError. */
 export async function callTool(
   ctx: GatewayContext,
@@ -113,24 +135,15 @@ export async function callTool(
     sessionId?: string;
     principal?: Principal;
     onProgress?: ProgressListener;
+    /** This call's time limit (a task's is longer than DOWNSTREAM_TIMEOUT_MS). */
+    timeoutMs?: number;
   },
 ): Promise<CallToolResult> {
-  const name = p.name;
-  if (typeof name !== 'string' || name === '') throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'tools/call needs params.name (a string).');
-  if (p.arguments !== undefined && !isPlainObject(p.arguments))
-    throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'params.arguments must be an object.');
+  checkCallParams(p);
+  const name = p.name as string;
   const args = (p.arguments ?? {}) as Record<string, unknown>;
   const meta = isPlainObject(p._meta) ? p._meta : {};
-  let mode: RoutingMode = 'auto';
-  if (meta.mode !== undefined) {
-    if (!ROUTING_MODES.includes(meta.mode as RoutingMode)) {
-      throw new McpError(
-        JSONRPC_CODES.INVALID_PARAMS,
-        `_meta.mode must be one of: ${ROUTING_MODES.join(', ')} (GET /modes describes them).`,
-      );
-    }
-    mode = meta.mode as RoutingMode;
-  }
+  const mode = (meta.mode as RoutingMode | undefined) ?? 'auto';
   const contextId = typeof meta.context_id === 'string' && ID.test(meta.context_id) ? meta.context_id : undefined;
   const out = await ctx.dispatcher.call({
     tool: name,
@@ -145,6 +158,7 @@ export async function callTool(
     traceparent: call.traceparent,
     principal: call.principal,
     onProgress: call.onProgress,
+    timeoutMs: call.timeoutMs,
   });
   if (!out.body.success && out.code === 'UNKNOWN_TOOL') throw new McpError(JSONRPC_CODES.INVALID_PARAMS, out.body.error);
   // An MCP server behind the gateway: its own content blocks, unchanged

@@ -16,7 +16,18 @@ import type { GatewayContext } from '../context';
 import { RESOURCES } from '../views';
 import { HttpRpcError, rpcError, type RpcId } from './jsonrpc';
 import { parseFilter } from './subscriptions';
-import { CAPABILITIES, callTool, complete, getPrompt, INSTRUCTIONS, listPrompts, listToolsPage, readResource } from './server';
+import {
+  CAPABILITIES,
+  callTool,
+  checkCallParams,
+  complete,
+  getPrompt,
+  INSTRUCTIONS,
+  listPrompts,
+  listToolsPage,
+  readResource,
+} from './server';
+import { TASKS_EXTENSION, type TaskSupport } from '../tasks';
 
 export const STATELESS_VERSION = '2026-07-28';
 /** Versions served on this endpoint: the stateless one, and the session-based ones through the SDK. */
@@ -29,7 +40,20 @@ const NAMED: Record<string, (params: Record<string, unknown>) => unknown> = {
   'tools/call': (p) => p.name,
   'prompts/get': (p) => p.name,
   'resources/read': (p) => p.uri,
+  // tasks extension: Mcp-Name carries the task id, so a load balancer may route on it
+  'tasks/get': (p) => p.taskId,
+  'tasks/update': (p) => p.taskId,
+  'tasks/cancel': (p) => p.taskId,
 };
+const NAMED_FIELD: Record<string, string> = {
+  'resources/read': 'params.uri',
+  'tasks/get': 'params.taskId',
+  'tasks/update': 'params.taskId',
+  'tasks/cancel': 'params.taskId',
+};
+/** Methods of the 2025-11-25 tasks that the extension removed (the result is inlined in tasks/get; there is no listing). */
+const REMOVED_TASK_METHODS = new Set(['tasks/list', 'tasks/result']);
+const TASKS_REQUIRED = { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } };
 /** The catalog changes when services come and go: clients may reuse a list for a few seconds. */
 const CATALOG_TTL_MS = 5_000;
 
@@ -94,7 +118,7 @@ export async function handleStateless(
         throw new HttpRpcError(
           400,
           JSONRPC_CODES.HEADER_MISMATCH,
-          `The Mcp-Name header (${headerName === undefined ? 'missing' : JSON.stringify(headerName.slice(0, 200))}) must equal ${method === 'resources/read' ? 'params.uri' : 'params.name'}.`,
+          `The Mcp-Name header (${headerName === undefined ? 'missing' : JSON.stringify(headerName.slice(0, 200))}) must equal ${NAMED_FIELD[method] ?? 'params.name'}.`,
         );
     }
 
@@ -144,10 +168,16 @@ export async function handleStateless(
           JSONRPC_CODES.INVALID_REQUEST,
           'Invalid Request: subscriptions/listen needs an "id" (a string or a number).',
         );
-      return ctx.listen.serve(req, res, id, parseFilter(params), { 'MCP-Protocol-Version': STATELESS_VERSION });
+      const filter = parseFilter(params);
+      if (filter.taskIds?.length) {
+        if (!declaresTasks(meta!)) throw missingTasksCapability('notifications/tasks (params.notifications.taskIds)');
+        // Only the caller's own live tasks are acknowledged.
+        filter.taskIds = await ctx.tasks.visible(filter.taskIds, principalOf(res));
+      }
+      return ctx.listen.serve(req, res, id, filter, { 'MCP-Protocol-Version': STATELESS_VERSION });
     }
 
-    const result = await dispatch(ctx, req, res, method, params, pageSize);
+    const result = await dispatch(ctx, req, res, method, params, pageSize, meta!);
     send(200, { jsonrpc: '2.0', id, result });
   } catch (err) {
     if (err instanceof HttpRpcError) return send(err.status, rpcError(id, err.code, err.message, err.data));
@@ -167,6 +197,7 @@ async function dispatch(
   method: string,
   params: Record<string, unknown>,
   pageSize: number,
+  meta: Record<string, unknown>,
 ) {
   const cache = (ttlMs: number) => ({ ttlMs, cacheScope: 'public' as const });
   switch (method) {
@@ -175,8 +206,8 @@ async function dispatch(
         resultType: 'complete',
         supportedVersions: SUPPORTED_VERSIONS,
         // What this endpoint really serves to 2026-era clients: list changes and resource updates
-        // arrive on a subscriptions/listen stream.
-        capabilities: { ...CAPABILITIES },
+        // arrive on a subscriptions/listen stream; tasks when the task store is open.
+        capabilities: (await ctx.tasks.served()) ? { ...CAPABILITIES, extensions: { [TASKS_EXTENSION]: {} } } : { ...CAPABILITIES },
         instructions: INSTRUCTIONS,
         _meta: { 'io.modelcontextprotocol/serverInfo': { name: ctx.service, title: 'mcp-fleet gateway', version: ctx.version } },
         ...cache(60_000),
@@ -184,11 +215,17 @@ async function dispatch(
     case 'tools/list':
       return {
         resultType: 'complete',
-        ...listToolsPage(ctx, pageSize, params.cursor, principalOf(res)),
+        ...listToolsPage(ctx, pageSize, params.cursor, principalOf(res), true),
         ...cache(principalOf(res) ? 0 : CATALOG_TTL_MS),
       };
     case 'tools/call': {
       const requestId = headerOf(req, 'x-request-id');
+      // Long-running tools may answer a task handle (one Map lookup for the others).
+      const support = ctx.tasks.supportOf(ctx.registry.catalog, params.name as string);
+      if (support !== undefined) {
+        const task = await callAsTask(ctx, req, res, params, meta, support);
+        if (task) return task;
+      }
       const result = await callTool(ctx, params, {
         requestId: requestId && /^[\w.:-]{1,128}$/.test(requestId) ? requestId : String(res.locals.requestId ?? ''),
         traceparent: headerOf(req, 'traceparent'),
@@ -212,10 +249,102 @@ async function dispatch(
       return { resultType: 'complete', ...(await getPrompt(ctx, params, undefined, principalOf(res))) };
     case 'completion/complete':
       return { resultType: 'complete', ...(await complete(ctx, params, abortOnClose(res), principalOf(res))) };
+    case 'tasks/get':
+    case 'tasks/update':
+    case 'tasks/cancel':
+      return taskMethod(ctx, res, method, params, meta);
     default:
       throw new McpError(
         JSONRPC_CODES.METHOD_NOT_FOUND,
-        `Method not found: ${method.slice(0, 100)}. server/discover lists what this server offers.`,
+        REMOVED_TASK_METHODS.has(method)
+          ? `Method not found: ${method} is not part of the tasks extension (tasks/get inlines the result; there is no listing).`
+          : `Method not found: ${method.slice(0, 100)}. server/discover lists what this server offers.`,
       );
   }
+}
+
+/** True when the request's client capabilities declare the tasks extension. */
+function declaresTasks(meta: Record<string, unknown>): boolean {
+  const caps = meta[META_CAPABILITIES] as Record<string, unknown>;
+  const ext = isPlainObject(caps.extensions) ? caps.extensions[TASKS_EXTENSION] : undefined;
+  return isPlainObject(ext) || ext === true;
+}
+
+const missingTasksCapability = (what: string) =>
+  new HttpRpcError(
+    400,
+    JSONRPC_CODES.MISSING_REQUIRED_CLIENT_CAPABILITY,
+    `Missing required client capability: ${what} needs the tasks extension; declare "extensions": {"${TASKS_EXTENSION}": {}} in _meta["${META_CAPABILITIES}"].`,
+    TASKS_REQUIRED,
+  );
+
+/**
+ * tools/call of a tool that may run as a task: a client that declared the extension gets a task
+ * handle (CreateTaskResult), one that did not a plain result, or -32021 when the tool requires a
+ * task. Undefined: answer synchronously (no task store, or MCP_MAX_TASKS reached for an optional one).
+ */
+async function callAsTask(
+  ctx: GatewayContext,
+  req: IncomingMessage,
+  res: HttpResponse,
+  params: Record<string, unknown>,
+  meta: Record<string, unknown>,
+  support: TaskSupport,
+): Promise<Record<string, unknown> | undefined> {
+  if (!(await ctx.tasks.served())) return undefined;
+  if (!declaresTasks(meta)) {
+    if (support === 'required') throw missingTasksCapability(`the tool "${String(params.name).slice(0, 100)}"`);
+    return undefined;
+  }
+  checkCallParams(params);
+  const principal = principalOf(res);
+  const headerId = headerOf(req, 'x-request-id');
+  const requestId = headerId && /^[\w.:-]{1,128}$/.test(headerId) ? headerId : String(res.locals.requestId ?? '');
+  const traceparent = headerOf(req, 'traceparent');
+  // The call outlives this request: it is aborted by tasks/cancel, not by the client closing it.
+  // The inlined result is what tools/call would have answered: a 2026-07-28 CallToolResult, resultType included.
+  const task = await ctx.tasks.create(params.name as string, principal, async (signal, timeoutMs) => ({
+    resultType: 'complete',
+    ...(await callTool(ctx, params, { requestId, traceparent, principal, signal, timeoutMs })),
+  }));
+  if (task) return { resultType: 'task', ...task };
+  if (support === 'required')
+    throw new HttpRpcError(
+      503,
+      JSONRPC_CODES.INTERNAL_ERROR,
+      `The gateway holds MCP_MAX_TASKS (${ctx.config.MCP_MAX_TASKS}) unexpired tasks; retry once some expire (each is kept for ${ctx.config.MCP_TASK_TTL_MS} ms).`,
+    );
+  return undefined;
+}
+
+/** tasks/get, tasks/update, tasks/cancel (the extension's methods; unknown ones while it is not served). */
+async function taskMethod(
+  ctx: GatewayContext,
+  res: HttpResponse,
+  method: string,
+  params: Record<string, unknown>,
+  meta: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
+  if (!(await ctx.tasks.served()))
+    throw new McpError(
+      JSONRPC_CODES.METHOD_NOT_FOUND,
+      `Method not found: ${method}. The tasks extension is off on this gateway (MCP_TASKS, or its database could not be opened).`,
+    );
+  if (!declaresTasks(meta)) throw missingTasksCapability(method);
+  const taskId = params.taskId;
+  if (typeof taskId !== 'string' || taskId === '' || taskId.length > 200)
+    throw new McpError(JSONRPC_CODES.INVALID_PARAMS, `${method} needs params.taskId, the id a tools/call answered with resultType "task".`);
+  const principal = principalOf(res);
+  if (method === 'tasks/get') return { resultType: 'complete', ...(await ctx.tasks.get(taskId, principal)) };
+  if (method === 'tasks/cancel') {
+    await ctx.tasks.cancel(taskId, principal);
+    return { resultType: 'complete' };
+  }
+  if (!isPlainObject(params.inputResponses))
+    throw new McpError(
+      JSONRPC_CODES.INVALID_PARAMS,
+      'tasks/update needs params.inputResponses, an object keyed by the inputRequests keys.',
+    );
+  await ctx.tasks.update(taskId, principal);
+  return { resultType: 'complete' };
 }

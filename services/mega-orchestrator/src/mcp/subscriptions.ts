@@ -4,7 +4,8 @@
  * `notifications/subscriptions/acknowledged` (the honored subset of the filter), every message on it
  * carries `_meta["io.modelcontextprotocol/subscriptionId"]` (the listen request's id), a comment line
  * keeps it alive when quiet, and the gateway ends it on shutdown with the listen request's result
- * (graceful closure). The client ends it by closing the stream.
+ * (graceful closure). The client ends it by closing the stream. Clients that declared the tasks
+ * extension may name `taskIds` and get `notifications/tasks` when those tasks change.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isPlainObject, JSONRPC_CODES, type Logger } from '@mcp-fleet/kit';
@@ -27,6 +28,8 @@ export interface SubscriptionFilter {
   promptsListChanged?: boolean;
   resourcesListChanged?: boolean;
   resourceSubscriptions?: string[];
+  /** Tasks extension: notifications/tasks for these task ids (the caller's own, checked before serve). */
+  taskIds?: string[];
 }
 
 /** params.notifications checked as the schema's SubscriptionFilter (unknown fields are ignored); bad -> -32602. */
@@ -48,6 +51,11 @@ export function parseFilter(params: Record<string, unknown>): SubscriptionFilter
       throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'params.notifications.resourceSubscriptions must be an array of URI strings.');
     filter.resourceSubscriptions = n.resourceSubscriptions as string[];
   }
+  if (n.taskIds !== undefined) {
+    if (!Array.isArray(n.taskIds) || n.taskIds.some((u) => typeof u !== 'string') || n.taskIds.length > 500)
+      throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'params.notifications.taskIds must be an array of at most 500 task ids (strings).');
+    filter.taskIds = n.taskIds as string[];
+  }
   return filter;
 }
 
@@ -62,6 +70,7 @@ export function honored(filter: SubscriptionFilter): SubscriptionFilter {
     ...(filter.toolsListChanged ? { toolsListChanged: true } : {}),
     ...(filter.promptsListChanged ? { promptsListChanged: true } : {}),
     ...(resources.length ? { resourceSubscriptions: resources } : {}),
+    ...(filter.taskIds?.length ? { taskIds: [...new Set(filter.taskIds)] } : {}),
   };
 }
 
@@ -158,6 +167,14 @@ export class ListenStreams {
       for (const uri of uris)
         if (s.filter.resourceSubscriptions?.includes(uri))
           s.res.write(frame(notification('notifications/resources/updated', s.id, { uri })));
+    }
+  }
+
+  /** A task changed (tasks extension): the streams subscribed to it get notifications/tasks with the whole task. */
+  notifyTask(task: { taskId: string } & Record<string, unknown>): void {
+    for (const s of this.open) {
+      if (s.res.writableEnded || !s.filter.taskIds?.includes(task.taskId)) continue;
+      s.res.write(frame(notification('notifications/tasks', s.id, task)));
     }
   }
 

@@ -31,6 +31,8 @@ export function transcribeAudioTool(deps: TranscriberDeps) {
     description: `Speech to text for a workspace file (file_path) or uploaded bytes (audio_base64; POST /transcribe/audio also takes multipart/form-data with a "file" part). ${CAPS}`,
     input,
     annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+    // long work: MCP clients that declared the tasks extension get a task through the gateway
+    execution: { taskSupport: 'optional' },
     handler: async (args, ctx) => {
       const given = [args.file_path, args.audio_base64].filter((v) => v !== undefined).length;
       if (given !== 1) {

@@ -25,6 +25,8 @@ export function transcribeUrlTool(deps: TranscriberDeps) {
     description: `Speech to text for media at a URL (fetched through the outbound client; private addresses refused). ${CAPS}`,
     input,
     annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: true },
+    // long work: MCP clients that declared the tasks extension get a task through the gateway
+    execution: { taskSupport: 'optional' },
     handler: (args, ctx) => {
       return transcribeInput(deps.transcriber, () => fromUrl(deps.input, args.url, ctx.signal), args.language, ctx);
     },

@@ -1,0 +1,442 @@
+/**
+ * MCP tasks (the 2026-07-28 extension io.modelcontextprotocol/tasks, SEP-2663): a tools/call of a
+ * long-running tool answers a task handle at once and runs on in the background; the requester
+ * polls tasks/get (the result inlined once terminal) and may tasks/cancel it. Tasks live in the
+ * history database (SQLite, or PostgreSQL shared by every instance), so any instance answers
+ * tasks/get and tasks/cancel. The instance running a task renews its lease; a task whose instance
+ * died (crash, restart) reads failed once its lease lapses, never working forever.
+ */
+import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { JSONRPC_CODES, type Logger } from '@mcp-fleet/kit';
+import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Principal } from './auth';
+import type { CallHistory } from './call-history';
+import type { Catalog } from './catalog';
+import type { HistoryDb } from './history-db';
+
+export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+
+export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
+export type TaskSupport = 'optional' | 'required';
+
+interface TaskRow {
+  task_id: string;
+  owner: string | null;
+  tool: string;
+  status: TaskStatus;
+  status_message: string | null;
+  created_at: number;
+  updated_at: number;
+  ttl_ms: number;
+  expires_at: number;
+  poll_ms: number;
+  instance: string;
+  lease_until: number;
+  result: string | null;
+  error: string | null;
+}
+
+/** A task on the wire: the Task fields, plus `result` or `error` once terminal (DetailedTask). */
+export type TaskView = Record<string, unknown> & { taskId: string; status: TaskStatus };
+
+export interface TaskManagerOptions {
+  history: CallHistory;
+  logger: Logger;
+  /** MCP_TASKS: off, the extension is neither advertised nor served. */
+  enabled: boolean;
+  /** MCP_TASK_TOOLS: names run as tasks beside those whose definition asks for it. */
+  toolNames: readonly string[];
+  ttlMs: number;
+  timeoutMs: number;
+  pollMs: number;
+  maxTasks: number;
+  maxResultBytes: number;
+  leaseMs: number;
+}
+
+/** Runs the task's tool call; the signal aborts it (tasks/cancel, shutdown). */
+export type TaskRun = (signal: AbortSignal, timeoutMs: number) => Promise<CallToolResult>;
+
+const CHUNK = 500;
+const RESTARTED = 'The gateway instance running this task stopped before it finished (a restart or a crash); call the tool again.';
+const SHUT_DOWN = 'The gateway shut down before this task finished; call the tool again.';
+
+/** The principal a task is bound to: `oauth:<sub>` or `api-key:<name>`; none when authorization is off. */
+export const ownerOf = (principal: Principal | undefined): string | null => (principal ? `${principal.kind}:${principal.subject}` : null);
+
+const notFound = (why: 'Task not found' | 'Task has expired') =>
+  new McpError(
+    JSONRPC_CODES.INVALID_PARAMS,
+    `Failed to retrieve task: ${why}. Task ids come from a tools/call answered with resultType "task"; a task is kept for its ttlMs.`,
+  );
+
+export class TaskManager extends EventEmitter {
+  /** This process's id in the store: the instance that runs (and renews) a task. */
+  readonly instance = randomUUID();
+  private db?: HistoryDb;
+  private readonly ready: Promise<void>;
+  private readonly running = new Map<string, AbortController>();
+  private readonly supportCache = new WeakMap<Catalog, Map<string, TaskSupport>>();
+  private readonly extraTools: ReadonlySet<string>;
+  private heartbeat?: NodeJS.Timeout;
+  private pruneTimer?: NodeJS.Timeout;
+  private closed = false;
+  /** Writes of finished tasks not yet done (close waits for them). */
+  private readonly pending = new Set<Promise<void>>();
+
+  constructor(private readonly options: TaskManagerOptions) {
+    super();
+    this.extraTools = new Set(options.toolNames);
+    this.ready = this.open();
+  }
+
+  private async open(): Promise<void> {
+    if (!this.options.enabled) return;
+    const db = await this.options.history.database();
+    if (!db) {
+      this.options.logger.warn('MCP tasks are not served: the history database could not be opened (see the error above)');
+      return;
+    }
+    try {
+      // SQLite serves one gateway: whatever it left working died with it. PostgreSQL: only lapsed leases.
+      const now = Date.now();
+      const orphans =
+        db.kind === 'sqlite'
+          ? ["status IN ('working', 'input_required')", []]
+          : ["status IN ('working', 'input_required') AND lease_until < ?", [now]];
+      await db.run(`UPDATE tasks SET status = 'failed', status_message = ?, error = ?, updated_at = ? WHERE ${orphans[0] as string}`, [
+        RESTARTED,
+        JSON.stringify({ code: JSONRPC_CODES.INTERNAL_ERROR, message: RESTARTED }),
+        now,
+        ...(orphans[1] as unknown[]),
+      ]);
+      await this.prune();
+    } catch (err) {
+      this.options.logger.error('MCP tasks are not served: the task table could not be read', { err });
+      return;
+    }
+    this.db = db;
+    this.pruneTimer = setInterval(() => void this.prune(), Math.min(60_000, this.options.ttlMs));
+    this.pruneTimer.unref();
+  }
+
+  /** True once the task store is open (and MCP_TASKS is on): only then is the extension advertised and served. */
+  async served(): Promise<boolean> {
+    await this.ready;
+    return this.db !== undefined && !this.closed;
+  }
+
+  /** Tasks running in this process. */
+  get runningCount(): number {
+    return this.running.size;
+  }
+
+  /**
+   * Whether calls of a listed name may become tasks: the tool's execution.taskSupport ("optional",
+   * "required"), or MCP_TASK_TOOLS. One Map lookup per call (cached per catalog).
+   */
+  supportOf(catalog: Catalog, name: string): TaskSupport | undefined {
+    let map = this.supportCache.get(catalog);
+    if (!map) {
+      map = new Map();
+      for (const e of catalog.entries) {
+        const declared = e.tool.execution?.taskSupport;
+        const support: TaskSupport | undefined =
+          declared === 'required' || declared === 'optional'
+            ? declared
+            : this.extraTools.has(e.name) || this.extraTools.has(e.qualifiedName)
+              ? 'optional'
+              : undefined;
+        if (!support) continue;
+        map.set(e.name, support);
+        map.set(e.qualifiedName, support);
+      }
+      this.supportCache.set(catalog, map);
+    }
+    return map.size === 0 ? undefined : map.get(name);
+  }
+
+  /**
+   * Stores a new task (durably: tasks/get finds it as soon as this resolves) and starts its run.
+   * Undefined when the store is not open or MCP_MAX_TASKS unexpired tasks are stored.
+   */
+  async create(tool: string, principal: Principal | undefined, run: TaskRun): Promise<TaskView | undefined> {
+    return this.guard(this.store(tool, principal, run));
+  }
+
+  private async store(tool: string, principal: Principal | undefined, run: TaskRun): Promise<TaskView | undefined> {
+    if (!(await this.served())) return undefined;
+    const db = this.db!;
+    const now = Date.now();
+    const stored = (await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM tasks WHERE expires_at >= ?', [now]))?.n ?? 0;
+    if (stored >= this.options.maxTasks) {
+      this.options.logger.warn('MCP task not created: MCP_MAX_TASKS unexpired tasks are stored', { max: this.options.maxTasks, tool });
+      return undefined;
+    }
+    const row: TaskRow = {
+      task_id: randomUUID(),
+      owner: ownerOf(principal),
+      tool,
+      status: 'working',
+      status_message: null,
+      created_at: now,
+      updated_at: now,
+      ttl_ms: this.options.ttlMs,
+      expires_at: now + this.options.ttlMs,
+      poll_ms: this.options.pollMs,
+      instance: this.instance,
+      lease_until: now + this.options.leaseMs,
+      result: null,
+      error: null,
+    };
+    await db.run(
+      `INSERT INTO tasks (task_id, owner, tool, status, status_message, created_at, updated_at, ttl_ms, expires_at, poll_ms, instance, lease_until, result, error)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [
+        row.task_id,
+        row.owner,
+        row.tool,
+        row.status,
+        row.status_message,
+        row.created_at,
+        row.updated_at,
+        row.ttl_ms,
+        row.expires_at,
+        row.poll_ms,
+        row.instance,
+        row.lease_until,
+        row.result,
+        row.error,
+      ],
+    );
+    const controller = new AbortController();
+    this.running.set(row.task_id, controller);
+    this.keepLeases();
+    const done = this.execute(row, controller, run).finally(() => this.pending.delete(done));
+    this.pending.add(done);
+    this.options.logger.info('MCP task created', { taskId: row.task_id, tool });
+    return view(row, false);
+  }
+
+  private async execute(row: TaskRow, controller: AbortController, run: TaskRun): Promise<void> {
+    // The call ends before the task's ttl does.
+    const timeoutMs = Math.min(this.options.timeoutMs, row.ttl_ms - 1000);
+    let status: 'completed' | 'failed';
+    let message: string | null = null;
+    let result: string | null = null;
+    let error: string | null = null;
+    try {
+      const answer = await run(controller.signal, timeoutMs);
+      result = JSON.stringify(answer);
+      const bytes = Buffer.byteLength(result);
+      if (bytes > this.options.maxResultBytes) {
+        result = null;
+        status = 'failed';
+        message = `The result is ${bytes} bytes, over the ${this.options.maxResultBytes} a task keeps (MCP_TASK_MAX_RESULT_BYTES); narrow the request or raise the limit.`;
+        error = JSON.stringify({ code: JSONRPC_CODES.INTERNAL_ERROR, message });
+      } else {
+        status = 'completed';
+        // A tool's own failure is a completed task whose result says isError (the spec keeps failed for JSON-RPC errors).
+        if (answer.isError) message = 'The tool reported an error: result.isError is true.';
+      }
+    } catch (err) {
+      status = 'failed';
+      if (err instanceof McpError) {
+        message = err.message.replace(/^MCP error -?\d+: /, '');
+        error = JSON.stringify({ code: err.code, message, ...(err.data !== undefined ? { data: err.data } : {}) });
+      } else {
+        this.options.logger.error('MCP task failed', { err, taskId: row.task_id, tool: row.tool });
+        message = 'Internal error; the gateway log has the cause.';
+        error = JSON.stringify({ code: JSONRPC_CODES.INTERNAL_ERROR, message });
+      }
+    } finally {
+      this.running.delete(row.task_id);
+    }
+    if (this.closed || !this.db) return;
+    const now = Date.now();
+    try {
+      // Only a task still working: one cancelled meanwhile stays cancelled.
+      await this.db.run(
+        `UPDATE tasks SET status = ?, status_message = ?, result = ?, error = ?, updated_at = ? WHERE task_id = ? AND status = 'working'`,
+        [status, message, result, error, now, row.task_id],
+      );
+    } catch (err) {
+      this.options.logger.error('could not store the outcome of an MCP task; it will read failed once its lease lapses', {
+        err,
+        taskId: row.task_id,
+      });
+      return;
+    }
+    this.changed(row.task_id);
+  }
+
+  /** The task as tasks/get answers it; a task of another principal is answered as not found. */
+  async get(taskId: string, principal: Principal | undefined): Promise<TaskView> {
+    return view(await this.guard(this.row(taskId, principal)), true);
+  }
+
+  /** A store failure (PostgreSQL down, the file gone) is -32603 saying so, not an HTTP 500. */
+  private async guard<T>(work: Promise<T>): Promise<T> {
+    try {
+      return await work;
+    } catch (err) {
+      if (err instanceof McpError) throw err;
+      this.options.logger.error('the MCP task store failed', { err });
+      throw new McpError(JSONRPC_CODES.INTERNAL_ERROR, 'The task store is unavailable (the gateway log has the cause); retry shortly.');
+    }
+  }
+
+  /**
+   * tasks/cancel: a working task reads cancelled at once and its downstream call is aborted (here,
+   * or by the instance running it at its next lease renewal). A terminal task is left as it is: the
+   * same empty acknowledgement (the extension reserves errors for unknown ids).
+   */
+  async cancel(taskId: string, principal: Principal | undefined): Promise<void> {
+    const row = await this.guard(this.row(taskId, principal));
+    if (row.status !== 'working' && row.status !== 'input_required') return;
+    await this.guard(
+      this.db!.run(
+        `UPDATE tasks SET status = 'cancelled', status_message = ?, updated_at = ? WHERE task_id = ? AND status IN ('working', 'input_required')`,
+        ['Cancelled by tasks/cancel.', Date.now(), taskId],
+      ),
+    );
+    this.running.get(taskId)?.abort();
+    this.options.logger.info('MCP task cancelled', { taskId, tool: row.tool });
+    this.changed(taskId);
+  }
+
+  /** tasks/update: the gateway's tasks never ask for input, so every response is for no outstanding request (ignored). */
+  async update(taskId: string, principal: Principal | undefined): Promise<void> {
+    await this.guard(this.row(taskId, principal));
+  }
+
+  /** The ids among these that exist, are unexpired and belong to this principal (for notifications/tasks). */
+  async visible(taskIds: readonly string[], principal: Principal | undefined): Promise<string[]> {
+    if (!(await this.served()) || taskIds.length === 0) return [];
+    const ids = [...new Set(taskIds)].slice(0, CHUNK);
+    const rows = await this.guard(
+      this.db!.all<{ task_id: string; owner: string | null }>(
+        `SELECT task_id, owner FROM tasks WHERE expires_at >= ? AND task_id IN (${ids.map(() => '?').join(', ')})`,
+        [Date.now(), ...ids],
+      ),
+    );
+    const owner = ownerOf(principal);
+    const ok = new Set(rows.filter((r) => r.owner === owner).map((r) => r.task_id));
+    return ids.filter((id) => ok.has(id));
+  }
+
+  private async row(taskId: string, principal: Principal | undefined): Promise<TaskRow> {
+    if (!(await this.served())) throw notFound('Task not found');
+    let row = await this.db!.get<TaskRow>('SELECT * FROM tasks WHERE task_id = ?', [taskId]);
+    if (!row || row.owner !== ownerOf(principal)) throw notFound('Task not found');
+    const now = Date.now();
+    if (row.expires_at < now) throw notFound('Task has expired');
+    if ((row.status === 'working' || row.status === 'input_required') && row.lease_until < now && !this.running.has(taskId)) {
+      // Its instance stopped renewing it: it died with the task.
+      await this.db!.run(
+        `UPDATE tasks SET status = 'failed', status_message = ?, error = ?, updated_at = ? WHERE task_id = ? AND status IN ('working', 'input_required') AND lease_until < ?`,
+        [RESTARTED, JSON.stringify({ code: JSONRPC_CODES.INTERNAL_ERROR, message: RESTARTED }), now, taskId, now],
+      );
+      row = (await this.db!.get<TaskRow>('SELECT * FROM tasks WHERE task_id = ?', [taskId])) ?? row;
+    }
+    return row;
+  }
+
+  /** Emits the task's state for notifications/tasks. */
+  private changed(taskId: string): void {
+    if (this.listenerCount('task') === 0 || !this.db) return;
+    void this.db
+      .get<TaskRow>('SELECT * FROM tasks WHERE task_id = ?', [taskId])
+      .then((row) => row && this.emit('task', { owner: row.owner, task: view(row, true) }))
+      .catch(() => undefined);
+  }
+
+  /** While tasks run here: renew their leases, and abort those cancelled through another instance. */
+  private keepLeases(): void {
+    if (this.heartbeat) return;
+    this.heartbeat = setInterval(() => void this.renew(), Math.max(50, Math.floor(this.options.leaseMs / 3)));
+    this.heartbeat.unref();
+  }
+
+  private async renew(): Promise<void> {
+    if (this.running.size === 0 || !this.db) {
+      clearInterval(this.heartbeat);
+      this.heartbeat = undefined;
+      return;
+    }
+    const ids = [...this.running.keys()];
+    try {
+      await this.db.run(`UPDATE tasks SET lease_until = ? WHERE instance = ? AND status = 'working'`, [
+        Date.now() + this.options.leaseMs,
+        this.instance,
+      ]);
+      for (let i = 0; i < ids.length; i += CHUNK) {
+        const chunk = ids.slice(i, i + CHUNK);
+        const rows = await this.db.all<{ task_id: string; status: string }>(
+          `SELECT task_id, status FROM tasks WHERE task_id IN (${chunk.map(() => '?').join(', ')})`,
+          chunk,
+        );
+        const working = new Set(rows.filter((r) => r.status === 'working').map((r) => r.task_id));
+        for (const id of chunk) if (!working.has(id)) this.running.get(id)?.abort();
+      }
+    } catch (err) {
+      this.options.logger.warn('could not renew the leases of running MCP tasks', { err, running: ids.length });
+    }
+  }
+
+  private async prune(): Promise<void> {
+    if (!this.db && this.closed) return;
+    const db = this.db ?? (await this.options.history.database());
+    const now = Date.now();
+    try {
+      // An expired task's result goes at once; its id is remembered a while longer, so tasks/get can say "expired".
+      await db?.run('UPDATE tasks SET result = NULL, error = NULL WHERE expires_at < ? AND (result IS NOT NULL OR error IS NOT NULL)', [
+        now,
+      ]);
+      await db?.run('DELETE FROM tasks WHERE expires_at < ?', [now - Math.min(this.options.ttlMs, 3_600_000)]);
+    } catch (err) {
+      this.options.logger.warn('could not delete expired MCP tasks', { err });
+    }
+  }
+
+  /** Shutdown: running tasks are aborted and read failed (call the tool again); then nothing more is stored. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await this.ready;
+    clearInterval(this.heartbeat);
+    clearInterval(this.pruneTimer);
+    const ids = [...this.running.keys()];
+    this.closed = true;
+    for (const c of this.running.values()) c.abort();
+    if (this.db && ids.length) {
+      const now = Date.now();
+      await this.db
+        .run(
+          `UPDATE tasks SET status = 'failed', status_message = ?, error = ?, updated_at = ? WHERE status = 'working' AND task_id IN (${ids
+            .map(() => '?')
+            .join(', ')})`,
+          [SHUT_DOWN, JSON.stringify({ code: JSONRPC_CODES.INTERNAL_ERROR, message: SHUT_DOWN }), now, ...ids],
+        )
+        .catch((err: unknown) => this.options.logger.error('could not mark the running MCP tasks failed on shutdown', { err }));
+      this.options.logger.info('MCP tasks still running at shutdown were marked failed', { count: ids.length });
+    }
+    await Promise.allSettled([...this.pending]);
+  }
+}
+
+function view(row: TaskRow, detailed: boolean): TaskView {
+  const out: TaskView = {
+    taskId: row.task_id,
+    status: row.status,
+    ...(row.status_message ? { statusMessage: row.status_message } : {}),
+    createdAt: new Date(row.created_at).toISOString(),
+    lastUpdatedAt: new Date(row.updated_at).toISOString(),
+    ttlMs: row.ttl_ms,
+    pollIntervalMs: row.poll_ms,
+  };
+  if (!detailed) return out;
+  if (row.status === 'completed' && row.result) out.result = JSON.parse(row.result) as Record<string, unknown>;
+  if (row.status === 'failed' && row.error) out.error = JSON.parse(row.error) as Record<string, unknown>;
+  return out;
+}

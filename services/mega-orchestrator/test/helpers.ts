@@ -290,3 +290,37 @@ export async function startGateway(
     },
   };
 }
+
+/** The `_meta` every 2026-07-28 request carries (no client capabilities). */
+export const META_2026 = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+
+/**
+ * POSTs one 2026-07-28 request to the gateway's /mcp with the headers the revision asks for
+ * (MCP-Protocol-Version, Mcp-Method; Mcp-Name from params.name when there is one); `headers` adds to
+ * or replaces them.
+ */
+export function post2026(
+  url: string,
+  method: string,
+  params: Record<string, unknown>,
+  opts: { id?: string | number | null; meta?: Record<string, unknown>; headers?: Record<string, string>; signal?: AbortSignal } = {},
+): Promise<Response> {
+  return fetch(`${url}/mcp`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': method,
+      ...(typeof params.name === 'string' ? { 'mcp-name': params.name } : {}),
+      ...opts.headers,
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: opts.id === undefined ? 1 : opts.id,
+      method,
+      params: { _meta: opts.meta ?? META_2026, ...params },
+    }),
+    signal: opts.signal,
+  });
+}

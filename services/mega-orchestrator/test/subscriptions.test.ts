@@ -8,7 +8,16 @@ import { Client as V2Client, StreamableHTTPClientTransport as V2Transport } from
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { PromptListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { alphaTools, betaTools, promptService, startDownstream, startGateway, type Downstream, type RunningGateway } from './helpers';
+import {
+  alphaTools,
+  betaTools,
+  post2026,
+  promptService,
+  startDownstream,
+  startGateway,
+  type Downstream,
+  type RunningGateway,
+} from './helpers';
 
 const V = '2026-07-28';
 const META = { 'io.modelcontextprotocol/protocolVersion': V, 'io.modelcontextprotocol/clientCapabilities': {} };
@@ -53,18 +62,7 @@ type Frame = { comment: true } | { data: any };
 async function listen(params: Record<string, unknown>, opts: { id?: string | number | null; headers?: Record<string, string> } = {}) {
   const ac = new AbortController();
   const id = opts.id === undefined ? 'listen-1' : opts.id;
-  const res = await fetch(`${g.url}/mcp`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': V,
-      'mcp-method': 'subscriptions/listen',
-      ...opts.headers,
-    },
-    body: JSON.stringify({ jsonrpc: '2.0', id, method: 'subscriptions/listen', params: { _meta: META, ...params } }),
-    signal: ac.signal,
-  });
+  const res = await post2026(g.url, 'subscriptions/listen', params, { id, headers: opts.headers, signal: ac.signal });
   let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
   const decoder = new TextDecoder();
   let buf = '';

@@ -1,4 +1,4 @@
-import { paginate, AppError, ERROR_CODES, JSONRPC_CODES, isPlainObject, type ToolAnnotations } from '@mcp-fleet/kit';
+import { paginate, AppError, ERROR_CODES, JSONRPC_CODES, isPlainObject, type Logger, type ToolAnnotations } from '@mcp-fleet/kit';
 import { allows, type Principal } from '../auth';
 import type { ProgressListener } from '../downstream-client';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -9,6 +9,7 @@ import type { Catalog } from '../catalog';
 import type { GatewayContext } from '../context';
 import { ROUTING_MODES, type RoutingMode } from '../types';
 import { healthView, RESOURCE_URIS, RESOURCES, schemaView, servicesView, toolListing } from '../views';
+import { paramHeaderScans } from './param-headers';
 
 // Loose request schemas: the handlers check params themselves so bad params are -32602, not -32603.
 const params = z.record(z.string(), z.unknown()).optional();
@@ -57,18 +58,22 @@ const mcpToolWithExecutionCache = new WeakMap<Catalog, McpTool[]>();
  * refuses to call a tool listed as task-required. 2026-07-28 clients get each tool's `execution`
  * as its downstream declared it (tasks extension).
  */
-function mcpTools(catalog: Catalog, withExecution: boolean): McpTool[] {
+function mcpTools(catalog: Catalog, withExecution: boolean, logger: Logger): McpTool[] {
   const cache = withExecution ? mcpToolWithExecutionCache : mcpToolCache;
   let list = cache.get(catalog);
   if (!list) {
-    list = toolListing(catalog).map((t) => ({
-      name: t.name,
-      ...(t.title ? { title: t.title } : {}),
-      description: t.description,
-      inputSchema: t.inputSchema,
-      annotations: t.annotations,
-      ...(withExecution && t.execution ? { execution: t.execution } : {}),
-    }));
+    // A tool whose x-mcp-header declarations break SEP-2243's rules is one an MCP client must reject: not listed.
+    const scans = paramHeaderScans(catalog, logger);
+    list = toolListing(catalog)
+      .filter((t) => scans.get(t.name)?.valid !== false)
+      .map((t) => ({
+        name: t.name,
+        ...(t.title ? { title: t.title } : {}),
+        description: t.description,
+        inputSchema: t.inputSchema,
+        annotations: t.annotations,
+        ...(withExecution && t.execution ? { execution: t.execution } : {}),
+      }));
     cache.set(catalog, list);
   }
   return list;
@@ -99,7 +104,7 @@ export function listToolsPage(
 ): { tools: McpTool[]; nextCursor?: string } {
   if (cursor !== undefined && typeof cursor !== 'string') throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'cursor must be a string');
   try {
-    const all = mcpTools(ctx.registry.catalog, withExecution);
+    const all = mcpTools(ctx.registry.catalog, withExecution, ctx.logger);
     const visible = principal ? all.filter((t) => allows(principal, serviceOf(ctx, t.name), t.annotations as ToolAnnotations)) : all;
     const page = paginate(visible, pageSize, cursor);
     return { tools: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };

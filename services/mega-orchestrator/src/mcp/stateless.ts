@@ -16,6 +16,7 @@ import type { GatewayContext } from '../context';
 import { RESOURCES } from '../views';
 import { HttpRpcError, rpcError, type RpcId } from './jsonrpc';
 import { parseFilter } from './subscriptions';
+import { checkParamHeaders, paramHeaderScans } from './param-headers';
 import {
   CAPABILITIES,
   callTool,
@@ -219,6 +220,7 @@ async function dispatch(
         ...cache(principalOf(res) ? 0 : CATALOG_TTL_MS),
       };
     case 'tools/call': {
+      paramHeadersAgree(ctx, req, params);
       const requestId = headerOf(req, 'x-request-id');
       // Long-running tools may answer a task handle (one Map lookup for the others).
       const support = ctx.tasks.supportOf(ctx.registry.catalog, params.name as string);
@@ -261,6 +263,22 @@ async function dispatch(
           : `Method not found: ${method.slice(0, 100)}. server/discover lists what this server offers.`,
       );
   }
+}
+
+/**
+ * The tool's Mcp-Param headers (x-mcp-header, SEP-2243) agree with its arguments: 400 with -32020
+ * otherwise. A tool left out of the MCP listing for invalid declarations is not called over MCP.
+ */
+function paramHeadersAgree(ctx: GatewayContext, req: IncomingMessage, params: Record<string, unknown>): void {
+  if (typeof params.name !== 'string') return; // callTool answers that
+  const scan = paramHeaderScans(ctx.registry.catalog, ctx.logger).get(params.name);
+  if (!scan) return;
+  if (!scan.valid)
+    throw new McpError(
+      JSONRPC_CODES.INVALID_PARAMS,
+      `The tool "${params.name.slice(0, 100)}" is not offered over MCP: its x-mcp-header declarations are invalid (${scan.reason}). Its service must fix its inputSchema.`,
+    );
+  if (scan.headers.length && isPlainObject(params.arguments)) checkParamHeaders(scan.headers, params.arguments, req);
 }
 
 /** True when the request's client capabilities declare the tasks extension. */

@@ -1,0 +1,224 @@
+/**
+ * Parameter headers (x-mcp-header, MCP 2026-07-28 / SEP-2243) through the gateway: a real gateway in
+ * front of the stdio MCP fixture server, whose fx_route declares three parameter headers and whose
+ * fx_bad_header declares one on an array. Hand-written requests for every rule, the official v2
+ * client (which mirrors the arguments into Mcp-Param-* headers itself), and the official conformance
+ * suite's server scenario for custom headers.
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { tempDir } from '@mcp-fleet/testing';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Client as V2Client, StreamableHTTPClientTransport as V2Transport } from '@modelcontextprotocol/client';
+import { decodeParamValue, scanParamHeaders } from '../src/mcp/param-headers';
+import type { DownstreamSpec } from '../src/types';
+import { post2026, startGateway, type RunningGateway } from './helpers';
+
+const V = '2026-07-28';
+const REPO = path.resolve(__dirname, '../../..');
+const FIXTURE = path.join(__dirname, 'fixtures', 'mcp-fixture-server.ts');
+const b64 = (s: string) => `=?base64?${Buffer.from(s, 'utf8').toString('base64')}?=`;
+
+let tmp: ReturnType<typeof tempDir>;
+let g: RunningGateway;
+
+async function call(args: Record<string, unknown>, headers: Record<string, string> = {}, name = 'fx_route') {
+  const res = await post2026(g.url, 'tools/call', { name, arguments: args }, { headers });
+  return { status: res.status, body: (await res.json()) as { result?: any; error?: { code: number; message: string; data?: any } } };
+}
+
+beforeAll(async () => {
+  tmp = tempDir();
+  const specs: DownstreamSpec[] = [
+    {
+      id: 'fixture',
+      url: 'stdio:fixture',
+      mcp: { transport: 'stdio', command: process.execPath, args: ['--import', 'tsx', FIXTURE], cwd: REPO, env: {} },
+    },
+  ];
+  g = await startGateway(specs, tmp.dir, { HEALTH_POLL_MS: '600000', HEALTH_TIMEOUT_MS: '5000' });
+  const end = Date.now() + 20_000;
+  while (!g.gw.registry.catalog.byName.has('fx_route')) {
+    if (Date.now() > end) throw new Error('the fixture server did not join');
+    await g.gw.refresh();
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}, 30_000);
+
+afterAll(async () => {
+  await g?.stop();
+  tmp.cleanup();
+});
+
+describe('x-mcp-header declarations', () => {
+  it('reads the declarations of a schema and names the first rule one breaks', () => {
+    expect(
+      scanParamHeaders({
+        type: 'object',
+        properties: {
+          region: { type: 'string', 'x-mcp-header': 'Region' },
+          target: { type: 'object', properties: { zone: { type: 'integer', 'x-mcp-header': 'Zone' } } },
+        },
+      }),
+    ).toEqual({
+      valid: true,
+      headers: [
+        { path: ['region'], name: 'Region', type: 'string' },
+        { path: ['target', 'zone'], name: 'Zone', type: 'integer' },
+      ],
+    });
+    const broken: [string, unknown, RegExp][] = [
+      ['on an array', { properties: { a: { type: 'array', 'x-mcp-header': 'A' } } }, /string, integer or boolean/],
+      ['untyped', { properties: { a: { 'x-mcp-header': 'A' } } }, /untyped/],
+      ['empty', { properties: { a: { type: 'string', 'x-mcp-header': '' } } }, /header name token/],
+      ['not a token', { properties: { a: { type: 'string', 'x-mcp-header': 'Two Words' } } }, /header name token/],
+      [
+        'twice, case-insensitively',
+        { properties: { a: { type: 'string', 'x-mcp-header': 'Id' }, b: { type: 'string', 'x-mcp-header': 'ID' } } },
+        /declared twice/,
+      ],
+      [
+        'under items',
+        { properties: { a: { type: 'array', items: { type: 'string', 'x-mcp-header': 'A' } } } },
+        /reached through "properties"/,
+      ],
+      ['under anyOf', { anyOf: [{ properties: { a: { type: 'string', 'x-mcp-header': 'A' } } }] }, /reached through "properties"/],
+      ['on the schema itself', { type: 'string', 'x-mcp-header': 'A' }, /reached through "properties"/],
+    ];
+    for (const [what, schema, reason] of broken) {
+      const scan = scanParamHeaders(schema);
+      expect({ what, valid: scan.valid }).toEqual({ what, valid: false });
+      expect(scan.valid === false && scan.reason).toMatch(reason);
+    }
+  });
+
+  it('decodes the Base64 sentinel strictly and passes other values through', () => {
+    expect(decodeParamValue('=?base64?SGVsbG8=?=')).toBe('Hello');
+    expect(decodeParamValue(b64('café 東京'))).toBe('café 東京');
+    expect(decodeParamValue('SGVsbG8=')).toBe('SGVsbG8='); // no sentinel: literal
+    expect(decodeParamValue('=?base64?SGVsbG8?=')).toBeUndefined(); // padding missing
+    expect(decodeParamValue('=?base64?SGVs!!!bG8=?=')).toBeUndefined(); // not the alphabet
+    expect(decodeParamValue('=?base64?/w==?=')).toBeUndefined(); // not UTF-8
+  });
+});
+
+describe('tools/call with parameter headers (2026-07-28)', () => {
+  it('lists fx_route with its declarations and leaves fx_bad_header out of both eras’ MCP lists (REST keeps it)', async () => {
+    const res = await post2026(g.url, 'tools/list', {});
+    const tools = ((await res.json()) as { result: { tools: { name: string; inputSchema: any }[] } }).result.tools;
+    const route = tools.find((t) => t.name === 'fx_route');
+    expect(route?.inputSchema.properties).toMatchObject({
+      region: { type: 'string', 'x-mcp-header': 'Region' },
+      priority: { type: 'integer', 'x-mcp-header': 'Priority' },
+      dryRun: { type: 'boolean', 'x-mcp-header': 'Dry-Run' },
+    });
+    expect(tools.map((t) => t.name)).not.toContain('fx_bad_header');
+
+    const old = new Client({ name: 'old', version: '1' });
+    await old.connect(new StreamableHTTPClientTransport(new URL(`${g.url}/mcp`)));
+    const names = (await old.listTools()).tools.map((t) => t.name);
+    expect(names).toContain('fx_route');
+    expect(names).not.toContain('fx_bad_header');
+    await old.close();
+
+    const rest = (await (await fetch(`${g.url}/tools/list`)).json()) as { tools: { name: string }[] };
+    expect(rest.tools.map((t) => t.name)).toContain('fx_bad_header');
+  });
+
+  it('calls the tool when every header agrees with its argument (trimmed, Base64, numbers and booleans)', async () => {
+    const ok = await call(
+      { region: 'eu-west', priority: 42, dryRun: true, note: 'not a header' },
+      { 'mcp-param-region': '  eu-west ', 'Mcp-Param-Priority': '42.0', 'mcp-param-dry-run': 'true' },
+    );
+    expect(ok.status).toBe(200);
+    expect(JSON.parse(ok.body.result.content[0].text)).toEqual({ region: 'eu-west', priority: 42, dryRun: true, note: 'not a header' });
+
+    const unicode = await call({ region: 'café 東京' }, { 'mcp-param-region': b64('café 東京') });
+    expect(unicode.status).toBe(200);
+    expect(JSON.parse(unicode.body.result.content[0].text)).toEqual({ region: 'café 東京' });
+
+    // Without the sentinel a Base64-looking value is the value itself.
+    const literal = await call({ region: 'SGVsbG8=' }, { 'mcp-param-region': 'SGVsbG8=' });
+    expect(literal.status).toBe(200);
+    // A header for an argument that is not there is ignored.
+    expect((await call({ region: 'x' }, { 'mcp-param-region': 'x', 'mcp-param-priority': '7' })).status).toBe(200);
+  });
+
+  it.each([
+    ['a header is missing', { region: 'eu-west' }, {}, /Mcp-Param-Region header is missing/],
+    ['a value differs', { region: 'eu-west' }, { 'mcp-param-region': 'us-east' }, /differs from arguments\.region/],
+    ['values differ in case', { region: 'eu-west' }, { 'mcp-param-region': 'EU-WEST' }, /differs/],
+    ['a number differs', { region: 'a', priority: 42 }, { 'mcp-param-region': 'a', 'mcp-param-priority': '43' }, /Mcp-Param-Priority/],
+    ['a boolean differs', { region: 'a', dryRun: false }, { 'mcp-param-region': 'a', 'mcp-param-dry-run': 'False' }, /Mcp-Param-Dry-Run/],
+    ['Base64 lacks its padding', { region: 'Hello' }, { 'mcp-param-region': '=?base64?SGVsbG8?=' }, /not valid "=\?base64/],
+    ['Base64 has foreign characters', { region: 'Hello' }, { 'mcp-param-region': '=?base64?SGVs!!!bG8=?=' }, /not valid "=\?base64/],
+  ])('refuses the call when %s: 400, -32020, the tool never called', async (_what, args, headers, message) => {
+    const res = await call(args, headers as Record<string, string>);
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ code: -32020, message: expect.stringMatching(message), data: { mismatch: expect.any(Object) } });
+    expect(res.body.result).toBeUndefined();
+  });
+
+  it('refuses a tool whose declarations are invalid with -32602 naming the reason', async () => {
+    const res = await call({ tags: ['a'] }, { 'mcp-param-tags': 'a' }, 'fx_bad_header');
+    expect(res.status).toBe(200);
+    expect(res.body.error).toMatchObject({ code: -32602, message: expect.stringMatching(/x-mcp-header declarations are invalid.*tags/) });
+  });
+
+  it('works with the official v2 client, which mirrors the arguments into the headers itself', async () => {
+    const sent: string[] = [];
+    const recording: typeof fetch = (input, init) => {
+      const h = new Headers(init?.headers);
+      if (h.get('mcp-method') === 'tools/call') sent.push(`${h.get('mcp-param-region')}|${h.get('mcp-param-priority')}`);
+      return fetch(input, init);
+    };
+    // pinned to 2026-07-28 (parameter headers do not exist in the 2025 era); the cast keeps this test independent of the option's exact typing
+    const client = new V2Client({ name: 'v2', version: '1' }, { versionNegotiation: { mode: { pin: V } } } as ConstructorParameters<
+      typeof V2Client
+    >[1]);
+    await client.connect(new V2Transport(new URL(`${g.url}/mcp`), { fetch: recording }));
+    await client.listTools();
+    const result = await client.callTool({ name: 'fx_route', arguments: { region: 'ap-south', priority: 3 } });
+    expect(JSON.parse((result.content as { text: string }[])[0].text)).toEqual({ region: 'ap-south', priority: 3 });
+    expect(sent).toEqual(['ap-south|3']);
+    await client.close();
+  });
+
+  it('passes the official conformance scenario for custom parameter headers', async () => {
+    const cli = require.resolve('@modelcontextprotocol/conformance/dist/index.js', { paths: [REPO] });
+    const out = path.join(tmp.dir, 'conformance');
+    const output: string[] = [];
+    await new Promise<void>((resolve) => {
+      const child = spawn(
+        process.execPath,
+        [
+          '--import',
+          path.join(REPO, 'test/support/conformance-register.mjs'),
+          cli,
+          'server',
+          '--url',
+          `${g.url}/mcp`,
+          '--scenario',
+          'http-custom-header-server-validation',
+          '-o',
+          out,
+        ],
+        { cwd: tmp.dir, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      child.stdout.on('data', (b: Buffer) => output.push(b.toString()));
+      child.stderr.on('data', (b: Buffer) => output.push(b.toString()));
+      child.on('exit', () => resolve());
+    });
+    const [run] = fs.existsSync(out) ? fs.readdirSync(out) : [];
+    if (!run) throw new Error(`the conformance suite wrote no results:\n${output.join('').slice(-3000)}`);
+    const checks = JSON.parse(fs.readFileSync(path.join(out, run, 'checks.json'), 'utf8')) as {
+      id: string;
+      status: string;
+      errorMessage?: string;
+    }[];
+    expect(checks.filter((c) => c.status === 'SUCCESS').length).toBeGreaterThanOrEqual(5);
+    expect(checks.filter((c) => c.status !== 'SUCCESS' && c.status !== 'INFO')).toEqual([]);
+  }, 60_000);
+});

@@ -6,20 +6,10 @@
  * below with the reason, so any other failure or warning fails this test. docs/gateway.md,
  * "Conformance", lists what the suite cannot exercise here.
  */
-import { spawn } from 'node:child_process';
-import fs from 'node:fs';
 import path from 'node:path';
 import { tempDir } from '@mcp-fleet/testing';
-import { REPO_ROOT, startFleet, type FleetHandle } from '../support/fleet-process';
-
-const CLI = require.resolve('@modelcontextprotocol/conformance/dist/index.js', { paths: [REPO_ROOT] });
-const REGISTER = path.join(REPO_ROOT, 'test/support/conformance-register.mjs');
-
-interface Check {
-  id: string;
-  status: 'SUCCESS' | 'FAILURE' | 'WARNING' | 'INFO' | 'SKIPPED';
-  errorMessage?: string;
-}
+import { conformanceProblems, runConformanceScenario, type ConformanceCheck } from '@mcp-fleet/testing/conformance';
+import { startFleet, type FleetHandle } from '../support/fleet-process';
 
 /**
  * Checks that need the suite's diagnostic tools, which a gateway in front of a real fleet does not
@@ -58,33 +48,6 @@ const GATEWAY_SCENARIOS = [
 ];
 const KIT_SCENARIOS = ['server-initialize', 'ping', 'tools-list', 'dns-rebinding-protection'];
 
-/** Runs one scenario with the CLI; its checks come from the results file it writes. */
-async function runScenario(url: string, scenario: string, outDir: string): Promise<Check[]> {
-  const dir = path.join(outDir, `${scenario}-${Math.random().toString(36).slice(2, 8)}`);
-  const output: string[] = [];
-  const code = await new Promise<number | null>((resolve) => {
-    const child = spawn(process.execPath, ['--import', REGISTER, CLI, 'server', '--url', url, '--scenario', scenario, '-o', dir], {
-      cwd: outDir,
-      env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    child.stdout.on('data', (b: Buffer) => output.push(b.toString()));
-    child.stderr.on('data', (b: Buffer) => output.push(b.toString()));
-    child.on('exit', resolve);
-  });
-  const results = fs.existsSync(dir) ? fs.readdirSync(dir).map((d) => path.join(dir, d, 'checks.json')) : [];
-  if (results.length !== 1 || !fs.existsSync(results[0]))
-    throw new Error(`conformance ${scenario} wrote no results (exit ${code}):\n${output.join('').slice(-3000)}`);
-  return JSON.parse(fs.readFileSync(results[0], 'utf8')) as Check[];
-}
-
-/** The checks that failed or warned, except those failing only for want of a diagnostic tool. */
-const problems = (checks: Check[]) =>
-  checks
-    .filter((c) => c.status === 'FAILURE' || c.status === 'WARNING')
-    .filter((c) => !NEEDS_DIAGNOSTIC_TOOLS[c.id]?.test(c.errorMessage ?? ''))
-    .map((c) => ({ id: c.id, status: c.status, error: c.errorMessage }));
-
 /** Runs the jobs a few at a time (each is a node process; the machine has two cores). */
 async function inPool<T>(jobs: (() => Promise<T>)[], width: number): Promise<T[]> {
   const out: T[] = new Array(jobs.length);
@@ -102,7 +65,7 @@ async function inPool<T>(jobs: (() => Promise<T>)[], width: number): Promise<T[]
 describe('MCP conformance suite (official, server scenarios)', () => {
   const tmp = tempDir('mcp-fleet-conformance-');
   let fleet: FleetHandle;
-  const results = new Map<string, Check[]>();
+  const results = new Map<string, ConformanceCheck[]>();
   const runs = [
     ...GATEWAY_SCENARIOS.map((scenario) => ({ key: `gateway ${scenario}`, scenario, url: () => `${fleet.gateway}/mcp` })),
     ...KIT_SCENARIOS.map((scenario) => ({ key: `kit ${scenario}`, scenario, url: () => `${fleet.serviceUrl('mqtt-mcp', 7019)}/mcp` })),
@@ -111,7 +74,7 @@ describe('MCP conformance suite (official, server scenarios)', () => {
   beforeAll(async () => {
     fleet = await startFleet({ dataDir: path.join(tmp.dir, 'data'), workspace: tmp.dir, only: ['mqtt-mcp'] });
     const checks = await inPool(
-      runs.map((r) => () => runScenario(r.url(), r.scenario, tmp.dir)),
+      runs.map((r) => () => runConformanceScenario(r.url(), r.scenario, tmp.dir)),
       3,
     );
     runs.forEach((r, i) => results.set(r.key, checks[i]));
@@ -125,7 +88,7 @@ describe('MCP conformance suite (official, server scenarios)', () => {
   it.each(runs.map((r) => r.key))('%s', (key) => {
     const checks = results.get(key)!;
     expect(checks.filter((c) => c.status === 'SUCCESS').length).toBeGreaterThan(0);
-    expect(problems(checks)).toEqual([]);
+    expect(conformanceProblems(checks, NEEDS_DIAGNOSTIC_TOOLS)).toEqual([]);
   });
 
   it('exempts only checks the suite really reports (none is stale)', () => {

@@ -5,6 +5,7 @@
  * /tools/list, POST /tools/call), translated to MCP (ping, tools/list, tools/call), so failover,
  * breakers, time limits, history and metrics treat it like any other service.
  */
+import { randomUUID } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -18,7 +19,14 @@ import {
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { isErrorCode, statusForCode, type ErrorCode as FleetCode, type Logger } from '@mcp-fleet/kit';
-import { DownstreamFailure, displayUrl, type DownstreamAnswer, type DownstreamRequest, type Downstream } from './downstream-client';
+import {
+  DownstreamFailure,
+  displayUrl,
+  type DownstreamAnswer,
+  type DownstreamRequest,
+  type Downstream,
+  type ProgressListener,
+} from './downstream-client';
 import { VERSION } from './config';
 
 export interface StdioServerSpec {
@@ -71,6 +79,8 @@ export class McpDownstream implements Downstream {
   private closed = false;
   /** How many times the server was started (stdio) or connected (HTTP), for /services and tests. */
   starts = 0;
+  /** The progress listeners of calls in flight, by the progressToken the gateway gave each call. */
+  private readonly progress = new Map<string, ProgressListener>();
 
   constructor(
     readonly spec: McpServerSpec,
@@ -143,12 +153,18 @@ export class McpDownstream implements Downstream {
         // A tool the server runs only as a (2025-11-25) task: the gateway creates it and polls it to its end.
         if ((client as unknown as { isToolTaskRequired(name: string): boolean }).isToolTaskRequired(name))
           return this.toEnvelope(await callThroughTask(client, name, args ?? {}, opts));
-        const result = (await client.callTool(
-          { name, arguments: args ?? {} },
-          undefined,
-          onProgress ? { ...opts, onprogress: (p) => onProgress(p.progress, p.total, p.message) } : opts,
-        )) as CallToolResult;
-        return this.toEnvelope(result);
+        if (!onProgress)
+          return this.toEnvelope((await client.callTool({ name, arguments: args ?? {} }, undefined, opts)) as CallToolResult);
+        // The call's own progressToken, its reports delivered by deliverProgressFirst.
+        const progressToken = `gateway-${randomUUID()}`;
+        this.progress.set(progressToken, onProgress);
+        try {
+          return this.toEnvelope(
+            (await client.callTool({ name, arguments: args ?? {}, _meta: { progressToken } }, undefined, opts)) as CallToolResult,
+          );
+        } finally {
+          this.progress.delete(progressToken);
+        }
       }
       return { status: 404, json: this.error('NOT_FOUND', `${req.method} ${req.path} has no MCP equivalent`) };
     } catch (err) {
@@ -273,6 +289,7 @@ export class McpDownstream implements Downstream {
       this.failed(`it did not start: ${(err as Error).message}${this.stderrTail()}`);
       throw new DownstreamFailure('refused', `${id} did not start: ${this.lastProblem}`, false, { cause: err });
     }
+    this.deliverProgressFirst(transport);
     // set after connect: a failed start is handled above, not by the close handler
     client.onclose = () => {
       if (this.client !== client) return;
@@ -292,6 +309,31 @@ export class McpDownstream implements Downstream {
       pid: this.pid,
     });
     return client;
+  }
+
+  /**
+   * Progress reports reach their call's listener as they are read, in order, before the call's
+   * answer. (The SDK's Client hands notifications to their handlers a microtask later but settles
+   * a response at once: a report read in the same chunk as the answer, as the last one of a fast tool
+   * usually is, found its call gone and was dropped.)
+   */
+  private deliverProgressFirst(transport: Transport): void {
+    const deliver = transport.onmessage;
+    transport.onmessage = (message, extra) => {
+      const m = message as {
+        method?: unknown;
+        params?: { progressToken?: unknown; progress?: unknown; total?: unknown; message?: unknown };
+      };
+      if (m.method === 'notifications/progress' && typeof m.params?.progressToken === 'string') {
+        const listener = this.progress.get(m.params.progressToken);
+        if (listener && typeof m.params.progress === 'number') {
+          const { progress, total, message: text } = m.params;
+          listener(progress, typeof total === 'number' ? total : undefined, typeof text === 'string' ? text : undefined);
+          return;
+        }
+      }
+      deliver?.(message, extra);
+    };
   }
 
   private transport(): Transport {

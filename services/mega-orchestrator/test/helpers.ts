@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { createServiceApp, defineTool, listen, type PromptListing, type RunningServer, type ServiceApp } from '@mcp-fleet/kit';
 import { serve, testConfig, testLogger } from '@mcp-fleet/testing';
 import type { ServiceEntry } from '@mcp-fleet/inventory';
@@ -323,4 +324,25 @@ export function post2026(
     }),
     signal: opts.signal,
   });
+}
+
+/** A gateway in front of one MCP server over stdio (a TypeScript file run with tsx), once `tool` is in its catalog. */
+export async function startGatewayWithStdioServer(id: string, file: string, dataDir: string, tool: string): Promise<RunningGateway> {
+  const repo = path.resolve(__dirname, '../../..');
+  const spec: DownstreamSpec = {
+    id,
+    url: `stdio:${id}`,
+    mcp: { transport: 'stdio', command: process.execPath, args: ['--import', 'tsx', file], cwd: repo, env: {} },
+  };
+  const g = await startGateway([spec], dataDir, { HEALTH_POLL_MS: '600000', HEALTH_TIMEOUT_MS: '5000' });
+  const end = Date.now() + 20_000;
+  while (!g.gw.registry.catalog.byName.has(tool)) {
+    if (Date.now() > end) {
+      await g.stop();
+      throw new Error(`${id} did not join the catalog with ${tool} within 20 s`);
+    }
+    await g.gw.refresh();
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return g;
 }

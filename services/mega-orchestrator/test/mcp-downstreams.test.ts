@@ -185,6 +185,24 @@ describe('MCP servers as downstreams', () => {
     }
   });
 
+  it('passes every progress report on to the MCP client, even those read with the answer', async () => {
+    // fx_burst writes its reports and its answer back to back (over stdio; the HTTP fixture answers
+    // JSON, which carries no notifications)
+    const client = new Client({ name: 'test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp`)));
+    try {
+      const name = 'fixture__fx_burst';
+      for (let round = 0; round < 5; round++) {
+        const seen: number[] = [];
+        const done = await client.callTool({ name, arguments: { n: 5 } }, undefined, { onprogress: (p) => seen.push(p.progress) });
+        expect(done.content).toEqual([{ type: 'text', text: 'reported 5' }]);
+        expect({ round, seen }).toEqual({ round, seen: [1, 2, 3, 4, 5] });
+      }
+    } finally {
+      await client.close();
+    }
+  });
+
   it('serves the servers’ prompts to MCP clients: listed, and got from the server that offers them', async () => {
     const client = new Client({ name: 'test', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp`)));

@@ -5,19 +5,16 @@
  * client (which mirrors the arguments into Mcp-Param-* headers itself), and the official conformance
  * suite's server scenario for custom headers.
  */
-import { spawn } from 'node:child_process';
-import fs from 'node:fs';
 import path from 'node:path';
 import { tempDir } from '@mcp-fleet/testing';
+import { conformanceProblems, runConformanceScenario } from '@mcp-fleet/testing/conformance';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client as V2Client, StreamableHTTPClientTransport as V2Transport } from '@modelcontextprotocol/client';
 import { decodeParamValue, scanParamHeaders } from '../src/mcp/param-headers';
-import type { DownstreamSpec } from '../src/types';
-import { post2026, startGateway, type RunningGateway } from './helpers';
+import { post2026, startGatewayWithStdioServer, type RunningGateway } from './helpers';
 
 const V = '2026-07-28';
-const REPO = path.resolve(__dirname, '../../..');
 const FIXTURE = path.join(__dirname, 'fixtures', 'mcp-fixture-server.ts');
 const b64 = (s: string) => `=?base64?${Buffer.from(s, 'utf8').toString('base64')}?=`;
 
@@ -31,20 +28,7 @@ async function call(args: Record<string, unknown>, headers: Record<string, strin
 
 beforeAll(async () => {
   tmp = tempDir();
-  const specs: DownstreamSpec[] = [
-    {
-      id: 'fixture',
-      url: 'stdio:fixture',
-      mcp: { transport: 'stdio', command: process.execPath, args: ['--import', 'tsx', FIXTURE], cwd: REPO, env: {} },
-    },
-  ];
-  g = await startGateway(specs, tmp.dir, { HEALTH_POLL_MS: '600000', HEALTH_TIMEOUT_MS: '5000' });
-  const end = Date.now() + 20_000;
-  while (!g.gw.registry.catalog.byName.has('fx_route')) {
-    if (Date.now() > end) throw new Error('the fixture server did not join');
-    await g.gw.refresh();
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  g = await startGatewayWithStdioServer('fixture', FIXTURE, tmp.dir, 'fx_route');
 }, 30_000);
 
 afterAll(async () => {
@@ -187,38 +171,8 @@ describe('tools/call with parameter headers (2026-07-28)', () => {
   });
 
   it('passes the official conformance scenario for custom parameter headers', async () => {
-    const cli = require.resolve('@modelcontextprotocol/conformance/dist/index.js', { paths: [REPO] });
-    const out = path.join(tmp.dir, 'conformance');
-    const output: string[] = [];
-    await new Promise<void>((resolve) => {
-      const child = spawn(
-        process.execPath,
-        [
-          '--import',
-          path.join(REPO, 'test/support/conformance-register.mjs'),
-          cli,
-          'server',
-          '--url',
-          `${g.url}/mcp`,
-          '--scenario',
-          'http-custom-header-server-validation',
-          '-o',
-          out,
-        ],
-        { cwd: tmp.dir, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] },
-      );
-      child.stdout.on('data', (b: Buffer) => output.push(b.toString()));
-      child.stderr.on('data', (b: Buffer) => output.push(b.toString()));
-      child.on('exit', () => resolve());
-    });
-    const [run] = fs.existsSync(out) ? fs.readdirSync(out) : [];
-    if (!run) throw new Error(`the conformance suite wrote no results:\n${output.join('').slice(-3000)}`);
-    const checks = JSON.parse(fs.readFileSync(path.join(out, run, 'checks.json'), 'utf8')) as {
-      id: string;
-      status: string;
-      errorMessage?: string;
-    }[];
+    const checks = await runConformanceScenario(`${g.url}/mcp`, 'http-custom-header-server-validation', tmp.dir);
     expect(checks.filter((c) => c.status === 'SUCCESS').length).toBeGreaterThanOrEqual(5);
-    expect(checks.filter((c) => c.status !== 'SUCCESS' && c.status !== 'INFO')).toEqual([]);
+    expect(conformanceProblems(checks)).toEqual([]);
   }, 60_000);
 });

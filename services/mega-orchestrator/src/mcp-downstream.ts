@@ -184,7 +184,10 @@ export class McpDownstream implements Downstream {
           return { status: 404, json: this.error('NOT_FOUND', `${this.options.id} does not support this: ${stripPrefix(err.message)}`) };
         return {
           status: 502,
-          json: this.error('UPSTREAM_ERROR', `${this.options.id} answered an MCP error ${err.code}: ${stripPrefix(err.message)}`),
+          // the server's JSON-RPC error as it was (a task of this call reads failed with it)
+          json: this.error('UPSTREAM_ERROR', `${this.options.id} answered an MCP error ${err.code}: ${stripPrefix(err.message)}`, {
+            mcpError: { code: err.code, message: stripPrefix(err.message) },
+          }),
         };
       }
       // a transport failure (HTTP refused, the child gone): not delivered only when nothing was sent

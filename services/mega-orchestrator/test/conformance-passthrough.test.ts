@@ -26,7 +26,20 @@ const SCENARIOS = [
   'prompts-get-with-image',
   'completion-complete',
   'json-schema-2020-12',
+  // the tasks extension (gateway tasks over the fixture's task-supporting tools)
+  'tasks-lifecycle',
+  'tasks-capability-negotiation',
+  'tasks-wire-fields',
+  'tasks-request-headers',
+  'tasks-required-task-error',
+  'tasks-request-state-removal',
+  'tasks-dispatch-and-envelope',
 ];
+
+/** Checks that need an elicitation round trip (input_required), which gateway tasks never ask for. */
+const NEEDS_ELICITATION: Record<string, RegExp> = {
+  'tasks-result-type-complete-on-non-task-responses': /No service offers a tool named "confirm_delete"/,
+};
 
 describe('an MCP server behind the gateway, judged by the official conformance suite', () => {
   const tmp = tempDir('mcp-fleet-passthrough-');
@@ -47,6 +60,6 @@ describe('an MCP server behind the gateway, judged by the official conformance s
   it.each(SCENARIOS)('%s', (scenario) => {
     const checks = results.get(scenario)!;
     expect(checks.filter((c) => c.status === 'SUCCESS').length).toBeGreaterThan(0);
-    expect(conformanceProblems(checks)).toEqual([]);
+    expect(conformanceProblems(checks, NEEDS_ELICITATION)).toEqual([]);
   });
 });

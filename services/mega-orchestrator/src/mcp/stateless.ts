@@ -321,10 +321,13 @@ async function callAsTask(
   const traceparent = headerOf(req, 'traceparent');
   // The call outlives this request: it is aborted by tasks/cancel, not by the client closing it.
   // The inlined result is what tools/call would have answered: a 2026-07-28 CallToolResult, resultType included.
-  const task = await ctx.tasks.create(params.name as string, principal, async (signal, timeoutMs) => ({
-    resultType: 'complete',
-    ...(await callTool(ctx, params, { requestId, traceparent, principal, signal, timeoutMs })),
-  }));
+  const task = await ctx.tasks.create(params.name as string, principal, async (signal, timeoutMs) => {
+    const result = await callTool(ctx, params, { requestId, traceparent, principal, signal, timeoutMs });
+    // An MCP server that answered a JSON-RPC error, not a tool result: the task failed with that error.
+    const protocolError = result.isError ? mcpErrorOf(result.structuredContent) : undefined;
+    if (protocolError) throw new McpError(protocolError.code, protocolError.message);
+    return { resultType: 'complete', ...result };
+  });
   if (task) return { resultType: 'task', ...task };
   if (support === 'required')
     throw new HttpRpcError(
@@ -333,6 +336,12 @@ async function callAsTask(
       `The gateway holds MCP_MAX_TASKS (${ctx.config.MCP_MAX_TASKS}) unexpired tasks; retry once some expire (each is kept for ${ctx.config.MCP_TASK_TTL_MS} ms).`,
     );
   return undefined;
+}
+
+/** The JSON-RPC error an MCP server behind the gateway answered, as its error envelope carries it. */
+function mcpErrorOf(envelope: unknown): { code: number; message: string } | undefined {
+  const e = isPlainObject(envelope) && isPlainObject(envelope.details) ? envelope.details.mcpError : undefined;
+  return isPlainObject(e) && typeof e.code === 'number' && typeof e.message === 'string' ? { code: e.code, message: e.message } : undefined;
 }
 
 /** tasks/get, tasks/update, tasks/cancel (the extension's methods; unknown ones while it is not served). */

@@ -11,6 +11,9 @@ import { SubRegistry } from './registry';
 import { createTools } from './tools';
 import { registryQuery } from './tools/registry-search';
 import { integrityOf } from './views';
+import { z } from 'zod';
+
+const yankInput = z.object({ reason: z.string().min(1).max(500).optional() }).strict();
 
 export interface AppDeps {
   config: Config;
@@ -125,24 +128,33 @@ export function createApp({ config, logger, defaultMetrics }: AppDeps): Marketpl
         res.json({ success: true, result: installPlan(catalog, input, baseUrl), timestamp: new Date().toISOString(), service: SERVICE_ID });
       });
 
-      // Publish: PUT the tar.gz of a skill folder. Admin credential always; market:write when JWT is on.
+      /** Changes to the catalog: the admin credential always, and market:write when JWT is on. False: refused (answered). */
+      const mayWrite = async (req: express.Request, res: express.Response): Promise<boolean> => {
+        try {
+          if (verifier.enabled) await verifier.check(req.get('authorization'), WRITE_SCOPE);
+          admin.check(req.get('x-admin-token') ?? (verifier.enabled ? undefined : req.get('authorization')?.replace(/^Bearer\s+/i, '')));
+          return true;
+        } catch (err) {
+          sendAuthError(res, err, handle.sendError);
+          return false;
+        }
+      };
+      const answer = (res: express.Response, result: unknown, status = 200) =>
+        res.status(status).json({ success: true, result, timestamp: new Date().toISOString(), service: SERVICE_ID });
+
+      // Publish: PUT the tar.gz of a skill folder.
       app.put(
         '/skills/v1/packages/:name/:version',
         express.raw({ type: () => true, limit: config.MARKETPLACE_MAX_ARCHIVE_BYTES }),
         async (req, res) => {
-          try {
-            if (verifier.enabled) await verifier.check(req.get('authorization'), WRITE_SCOPE);
-            admin.check(req.get('x-admin-token') ?? (verifier.enabled ? undefined : req.get('authorization')?.replace(/^Bearer\s+/i, '')));
-          } catch (err) {
-            return sendAuthError(res, err, handle.sendError);
-          }
+          if (!(await mayWrite(req, res))) return;
           if (!Buffer.isBuffer(req.body) || req.body.length === 0) {
             throw new AppError('VALIDATION_ERROR', 'Send the skill folder as a tar.gz request body (Content-Type: application/gzip).');
           }
           const { created, version } = await catalog.publish(String(req.params.name), String(req.params.version), req.body);
-          res.status(created ? 201 : 200).json({
-            success: true,
-            result: {
+          answer(
+            res,
+            {
               created,
               name: version.name,
               version: version.version,
@@ -150,11 +162,35 @@ export function createApp({ config, logger, defaultMetrics }: AppDeps): Marketpl
               size: version.size,
               publishedAt: version.publishedAt,
             },
-            timestamp: new Date().toISOString(),
-            service: SERVICE_ID,
-          });
+            created ? 201 : 200,
+          );
         },
       );
+
+      // Yank (PUT, optional {"reason"}) and take the yank back (DELETE): ranges and "latest" skip a yanked
+      // version, an exact pin still installs it, its archive stays downloadable.
+      const yank = (yanked: boolean) => async (req: express.Request, res: express.Response) => {
+        if (!(await mayWrite(req, res))) return;
+        const body = parseOrThrow(yankInput, req.body ?? {}, 'yank; send {"reason": "<why>"} or nothing');
+        const { changed, version } = await catalog.setYanked(String(req.params.name), String(req.params.version), yanked, body.reason);
+        answer(res, {
+          changed,
+          name: version.name,
+          version: version.version,
+          yanked: version.yanked ?? false,
+          latest: catalog.latest(version.name)?.version ?? null,
+        });
+      };
+      const yankPath = '/skills/v1/packages/:name/:version/yank';
+      app.put(yankPath, express.json({ limit: '16kb', type: () => true }), yank(true));
+      app.delete(yankPath, express.json({ limit: '16kb', type: () => true }), yank(false));
+
+      // Re-read the skills folder and the store (after an operator changed the folder).
+      app.post('/skills/v1/reload', async (req, res) => {
+        if (!(await mayWrite(req, res))) return;
+        await catalog.refresh();
+        answer(res, { skills: catalog.names().length, problems: catalog.problems, loadedAt: catalog.loadedAt });
+      });
 
       // The sub-registry answers the official API's shapes, not the fleet envelope (errors keep the envelope, whose `error` is a string).
       const registryRoute = express.Router();

@@ -20,6 +20,16 @@ export interface SkillVersion {
   publishedAt: string;
   /** Where it was read from: the skill folder, or the stored archive of a published version. */
   origin: string;
+  /**
+   * Yanked (as Cargo yanks): ranges and "latest" no longer pick it, an exact pin still does and its
+   * archive still downloads, so installs that locked it keep working.
+   */
+  yanked?: Yank;
+}
+
+export interface Yank {
+  at: string;
+  reason?: string;
 }
 
 export interface CatalogOptions extends ArchiveLimits {
@@ -125,11 +135,19 @@ export class SkillCatalog {
     };
     for (const v of await this.readFolder(problems)) add(v);
     for (const v of await this.readStore(problems)) add(v);
+    for (const versions of skills.values()) for (const v of versions.values()) v.yanked = await this.readYank(v.name, v.version);
     this.skills.clear();
     for (const [k, v] of [...skills].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) this.skills.set(k, v);
     this.problems = problems;
     this.loadedAt = new Date().toISOString();
     this.options.logger.info('skill catalog loaded', { skills: skills.size, problems: problems.length, dir: this.options.skillsDir });
+  }
+
+  /** reload() in turn with publishing and yanking (none of them sees the catalog half read). */
+  refresh(): Promise<void> {
+    const run = this.publishing.then(() => this.reload());
+    this.publishing = run.catch(() => undefined);
+    return run;
   }
 
   private async readFolder(problems: SkillProblem[]): Promise<SkillVersion[]> {
@@ -343,6 +361,52 @@ export class SkillCatalog {
     return run;
   }
 
+  /** Where a version's yank is recorded (for folder skills too: the store is the service's own data). */
+  private yankFile(name: string, version: string): string {
+    return path.join(this.options.storeDir, name, `${version}.yanked.json`);
+  }
+
+  private async readYank(name: string, version: string): Promise<Yank | undefined> {
+    try {
+      const v = JSON.parse(await fs.readFile(this.yankFile(name, version), 'utf8')) as { at?: unknown; reason?: unknown };
+      return {
+        at: typeof v.at === 'string' ? v.at : new Date(0).toISOString(),
+        ...(typeof v.reason === 'string' ? { reason: v.reason } : {}),
+      };
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * Yanks a version (yanked: true) or takes the yank back (false), durably; the same state again
+   * changes nothing. Serialised with publishing. NOT_FOUND for a version the catalog does not have.
+   */
+  async setYanked(name: string, version: string, yanked: boolean, reason?: string): Promise<{ changed: boolean; version: SkillVersion }> {
+    const run = this.publishing.then(async () => {
+      const v = this.skills.get(name)?.get(version);
+      if (!v)
+        throw new AppError(
+          'NOT_FOUND',
+          `${name.slice(0, 64)}@${version.slice(0, 64)} is not in the catalog; GET /skills/v1/index lists the versions.`,
+        );
+      if (yanked === (v.yanked !== undefined) && (!yanked || v.yanked?.reason === reason)) return { changed: false, version: v };
+      if (yanked) {
+        const mark: Yank = { at: new Date().toISOString(), ...(reason ? { reason } : {}) };
+        await fs.mkdir(path.dirname(this.yankFile(name, version)), { recursive: true });
+        await writeAtomic(this.yankFile(name, version), JSON.stringify({ name, version, ...mark }));
+        v.yanked = mark;
+      } else {
+        await fs.rm(this.yankFile(name, version), { force: true });
+        v.yanked = undefined;
+      }
+      this.options.logger.info(yanked ? 'skill version yanked' : 'skill version yank taken back', { name, version, reason });
+      return { changed: true, version: v };
+    });
+    this.publishing = run.catch(() => undefined);
+    return run;
+  }
+
   names(): string[] {
     return [...this.skills.keys()];
   }
@@ -352,9 +416,9 @@ export class SkillCatalog {
     return m ? [...m.values()].sort((a, b) => bySemverDesc(a.version, b.version)) : [];
   }
 
-  /** The highest version that is not a prerelease. */
+  /** The highest version that is neither a prerelease nor yanked. */
   latest(name: string): SkillVersion | undefined {
-    return this.versions(name).find((v) => semver.prerelease(v.version) === null);
+    return this.versions(name).find((v) => semver.prerelease(v.version) === null && !v.yanked);
   }
 
   get(name: string, version: string): SkillVersion {
@@ -372,25 +436,23 @@ export class SkillCatalog {
     return v;
   }
 
-  /** The version a range picks: "latest" (or none) is the highest non-prerelease; ranges follow npm's semver. */
+  /**
+   * The version a range picks: "latest" (or none) is the highest non-prerelease; ranges follow npm's
+   * semver. Yanked versions are picked only by their exact version.
+   */
   resolve(
     name: string,
     range = 'latest',
   ): { status: 'ok'; version: SkillVersion } | { status: 'unknown' } | { status: 'unsatisfiable'; available: string[] } {
-    if (!this.skills.has(name)) return { status: 'unknown' };
+    const versions = this.skills.get(name);
+    if (!versions) return { status: 'unknown' };
     const all = this.versions(name);
+    const pickable = all.filter((v) => !v.yanked).map((v) => v.version);
+    const exact = semver.valid(range) === range ? versions.get(range) : undefined;
     const picked =
-      range === 'latest' || range === '' || range === '*'
-        ? this.latest(name)
-        : all.find(
-            (v) =>
-              v.version ===
-              semver.maxSatisfying(
-                all.map((x) => x.version),
-                range,
-              ),
-          );
-    return picked ? { status: 'ok', version: picked } : { status: 'unsatisfiable', available: all.map((v) => v.version) };
+      exact ??
+      (range === 'latest' || range === '' || range === '*' ? this.latest(name) : versions.get(semver.maxSatisfying(pickable, range) ?? ''));
+    return picked ? { status: 'ok', version: picked } : { status: 'unsatisfiable', available: pickable };
   }
 
   /** Skills by name after the cursor: a keyset page, so publishing between pages neither repeats nor skips one. */

@@ -85,6 +85,8 @@ export function installPlan(catalog: SkillCatalog, input: InstallPlanInput, base
       sha256: v.sha256,
       integrity: integrityOf(v.sha256),
       size: v.size,
+      // pinned exactly to a yanked version: installed as asked, with the warning
+      ...(v.yanked ? { yanked: v.yanked } : {}),
       destination,
       files: v.files.map((f) => ({
         path: path.posix.join(destination, f.path),

@@ -21,6 +21,8 @@ export function packageView(catalog: SkillCatalog, v: SkillVersion, baseUrl: str
     latest: catalog.latest(v.name)?.version === v.version,
     source: v.source,
     publishedAt: v.publishedAt,
+    // {at, reason?}: only an exact pin installs it; false otherwise
+    yanked: v.yanked ?? false,
     dist: {
       tarball: `${baseUrl}${downloadPath(v.name, v.version)}`,
       sha256: v.sha256,
@@ -46,6 +48,7 @@ export function indexItem(catalog: SkillCatalog, name: string, baseUrl: string) 
       sha256: v.sha256,
       size: v.size,
       publishedAt: v.publishedAt,
+      yanked: v.yanked !== undefined,
       tarball: `${baseUrl}${downloadPath(v.name, v.version)}`,
     })),
     updatedAt: versions

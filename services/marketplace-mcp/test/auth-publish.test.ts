@@ -208,6 +208,90 @@ describe('publishing (auth off, admin credential set)', () => {
     expect((await request(m.app).get('/skills/v1/index?search=pub-skill').expect(200)).body.result.skills[0].latest).toBe('1.1.0');
   });
 
+  it('yanks a version: ranges and latest skip it, an exact pin still installs it, durably; DELETE takes it back', async () => {
+    const yank = (version: string, body?: object, admin = ADMIN) => {
+      const r = request(m.app).put(`/skills/v1/packages/pub-skill/${version}/yank`);
+      if (admin) r.set('x-admin-token', admin);
+      return body ? r.send(body) : r;
+    };
+    const unyank = (version: string) => request(m.app).delete(`/skills/v1/packages/pub-skill/${version}/yank`).set('x-admin-token', ADMIN);
+    const resolve = async (version: string) =>
+      (await request(m.app).post('/tools/skills_resolve').send({ name: 'pub-skill', version })).body;
+
+    // refused without the admin credential, for an unknown version, with a bad body
+    expect((await yank('1.1.0', undefined, '').expect(403)).body.code).toBe('FORBIDDEN');
+    expect((await yank('1.1.0', undefined, 'wrong-credential-0000').expect(403)).body.code).toBe('FORBIDDEN');
+    expect((await yank('9.9.9').expect(404)).body.error).toMatch(/pub-skill@9\.9\.9 is not in the catalog/);
+    expect((await yank('1.1.0', { reason: '' }).expect(400)).body.code).toBe('VALIDATION_ERROR');
+    expect((await yank('1.1.0', { why: 'x' }).expect(400)).body.code).toBe('VALIDATION_ERROR');
+    expect((await resolve('latest')).result.version).toBe('1.1.0');
+
+    const done = await yank('1.1.0', { reason: 'leaks a token in run.sh' }).expect(200);
+    expect(done.body.result).toMatchObject({
+      changed: true,
+      version: '1.1.0',
+      yanked: { reason: 'leaks a token in run.sh' },
+      latest: '1.0.0',
+    });
+    expect((await yank('1.1.0', { reason: 'leaks a token in run.sh' }).expect(200)).body.result.changed).toBe(false);
+
+    expect((await resolve('latest')).result).toMatchObject({ version: '1.0.0', yanked: false, latest: true });
+    expect((await resolve('^1.0.0')).result.version).toBe('1.0.0');
+    // an exact pin still resolves, marked; its archive still downloads
+    expect((await resolve('1.1.0')).result).toMatchObject({
+      version: '1.1.0',
+      yanked: { reason: 'leaks a token in run.sh' },
+      latest: false,
+    });
+    await request(m.app).get('/skills/v1/packages/pub-skill/1.1.0/download').expect(200);
+    const index = (await request(m.app).get('/skills/v1/index?search=pub-skill').expect(200)).body.result.skills[0];
+    expect(index.latest).toBe('1.0.0');
+    expect(index.versions.find((v: { version: string }) => v.version === '1.1.0').yanked).toBe(true);
+    const plan = await request(m.app)
+      .post('/skills/v1/install-plan')
+      .send({ skills: [{ name: 'pub-skill', range: '1.1.0' }, 'sql-review'], target: 'skills' })
+      .expect(200);
+    expect(plan.body.result.install[0]).toMatchObject({ version: '1.1.0', yanked: { reason: 'leaks a token in run.sh' } });
+    const ranged = await request(m.app)
+      .post('/skills/v1/install-plan')
+      .send({ skills: [{ name: 'pub-skill', range: '>1.0.0 <2' }] })
+      .expect(200);
+    expect(ranged.body.result.unsatisfiable).toEqual([
+      expect.objectContaining({ name: 'pub-skill', available: ['2.0.0-alpha.1', '1.0.0'] }),
+    ]);
+
+    // after a restart the yank holds
+    const again = await marketplace(env);
+    try {
+      expect(again.m.catalog.latest('pub-skill')?.version).toBe('1.0.0');
+      expect(again.m.catalog.versions('pub-skill').find((v) => v.version === '1.1.0')?.yanked).toMatchObject({
+        reason: 'leaks a token in run.sh',
+      });
+    } finally {
+      await again.cleanup();
+    }
+    expect((await unyank('1.1.0').expect(200)).body.result).toMatchObject({ changed: true, yanked: false, latest: '1.1.0' });
+    expect((await unyank('1.1.0').expect(200)).body.result.changed).toBe(false);
+    expect((await resolve('^1.0.0')).result.version).toBe('1.1.0');
+  });
+
+  it('reloads the skills folder on POST /skills/v1/reload (admin only)', async () => {
+    const folder = path.join(m.catalog.skillsDir, 'late-skill');
+    fs.mkdirSync(folder, { recursive: true });
+    fs.writeFileSync(path.join(folder, 'SKILL.md'), skillMd('late-skill', '0.1.0'));
+    try {
+      await request(m.app).get('/skills/v1/packages/late-skill/0.1.0').expect(404);
+      expect((await request(m.app).post('/skills/v1/reload').expect(403)).body.code).toBe('FORBIDDEN');
+      const res = await request(m.app).post('/skills/v1/reload').set('x-admin-token', ADMIN).expect(200);
+      expect(res.body.result).toMatchObject({ skills: expect.any(Number), problems: [] });
+      await request(m.app).get('/skills/v1/packages/late-skill/0.1.0').expect(200);
+      // published versions and yanks survive a reload
+      expect(m.catalog.versions('pub-skill').length).toBe(3);
+    } finally {
+      fs.rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
   it('keeps published versions across a restart and refuses a stored archive that was tampered with', async () => {
     const again = await marketplace(env);
     try {

@@ -10,7 +10,8 @@ export const skillsResolveTool = (deps: ToolDeps) =>
     title: 'Resolve a skill version',
     description:
       'One skill version (GET /skills/v1/packages/{name}/{version}): an exact version, "latest" (highest non-prerelease) or an npm ' +
-      'semver range (e.g. ^1.2, ~1.0.3, >=2 <3); answers its metadata, files, sha256, integrity and download URL. NOT_FOUND for an ' +
+      'semver range (e.g. ^1.2, ~1.0.3, >=2 <3); answers its metadata, files, sha256, integrity and download URL. A yanked version ' +
+      '(yanked: {at, reason}) is picked only by its exact version, never by a range or "latest". NOT_FOUND for an ' +
       'unknown skill or a range no version satisfies; VALIDATION_ERROR for a malformed range (at most 256 characters).',
     input: z
       .object({

@@ -138,6 +138,29 @@ export class McpDownstream implements Downstream {
           },
         };
       }
+      // Resources (none from a server without the capability): listed, and read by URI.
+      if (req.method === 'GET' && (req.path === '/resources/list' || req.path === '/resources/templates/list')) {
+        if (!client.getServerCapabilities()?.resources) return { status: 404, json: this.error('NOT_FOUND', 'no resources') };
+        const json =
+          req.path === '/resources/list'
+            ? {
+                resources: await allPages(
+                  async (c) => client.listResources(c, opts),
+                  (r) => r.resources,
+                ),
+              }
+            : {
+                resourceTemplates: await allPages(
+                  async (c) => client.listResourceTemplates(c, opts),
+                  (r) => r.resourceTemplates,
+                ),
+              };
+        return { status: 200, json };
+      }
+      if (req.method === 'POST' && req.path === '/resources/read') {
+        const { uri } = JSON.parse(req.body ?? '{}') as { uri: string };
+        return { status: 200, json: await client.readResource({ uri }, opts) };
+      }
       if (req.method === 'POST' && req.path === '/prompts/get') {
         const { name, arguments: args } = JSON.parse(req.body ?? '{}') as { name: string; arguments?: Record<string, string> };
         return { status: 200, json: await client.getPrompt({ name, arguments: args }, opts) };

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { TOOL_NAME, type Logger } from '@mcp-fleet/kit';
 import { CircuitBreaker } from './breaker';
 import { buildCatalog, type Catalog } from './catalog';
-import type { DownstreamPrompt, DownstreamSpec, DownstreamTool, ServiceHealth } from './types';
+import type { DownstreamPrompt, DownstreamResource, DownstreamSpec, DownstreamTool, ServiceHealth } from './types';
 import { DownstreamClient, DownstreamFailure, type Downstream, type DownstreamAnswer } from './downstream-client';
 import { McpDownstream } from './mcp-downstream';
 
@@ -38,6 +38,9 @@ export class ServiceState {
   tools: DownstreamTool[] = [];
   /** Prompts the downstream offers: an MCP server's, or a kit service's GET /prompts/list (404: none). */
   prompts: DownstreamPrompt[] = [];
+  /** An MCP server's resources and resource templates (kit services offer none). */
+  resources: DownstreamResource[] = [];
+  resourceTemplates: DownstreamResource[] = [];
   toolsByName = new Map<string, DownstreamTool>();
   /** Names declared by the inventory or ever seen: a call to one while down is UPSTREAM_UNAVAILABLE. */
   readonly known = new Set<string>();
@@ -265,6 +268,7 @@ export class Registry extends EventEmitter {
         else {
           this.acceptTools(s, list.json.tools);
           await this.readPrompts(s);
+          if (s.spec.mcp) await this.readResources(s);
         }
       }
     } catch (err) {
@@ -329,6 +333,48 @@ export class Registry extends EventEmitter {
     } catch (err) {
       this.options.logger.debug(`${s.id} prompts/list failed`, { error: (err as Error).message });
     }
+  }
+
+  /**
+   * An MCP server's resources and templates. 404 (no resources capability): none; another failure
+   * leaves the last good lists.
+   */
+  private async readResources(s: ServiceState): Promise<void> {
+    const read = async (path: string, key: 'resources' | 'resourceTemplates', uriKey: 'uri' | 'uriTemplate') => {
+      try {
+        const res = await this.probe(s, path);
+        if (res.status === 404) return [];
+        const raw = (res.json as Record<string, unknown> | undefined)?.[key];
+        if (res.status !== 200 || !Array.isArray(raw)) return undefined;
+        return raw.filter(
+          (r): r is DownstreamResource =>
+            typeof r === 'object' && r !== null && typeof r[uriKey] === 'string' && r[uriKey].length <= 2048 && typeof r.name === 'string',
+        );
+      } catch (err) {
+        this.options.logger.debug(`${s.id} ${path} failed`, { error: (err as Error).message });
+        return undefined;
+      }
+    };
+    s.resources = (await read('/resources/list', 'resources', 'uri')) ?? s.resources;
+    s.resourceTemplates = (await read('/resources/templates/list', 'resourceTemplates', 'uriTemplate')) ?? s.resourceTemplates;
+  }
+
+  /** The healthy downstreams' resources (the first owner of a URI keeps it) and templates, each with its service. */
+  resourceCatalog(): {
+    resources: { service: string; resource: DownstreamResource }[];
+    templates: { service: string; resource: DownstreamResource }[];
+  } {
+    const healthy = this.services.filter((s) => s.healthy);
+    const seen = new Set<string>();
+    const resources: { service: string; resource: DownstreamResource }[] = [];
+    for (const s of healthy)
+      for (const r of s.resources) {
+        const uri = (r as { uri: string }).uri;
+        if (seen.has(uri)) continue;
+        seen.add(uri);
+        resources.push({ service: s.id, resource: r });
+      }
+    return { resources, templates: healthy.flatMap((s) => s.resourceTemplates.map((resource) => ({ service: s.id, resource }))) };
   }
 
   /** Every downstream's prompts: plain names where unique, `<service>__<name>` where two offer one name. */

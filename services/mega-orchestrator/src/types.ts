@@ -34,6 +34,9 @@ export interface DownstreamPrompt {
   arguments?: { name: string; description?: string; required?: boolean }[];
 }
 
+/** A resource, or a resource template (`uriTemplate` instead of `uri`), as an MCP server lists it. */
+export type DownstreamResource = Record<string, unknown> & { name: string } & ({ uri: string } | { uriTemplate: string });
+
 export type ServiceHealth = 'unknown' | 'healthy' | 'unhealthy';
 
 export const ROUTING_MODES = ['auto', 'primary'] as const;

@@ -8,7 +8,7 @@
 import path from 'node:path';
 import { tempDir } from '@mcp-fleet/testing';
 import { conformanceProblems, runConformanceScenario, type ConformanceCheck } from '@mcp-fleet/testing/conformance';
-import { startGatewayWithStdioServer, type RunningGateway } from './helpers';
+import { post2026, startGatewayWithStdioServer, type RunningGateway } from './helpers';
 
 const FIXTURE = path.join(__dirname, 'fixtures', 'conformance-fixture-server.ts');
 
@@ -25,6 +25,10 @@ const SCENARIOS = [
   'prompts-get-embedded-resource',
   'prompts-get-with-image',
   'completion-complete',
+  'resources-list',
+  'resources-read-text',
+  'resources-read-binary',
+  'resources-templates-read',
   'json-schema-2020-12',
   // the tasks extension (gateway tasks over the fixture's task-supporting tools)
   'tasks-lifecycle',
@@ -61,5 +65,30 @@ describe('an MCP server behind the gateway, judged by the official conformance s
     const checks = results.get(scenario)!;
     expect(checks.filter((c) => c.status === 'SUCCESS').length).toBeGreaterThan(0);
     expect(conformanceProblems(checks, NEEDS_ELICITATION)).toEqual([]);
+  });
+
+  it('lists and reads the server’s resources and templates over 2026-07-28 too; an unknown URI is -32602 with the URI', async () => {
+    const rpc = async (method: string, params: Record<string, unknown> = {}) =>
+      (await (await post2026(g.url, method, params, { headers: params.uri ? { 'mcp-name': String(params.uri) } : {} })).json()) as {
+        result?: any;
+        error?: any;
+      };
+    const listed = await rpc('resources/list');
+    expect(listed.result.resources.map((r: { uri: string }) => r.uri)).toEqual([
+      'mega://health',
+      'mega://services',
+      'mega://schema',
+      'test://static-text',
+      'test://static-binary',
+    ]);
+    const templates = await rpc('resources/templates/list');
+    expect(templates.result.resourceTemplates).toEqual([expect.objectContaining({ uriTemplate: 'test://template/{id}/data' })]);
+    expect((await rpc('resources/read', { uri: 'test://template/42/data' })).result.contents[0]).toMatchObject({
+      uri: 'test://template/42/data',
+      text: expect.stringContaining('Data for ID: 42'),
+    });
+    expect((await rpc('resources/read', { uri: 'test://static-binary' })).result.contents[0]).toMatchObject({ mimeType: 'image/png' });
+    for (const uri of ['test://nowhere', 'test://template/1/other', 'file:///etc/passwd'])
+      expect((await rpc('resources/read', { uri })).error).toMatchObject({ code: -32602, data: { uri } });
   });
 });

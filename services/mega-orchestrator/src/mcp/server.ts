@@ -3,6 +3,7 @@ import { allows, type Principal } from '../auth';
 import type { ProgressListener } from '../downstream-client';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { McpError, type CallToolResult, type GetPromptResult } from '@modelcontextprotocol/sdk/types.js';
+import { UriTemplate } from '@modelcontextprotocol/sdk/shared/uriTemplate.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { z } from 'zod';
 import type { Catalog } from '../catalog';
@@ -310,23 +311,85 @@ export async function getPrompt(
   }
 }
 
+/** A downstream's resources and templates are seen by a caller that may read its service (as its prompts are). */
+const mayRead = (principal: Principal | undefined, service: string) => !principal || allows(principal, service, { readOnlyHint: true });
+
+/** resources/list: the gateway's own views, then the resources of the MCP servers behind it (both eras). */
+export function listResources(ctx: GatewayContext, principal?: Principal): { resources: Record<string, unknown>[] } {
+  const theirs = ctx.registry
+    .resourceCatalog()
+    .resources.filter((e) => !RESOURCE_URIS.has((e.resource as { uri: string }).uri) && mayRead(principal, e.service));
+  return { resources: [...RESOURCES.map((r) => ({ ...r })), ...theirs.map((e) => ({ ...e.resource }))] };
+}
+
+/** resources/templates/list: the MCP servers' templates (the gateway's own resources are fixed URIs). */
+export function listResourceTemplates(ctx: GatewayContext, principal?: Principal): { resourceTemplates: Record<string, unknown>[] } {
+  return {
+    resourceTemplates: ctx.registry
+      .resourceCatalog()
+      .templates.filter((e) => mayRead(principal, e.service))
+      .map((e) => ({ ...e.resource })),
+  };
+}
+
+/** The service behind the gateway that serves a URI: a listed resource, else the first template it matches. */
+function resourceOwner(ctx: GatewayContext, uri: string, principal: Principal | undefined): string | undefined {
+  const { resources, templates } = ctx.registry.resourceCatalog();
+  const listed = resources.find((e) => (e.resource as { uri: string }).uri === uri);
+  const owner =
+    listed ??
+    templates.find((e) => {
+      try {
+        return new UriTemplate((e.resource as { uriTemplate: string }).uriTemplate).match(uri) !== null;
+      } catch {
+        return false; // a template the SDK cannot parse matches nothing
+      }
+    });
+  return owner && mayRead(principal, owner.service) ? owner.service : undefined;
+}
+
 /**
- * resources/read of the gateway's own resources (both protocol eras). An unknown URI is -32002 for
- * 2025-era sessions and -32602 (Invalid Params, SEP-2164) for 2026-07-28, the URI in data either way.
+ * resources/read (both protocol eras): the gateway's own views, or the MCP server that lists the URI
+ * (or a template it matches). An unknown URI is -32002 for 2025-era sessions and -32602 (Invalid
+ * Params, SEP-2164) for 2026-07-28, the URI in data either way.
  */
-export function readResource(
+export async function readResource(
   ctx: GatewayContext,
   uri: unknown,
   notFoundCode: number = JSONRPC_CODES.RESOURCE_NOT_FOUND,
-): { contents: { uri: string; mimeType: string; text: string }[] } {
+  principal?: Principal,
+  signal?: AbortSignal,
+): Promise<{ contents: Record<string, unknown>[] }> {
+  if (typeof uri !== 'string') throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'params.uri must be a string (a resource URI).');
   const views: Record<string, () => unknown> = {
     'mega://health': () => healthView(ctx),
     'mega://services': () => servicesView(ctx),
     'mega://schema': () => schemaView(ctx),
   };
-  const known = knownResource(uri, notFoundCode);
-  return { contents: [{ uri: known, mimeType: 'application/json', text: JSON.stringify(views[known]()) }] };
+  if (RESOURCE_URIS.has(uri)) return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(views[uri]()) }] };
+  const service = uri.length <= 2048 ? resourceOwner(ctx, uri, principal) : undefined;
+  if (!service) throw resourceNotFound(uri, notFoundCode);
+  const answer = await ctx.registry.get(service)!.upstream.request({
+    method: 'POST',
+    path: '/resources/read',
+    body: JSON.stringify({ uri }),
+    timeoutMs: ctx.config.DOWNSTREAM_TIMEOUT_MS,
+    signal,
+  });
+  const body = answer.json as { contents?: unknown; details?: { mcpError?: { code?: unknown; message?: unknown } } } | undefined;
+  if (answer.status === 200 && Array.isArray(body?.contents)) return { contents: body.contents as Record<string, unknown>[] };
+  const code = body?.details?.mcpError?.code;
+  if (code === JSONRPC_CODES.RESOURCE_NOT_FOUND || answer.status === 400) throw resourceNotFound(uri, notFoundCode);
+  throw new McpError(
+    JSONRPC_CODES.INTERNAL_ERROR,
+    `${service} could not read ${uri.slice(0, 200)}: ${String((body as { error?: unknown } | undefined)?.error ?? `status ${answer.status}`).slice(0, 300)}`,
+  );
 }
+
+const resourceNotFound = (uri: string, code: number) =>
+  new McpError(code, `Resource not found: ${uri.slice(0, 200)}. resources/list and resources/templates/list show what can be read.`, {
+    uri: uri.slice(0, 200),
+  });
 
 /** `uri` when it names one of the gateway's resources; otherwise the not-found error (the URI in data). */
 export function knownResource(uri: unknown, notFoundCode: number = JSONRPC_CODES.RESOURCE_NOT_FOUND): string {
@@ -369,10 +432,11 @@ export function createMcpServer({ ctx, validator, pageSize, sessionId }: McpServ
   server.setRequestHandler(GetPrompt, (req, extra) => getPrompt(ctx, req.params ?? {}, extra.signal, principal(extra)));
   server.setRequestHandler(Complete, (req, extra) => complete(ctx, req.params ?? {}, extra.signal, principal(extra)));
 
-  server.setRequestHandler(ListResources, () => ({ resources: RESOURCES.map((r) => ({ ...r })) }));
-  server.setRequestHandler(ListTemplates, () => ({ resourceTemplates: [] }));
-
-  server.setRequestHandler(ReadResource, (req) => readResource(ctx, req.params?.uri));
+  server.setRequestHandler(ListResources, (_req, extra) => listResources(ctx, principal(extra)));
+  server.setRequestHandler(ListTemplates, (_req, extra) => listResourceTemplates(ctx, principal(extra)));
+  server.setRequestHandler(ReadResource, (req, extra) =>
+    readResource(ctx, req.params?.uri, JSONRPC_CODES.RESOURCE_NOT_FOUND, principal(extra), extra.signal),
+  );
   // notifications/resources/updated for these, on the session's GET stream (McpSessionTransport).
   const watched = new Set<string>();
   subscriptions.set(server, watched);

@@ -13,7 +13,6 @@ import type { IncomingMessage } from 'node:http';
 import { abortOnClose, header as headerOf, JSONRPC_CODES, isPlainObject, sendJson, type HttpResponse } from '@mcp-fleet/kit';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { GatewayContext } from '../context';
-import { RESOURCES } from '../views';
 import { HttpRpcError, rpcError, type RpcId } from './jsonrpc';
 import { parseFilter } from './subscriptions';
 import { checkParamHeaders, paramHeaderScans } from './param-headers';
@@ -26,6 +25,8 @@ import {
   INSTRUCTIONS,
   listPrompts,
   listToolsPage,
+  listResources,
+  listResourceTemplates,
   readResource,
 } from './server';
 import { TASKS_EXTENSION, type TaskSupport } from '../tasks';
@@ -238,12 +239,17 @@ async function dispatch(
       return { resultType: 'complete', ...result };
     }
     case 'resources/list':
-      return { resultType: 'complete', resources: RESOURCES.map((r) => ({ ...r })), ...cache(60_000) };
+      return { resultType: 'complete', ...listResources(ctx, principalOf(res)), ...cache(principalOf(res) ? 0 : CATALOG_TTL_MS) };
     case 'resources/templates/list':
-      return { resultType: 'complete', resourceTemplates: [], ...cache(60_000) };
+      return { resultType: 'complete', ...listResourceTemplates(ctx, principalOf(res)), ...cache(principalOf(res) ? 0 : CATALOG_TTL_MS) };
     case 'resources/read':
       // Live views (health, services): not to be reused.
-      return { resultType: 'complete', ...readResource(ctx, params.uri, JSONRPC_CODES.INVALID_PARAMS), ttlMs: 0, cacheScope: 'private' };
+      return {
+        resultType: 'complete',
+        ...(await readResource(ctx, params.uri, JSONRPC_CODES.INVALID_PARAMS, principalOf(res), abortOnClose(res))),
+        ttlMs: 0,
+        cacheScope: 'private',
+      };
     case 'prompts/list':
       // The prompts of the downstreams (MCP servers, marketplace skills).
       return { resultType: 'complete', ...listPrompts(ctx, principalOf(res)), ...cache(principalOf(res) ? 0 : CATALOG_TTL_MS) };

@@ -13,6 +13,7 @@ import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.j
 import type { Principal } from './auth';
 import type { CallHistory } from './call-history';
 import type { Catalog } from './catalog';
+import type { ProgressListener } from './downstream-client';
 import type { HistoryDb } from './history-db';
 
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
@@ -55,8 +56,11 @@ export interface TaskManagerOptions {
   leaseMs: number;
 }
 
-/** Runs the task's tool call; the signal aborts it (tasks/cancel, shutdown). */
-export type TaskRun = (signal: AbortSignal, timeoutMs: number) => Promise<CallToolResult>;
+/** Runs the task's tool call; the signal aborts it (tasks/cancel, shutdown); progress reports go to onProgress. */
+export type TaskRun = (signal: AbortSignal, timeoutMs: number, onProgress: ProgressListener) => Promise<CallToolResult>;
+
+/** A running task's progress is written to its statusMessage at most this often. */
+const PROGRESS_WRITE_MS = 1000;
 
 const CHUNK = 500;
 const RESTARTED = 'The gateway instance running this task stopped before it finished (a restart or a crash); call the tool again.';
@@ -226,8 +230,9 @@ export class TaskManager extends EventEmitter {
     let message: string | null = null;
     let result: string | null = null;
     let error: string | null = null;
+    const progress = this.progressWriter(row.task_id);
     try {
-      const answer = await run(controller.signal, timeoutMs);
+      const answer = await run(controller.signal, timeoutMs, progress.report);
       result = JSON.stringify(answer);
       const bytes = Buffer.byteLength(result);
       if (bytes > this.options.maxResultBytes) {
@@ -252,6 +257,7 @@ export class TaskManager extends EventEmitter {
       }
     } finally {
       this.running.delete(row.task_id);
+      await progress.stop();
     }
     if (this.closed || !this.db) return;
     const now = Date.now();
@@ -269,6 +275,42 @@ export class TaskManager extends EventEmitter {
       return;
     }
     this.changed(row.task_id);
+  }
+
+  /**
+   * The progress of a running task as its statusMessage ("Transcribing: 3/7"), so a requester that
+   * polls tasks/get sees the work move: the latest report, written at most once a second (and told on
+   * notifications/tasks). Stopped before the outcome is written.
+   */
+  private progressWriter(taskId: string): { report: ProgressListener; stop: () => Promise<void> } {
+    let latest: string | undefined;
+    let lastWrite = 0;
+    let timer: NodeJS.Timeout | undefined;
+    let writing: Promise<void> = Promise.resolve();
+    const write = () => {
+      timer = undefined;
+      const text = latest;
+      if (text === undefined || !this.db || this.closed) return;
+      latest = undefined;
+      lastWrite = Date.now();
+      writing = this.db
+        .run(`UPDATE tasks SET status_message = ?, updated_at = ? WHERE task_id = ? AND status = 'working'`, [text, lastWrite, taskId])
+        .then(() => this.changed(taskId))
+        .catch((err: unknown) => {
+          this.options.logger.warn('could not record the progress of an MCP task', { err, taskId });
+        });
+    };
+    return {
+      report: (done, total, message) => {
+        const amount = total !== undefined ? `${done}/${total}` : String(done);
+        latest = (message ? `${message.slice(0, 200)}: ${amount}` : `Progress: ${amount}`).slice(0, 300);
+        if (!timer) timer = setTimeout(write, Math.max(0, lastWrite + PROGRESS_WRITE_MS - Date.now()));
+      },
+      stop: async () => {
+        clearTimeout(timer);
+        await writing;
+      },
+    };
   }
 
   /** The task as tasks/get answers it; a task of another principal is answered as not found. */

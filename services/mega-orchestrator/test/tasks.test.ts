@@ -59,6 +59,20 @@ function jobTools() {
       },
     }),
     defineTool({
+      name: 'stepped_job',
+      description: 'Works through steps of 400 ms, reporting each (max 10).',
+      input: z.object({ steps: z.number().int().min(1).max(10).describe('Steps.') }).strict(),
+      annotations: { readOnlyHint: true },
+      execution: { taskSupport: 'optional' },
+      handler: async ({ steps }, ctx) => {
+        for (let i = 1; i <= steps; i++) {
+          await sleep(400, ctx.signal);
+          ctx.progress(i, steps, 'Stepping');
+        }
+        return { steps };
+      },
+    }),
+    defineTool({
       name: 'must_task',
       description: 'Only runs as a task.',
       input: z.object({}).strict(),
@@ -242,6 +256,27 @@ describe('MCP tasks extension (2026-07-28)', () => {
     });
     expect(done).not.toHaveProperty('error');
     expect(done.result._meta?.['io.modelcontextprotocol/related-task']).toBeUndefined();
+  });
+
+  it("shows a running task's progress as its statusMessage, and none once it completed", async () => {
+    const created = await rpc(g.url, 'tools/call', { name: 'stepped_job', arguments: { steps: 6 } });
+    const { taskId } = created.body.result;
+    const messages: string[] = [];
+    for (;;) {
+      const now = (await rpc(g.url, 'tasks/get', { taskId })).body.result;
+      if (now.status !== 'working') {
+        expect(now).toMatchObject({ status: 'completed', result: { structuredContent: { steps: 6 } } });
+        expect(now.statusMessage).toBeUndefined();
+        break;
+      }
+      if (now.statusMessage && messages.at(-1) !== now.statusMessage) messages.push(now.statusMessage);
+      await sleep(100);
+    }
+    // at most one write a second: some steps are seen, in order, never one past the last
+    expect(messages.length).toBeGreaterThanOrEqual(1);
+    expect(messages.every((m) => /^Stepping: [1-6]\/6$/.test(m))).toBe(true);
+    const steps = messages.map((m) => Number(/(\d)\/6/.exec(m)![1]));
+    expect([...steps].sort()).toEqual(steps);
   });
 
   it('answers a client that did not declare the extension synchronously, and -32021 for a task-required tool', async () => {

@@ -327,8 +327,8 @@ async function callAsTask(
   const traceparent = headerOf(req, 'traceparent');
   // The call outlives this request: it is aborted by tasks/cancel, not by the client closing it.
   // The inlined result is what tools/call would have answered: a 2026-07-28 CallToolResult, resultType included.
-  const task = await ctx.tasks.create(params.name as string, principal, async (signal, timeoutMs) => {
-    const result = await callTool(ctx, params, { requestId, traceparent, principal, signal, timeoutMs });
+  const task = await ctx.tasks.create(params.name as string, principal, async (signal, timeoutMs, onProgress) => {
+    const result = await callTool(ctx, params, { requestId, traceparent, principal, signal, timeoutMs, onProgress });
     // An MCP server that answered a JSON-RPC error, not a tool result: the task failed with that error.
     const protocolError = result.isError ? mcpErrorOf(result.structuredContent) : undefined;
     if (protocolError) throw new McpError(protocolError.code, protocolError.message);

@@ -400,6 +400,24 @@ export function knownResource(uri: unknown, notFoundCode: number = JSONRPC_CODES
   });
 }
 
+/**
+ * A URI a 2025-era session may subscribe to: one of the gateway's own views. A resource of an MCP
+ * server behind the gateway is readable but not subscribable (no subscription is forwarded), and is
+ * told so rather than called unknown.
+ */
+function subscribable(ctx: GatewayContext, uri: unknown): string {
+  if (typeof uri === 'string' && !RESOURCE_URIS.has(uri)) {
+    const theirs = ctx.registry.resourceCatalog().resources.find((e) => (e.resource as { uri: string }).uri === uri);
+    if (theirs)
+      throw new McpError(
+        JSONRPC_CODES.INVALID_PARAMS,
+        `${uri.slice(0, 200)} is served by ${theirs.service}, behind the gateway, which forwards no resource subscriptions: only the gateway's mega:// resources can be subscribed to. Read it again (resources/read) to see changes.`,
+        { uri: uri.slice(0, 200) },
+      );
+  }
+  return knownResource(uri);
+}
+
 export function createMcpServer({ ctx, validator, pageSize, sessionId }: McpServerOptions): Server {
   const server = new Server(
     { name: ctx.service, title: 'mcp-fleet gateway', version: ctx.version },
@@ -441,11 +459,11 @@ export function createMcpServer({ ctx, validator, pageSize, sessionId }: McpServ
   const watched = new Set<string>();
   subscriptions.set(server, watched);
   server.setRequestHandler(Subscribe, (req) => {
-    watched.add(knownResource(req.params?.uri));
+    watched.add(subscribable(ctx, req.params?.uri));
     return {};
   });
   server.setRequestHandler(Unsubscribe, (req) => {
-    watched.delete(knownResource(req.params?.uri));
+    watched.delete(subscribable(ctx, req.params?.uri));
     return {};
   });
 

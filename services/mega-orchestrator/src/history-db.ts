@@ -22,17 +22,18 @@ export interface HistoryDb {
   close(): Promise<void>;
 }
 
-const SQLITE_SCHEMA = `
+/** The tables, in each engine's types: 64-bit integers, an auto-increment key, floating point. */
+const schema = (t: { int64: string; serial: string; double: string }) => `
 CREATE TABLE IF NOT EXISTS sessions (
   session_id TEXT PRIMARY KEY,
   transport TEXT NOT NULL,
-  created_at INTEGER NOT NULL,
-  last_seen INTEGER NOT NULL,
+  created_at ${t.int64} NOT NULL,
+  last_seen ${t.int64} NOT NULL,
   calls INTEGER NOT NULL DEFAULT 0,
   errors INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS calls (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  id ${t.serial},
   session_id TEXT NOT NULL,
   context_id TEXT,
   tool TEXT NOT NULL,
@@ -41,8 +42,8 @@ CREATE TABLE IF NOT EXISTS calls (
   mode TEXT NOT NULL,
   success INTEGER NOT NULL,
   code TEXT,
-  duration_ms REAL NOT NULL,
-  at INTEGER NOT NULL,
+  duration_ms ${t.double} NOT NULL,
+  at ${t.int64} NOT NULL,
   args TEXT
 );
 CREATE INDEX IF NOT EXISTS calls_by_session ON calls (session_id, id);
@@ -53,13 +54,13 @@ CREATE TABLE IF NOT EXISTS tasks (
   tool TEXT NOT NULL,
   status TEXT NOT NULL,
   status_message TEXT,
-  created_at INTEGER NOT NULL,
-  updated_at INTEGER NOT NULL,
-  ttl_ms INTEGER NOT NULL,
-  expires_at INTEGER NOT NULL,
+  created_at ${t.int64} NOT NULL,
+  updated_at ${t.int64} NOT NULL,
+  ttl_ms ${t.int64} NOT NULL,
+  expires_at ${t.int64} NOT NULL,
   poll_ms INTEGER NOT NULL,
   instance TEXT NOT NULL,
-  lease_until INTEGER NOT NULL,
+  lease_until ${t.int64} NOT NULL,
   result TEXT,
   error TEXT
 );
@@ -67,50 +68,8 @@ CREATE INDEX IF NOT EXISTS tasks_by_expiry ON tasks (expires_at);
 CREATE INDEX IF NOT EXISTS tasks_by_status ON tasks (status, lease_until);
 `;
 
-const PG_SCHEMA = `
-CREATE TABLE IF NOT EXISTS sessions (
-  session_id TEXT PRIMARY KEY,
-  transport TEXT NOT NULL,
-  created_at BIGINT NOT NULL,
-  last_seen BIGINT NOT NULL,
-  calls INTEGER NOT NULL DEFAULT 0,
-  errors INTEGER NOT NULL DEFAULT 0
-);
-CREATE TABLE IF NOT EXISTS calls (
-  id BIGSERIAL PRIMARY KEY,
-  session_id TEXT NOT NULL,
-  context_id TEXT,
-  tool TEXT NOT NULL,
-  service TEXT,
-  transport TEXT NOT NULL,
-  mode TEXT NOT NULL,
-  success INTEGER NOT NULL,
-  code TEXT,
-  duration_ms DOUBLE PRECISION NOT NULL,
-  at BIGINT NOT NULL,
-  args TEXT
-);
-CREATE INDEX IF NOT EXISTS calls_by_session ON calls (session_id, id);
-CREATE INDEX IF NOT EXISTS calls_by_time ON calls (at);
-CREATE TABLE IF NOT EXISTS tasks (
-  task_id TEXT PRIMARY KEY,
-  owner TEXT,
-  tool TEXT NOT NULL,
-  status TEXT NOT NULL,
-  status_message TEXT,
-  created_at BIGINT NOT NULL,
-  updated_at BIGINT NOT NULL,
-  ttl_ms BIGINT NOT NULL,
-  expires_at BIGINT NOT NULL,
-  poll_ms INTEGER NOT NULL,
-  instance TEXT NOT NULL,
-  lease_until BIGINT NOT NULL,
-  result TEXT,
-  error TEXT
-);
-CREATE INDEX IF NOT EXISTS tasks_by_expiry ON tasks (expires_at);
-CREATE INDEX IF NOT EXISTS tasks_by_status ON tasks (status, lease_until);
-`;
+const SQLITE_SCHEMA = schema({ int64: 'INTEGER', serial: 'INTEGER PRIMARY KEY AUTOINCREMENT', double: 'REAL' });
+const PG_SCHEMA = schema({ int64: 'BIGINT', serial: 'BIGSERIAL PRIMARY KEY', double: 'DOUBLE PRECISION' });
 
 export async function openSqliteHistory(file: string): Promise<HistoryDb> {
   const db = await SqliteDb.open(file);

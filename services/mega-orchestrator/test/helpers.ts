@@ -21,7 +21,8 @@ export interface Downstream {
   start(): Promise<void>;
 }
 
-const sleep = (ms: number, signal?: AbortSignal) =>
+/** Waits ms, or rejects with the signal's reason when it aborts first. */
+export const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
     const t = setTimeout(resolve, ms);
     signal?.addEventListener('abort', () => {

@@ -17,7 +17,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { z } from 'zod';
 import { newApiKey } from '../src/auth';
 import type { DownstreamSpec } from '../src/types';
-import { startDownstream, startGateway, type Downstream, type RunningGateway } from './helpers';
+import { META_2026, sleep, startDownstream, startGateway, type Downstream, type RunningGateway } from './helpers';
 
 const V = '2026-07-28';
 const EXT = 'io.modelcontextprotocol/tasks';
@@ -27,18 +27,9 @@ const WITH_TASKS = {
   'io.modelcontextprotocol/protocolVersion': V,
   'io.modelcontextprotocol/clientCapabilities': { extensions: { [EXT]: {} } },
 };
-const WITHOUT = { 'io.modelcontextprotocol/protocolVersion': V, 'io.modelcontextprotocol/clientCapabilities': {} };
+const WITHOUT = META_2026;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}/;
-
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve, reject) => {
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => {
-      clearTimeout(t);
-      reject(signal.reason);
-    });
-  });
 
 /** What the jobs service saw: calls started, and calls whose signal was aborted (the gateway hung up). */
 const seen = { started: 0, aborted: 0 };

@@ -222,7 +222,6 @@ async function dispatch(
       };
     case 'tools/call': {
       paramHeadersAgree(ctx, req, params);
-      const requestId = headerOf(req, 'x-request-id');
       // Long-running tools may answer a task handle (one Map lookup for the others).
       const support = ctx.tasks.supportOf(ctx.registry.catalog, params.name as string);
       if (support !== undefined) {
@@ -230,7 +229,7 @@ async function dispatch(
         if (task) return task;
       }
       const result = await callTool(ctx, params, {
-        requestId: requestId && /^[\w.:-]{1,128}$/.test(requestId) ? requestId : String(res.locals.requestId ?? ''),
+        requestId: callerRequestId(req, res),
         traceparent: headerOf(req, 'traceparent'),
         principal: principalOf(res),
         // a 2026-era client cancels by closing its request: the downstream call is aborted
@@ -302,6 +301,12 @@ const missingTasksCapability = (what: string) =>
     TASKS_REQUIRED,
   );
 
+/** The caller's X-Request-Id when it is a sane one, else the id this request was given. */
+function callerRequestId(req: IncomingMessage, res: HttpResponse): string {
+  const sent = headerOf(req, 'x-request-id');
+  return sent && /^[\w.:-]{1,128}$/.test(sent) ? sent : String(res.locals.requestId ?? '');
+}
+
 /**
  * tools/call of a tool that may run as a task: a client that declared the extension gets a task
  * handle (CreateTaskResult), one that did not a plain result, or -32021 when the tool requires a
@@ -322,8 +327,7 @@ async function callAsTask(
   }
   checkCallParams(params);
   const principal = principalOf(res);
-  const headerId = headerOf(req, 'x-request-id');
-  const requestId = headerId && /^[\w.:-]{1,128}$/.test(headerId) ? headerId : String(res.locals.requestId ?? '');
+  const requestId = callerRequestId(req, res);
   const traceparent = headerOf(req, 'traceparent');
   // The call outlives this request: it is aborted by tasks/cancel, not by the client closing it.
   // The inlined result is what tools/call would have answered: a 2026-07-28 CallToolResult, resultType included.

@@ -30,6 +30,7 @@ import { gatewayContext, gatewaySendError } from './middleware';
 import { McpSessionTransport } from './mcp/session-transport';
 import { looksLikeJsonRpc, onlyNotifications, sendRpcError } from './mcp/jsonrpc';
 import { callTool, createMcpServer } from './mcp/server';
+import { InputExchanges } from './mcp/client-requests';
 import { ListenStreams } from './mcp/subscriptions';
 import { Providers } from './providers';
 import { MemoryRateStore, rateLimiter, RedisRateStore, type RateStore } from './rate-limit';
@@ -109,6 +110,8 @@ export function createApp(deps: GatewayDeps): Gateway {
     breakerFailures: config.BREAKER_FAILURES,
     breakerCooldownMs: config.BREAKER_COOLDOWN_MS,
     mcpRestartBackoffMs: config.MCP_RESTART_BACKOFF_MS,
+    forwardClientRequests: config.MCP_FORWARD_CLIENT_REQUESTS,
+    inputTimeoutMs: config.MCP_INPUT_TIMEOUT_MS,
     logger,
   });
   for (const reason of config.skippedServers ?? []) logger.warn(`stdio server not started: ${reason}`);
@@ -170,6 +173,7 @@ export function createApp(deps: GatewayDeps): Gateway {
       maxResultBytes: config.MCP_TASK_MAX_RESULT_BYTES,
       leaseMs: config.MCP_TASK_LEASE_MS,
     }),
+    inputs: new InputExchanges({ ttlMs: config.MCP_INPUT_TIMEOUT_MS, logger }),
     listen: new ListenStreams({
       maxStreams: config.MCP_MAX_LISTEN_STREAMS,
       keepAliveMs: config.MCP_LISTEN_KEEPALIVE_MS,
@@ -190,6 +194,7 @@ export function createApp(deps: GatewayDeps): Gateway {
         sessionId: call.sessionId,
         principal: principalOf(call.res),
         onProgress: call.onProgress,
+        onClientRequest: call.onClientRequest,
       });
     },
     idleMs: config.MCP_SESSION_IDLE_MS,
@@ -382,6 +387,7 @@ export function createApp(deps: GatewayDeps): Gateway {
   const close = () =>
     (closing ??= (async () => {
       await mcp.close();
+      ctx.inputs.close();
       // before the history: running tasks are marked failed in the same database
       await ctx.tasks.close();
       await registry.close();

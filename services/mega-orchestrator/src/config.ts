@@ -62,6 +62,12 @@ export const configSchema = z.object({
   MCP_LISTEN_KEEPALIVE_MS: ms(15_000, 50, 3_600_000).describe(
     'How often an idle subscriptions/listen stream gets an SSE comment line, so proxies and clients keep it open.',
   ),
+  MCP_FORWARD_CLIENT_REQUESTS: bool(true).describe(
+    "MCP servers behind the gateway may ask the caller of a tool call something (elicitation/create, sampling/createMessage, roots/list): put to a 2025-era session's client on the call's event stream, to a 2026-07-28 client as an input_required result. false: the gateway declares none of these client capabilities to its MCP servers.",
+  ),
+  MCP_INPUT_TIMEOUT_MS: ms(300_000, 1000, 24 * 3_600_000).describe(
+    "How long the caller of a tool call has to answer one such request (its call's own time limit stops meanwhile); then the MCP server gets a timeout error, and a 2026-07-28 requestState expires.",
+  ),
   MCP_TASKS: bool(true).describe(
     'Serve the MCP tasks extension (io.modelcontextprotocol/tasks) to 2026-07-28 clients that declare it: calls of long-running tools answer a task handle; false: every call answers its result.',
   ),

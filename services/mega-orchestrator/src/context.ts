@@ -10,6 +10,7 @@ import type { ToolResolver } from './tool-resolver';
 import type { CallHistory } from './call-history';
 import type { GatewayStats } from './stats';
 import type { TaskManager } from './tasks';
+import type { InputExchanges } from './mcp/client-requests';
 
 /** Everything the routes and the MCP server share. */
 export interface GatewayContext {
@@ -30,6 +31,8 @@ export interface GatewayContext {
   auth?: Authorizer;
   /** MCP tasks (2026-07-28 extension): the store beside the history, and the calls running as tasks here. */
   tasks: TaskManager;
+  /** 2026-07-28 tool calls whose MCP server asked the client something, waiting for its retry. */
+  inputs: InputExchanges;
   /** Open 2026-07-28 subscriptions/listen streams. */
   listen: ListenStreams;
   /** Live MCP sessions (set once the MCP endpoint exists). */

@@ -15,7 +15,7 @@ import type { Route, ToolResolver, Target } from './tool-resolver';
 import type { CallHistory } from './call-history';
 import type { GatewayStats } from './stats';
 import type { RoutingMode, Transport } from './types';
-import { DownstreamFailure, type ProgressListener } from './downstream-client';
+import { DownstreamFailure, type ClientRequester, type ProgressListener } from './downstream-client';
 
 export interface CallRequest {
   tool: string;
@@ -35,6 +35,8 @@ export interface CallRequest {
   principal?: Principal;
   /** Receives the downstream's progress reports (an MCP client sent a progressToken). */
   onProgress?: ProgressListener;
+  /** Answers what an MCP server asks its client during the call (the caller is an MCP client that can). */
+  onClientRequest?: ClientRequester;
 }
 
 /** An MCP server's own content blocks, carried beside the envelope for the gateway's MCP clients. */
@@ -241,6 +243,7 @@ export class Dispatcher {
           timeoutMs: req.timeoutMs ?? this.options.timeoutMs,
           signal: req.signal,
           onProgress: req.onProgress,
+          onClientRequest: req.onClientRequest,
         });
         if (isEnvelope(answer.json)) {
           const code = 'code' in answer.json && typeof answer.json.code === 'string' ? answer.json.code : undefined;

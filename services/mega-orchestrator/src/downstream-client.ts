@@ -45,9 +45,25 @@ export interface DownstreamRequest {
   signal?: AbortSignal;
   /** Asks the downstream to stream its progress (NDJSON) and receives each report. */
   onProgress?: ProgressListener;
+  /** Puts what an MCP server asks its client during this tool call to the gateway's caller. */
+  onClientRequest?: ClientRequester;
 }
 
 export type ProgressListener = (progress: number, total?: number, message?: string) => void;
+
+/** What an MCP server may ask its client (MCP's client features): a person, a model, the client's roots. */
+export const CLIENT_REQUEST_METHODS = ['elicitation/create', 'sampling/createMessage', 'roots/list'] as const;
+export type ClientRequestMethod = (typeof CLIENT_REQUEST_METHODS)[number];
+
+/**
+ * Answers one such request on behalf of the call's caller: the caller's result, or a thrown McpError
+ * the server receives as the JSON-RPC error. The signal aborts when the server withdraws the request.
+ */
+export type ClientRequester = (
+  method: ClientRequestMethod,
+  params: Record<string, unknown>,
+  signal: AbortSignal,
+) => Promise<Record<string, unknown>>;
 
 const NOT_DELIVERED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNECT_TIMEOUT']);
 

@@ -12,7 +12,10 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   CallToolResultSchema,
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
   ErrorCode,
+  ListRootsRequestSchema,
   McpError,
   PromptListChangedNotificationSchema,
   ToolListChangedNotificationSchema,
@@ -25,6 +28,8 @@ import {
   type DownstreamAnswer,
   type DownstreamRequest,
   type Downstream,
+  type ClientRequester,
+  type ClientRequestMethod,
   type ProgressListener,
 } from './downstream-client';
 import { VERSION } from './config';
@@ -54,7 +59,27 @@ export interface McpDownstreamOptions {
   restartBackoffMs?: number;
   /** Called when the server sends notifications/tools/list_changed or notifications/prompts/list_changed. */
   onToolsChanged?: () => void;
+  /**
+   * Declare elicitation, sampling and roots to the server and put what it asks during a tool call to
+   * that call's caller (MCP_FORWARD_CLIENT_REQUESTS). Off: the gateway declares no client capabilities.
+   */
+  forwardClientRequests?: boolean;
+  /** How long a caller has to answer one such request (MCP_INPUT_TIMEOUT_MS). */
+  inputTimeoutMs?: number;
 }
+
+/** A tool call in flight: whom to ask what the server asks during it, and its clock to stop meanwhile. */
+interface CallSlot {
+  tool: string;
+  requester?: ClientRequester;
+  clock: CallClock;
+}
+
+/** The client capabilities the gateway declares when it forwards client requests (defaults applied by the SDK). */
+const FORWARDED_CAPABILITIES = { elicitation: { form: { applyDefaults: true }, url: {} }, sampling: {}, roots: {} };
+/** The SDK's own time limit of a call whose caller may be asked things (the gateway's clock governs it). */
+const SDK_BACKSTOP_MS = 24 * 3_600_000;
+const DEFAULT_INPUT_TIMEOUT_MS = 300_000;
 
 const MAX_BACKOFF_MS = 30_000;
 /** A connection that stayed up this long resets the backoff. */
@@ -81,6 +106,8 @@ export class McpDownstream implements Downstream {
   starts = 0;
   /** The progress listeners of calls in flight, by the progressToken the gateway gave each call. */
   private readonly progress = new Map<string, ProgressListener>();
+  /** Tool calls in flight, for what the server asks its client meanwhile. */
+  private readonly calls = new Set<CallSlot>();
 
   constructor(
     readonly spec: McpServerSpec,
@@ -105,11 +132,11 @@ export class McpDownstream implements Downstream {
   async request(req: DownstreamRequest): Promise<DownstreamAnswer> {
     const client = await this.connected(req.timeoutMs);
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(TIMEOUT), req.timeoutMs);
+    const clock = new CallClock(req.timeoutMs, () => controller.abort(TIMEOUT));
     const onAbort = () => controller.abort(req.signal?.reason);
     req.signal?.addEventListener('abort', onAbort, { once: true });
-    // The gateway's own timer bounds the call; the SDK's is a backstop behind it.
-    const opts = { signal: controller.signal, timeout: req.timeoutMs + 1000 };
+    // The gateway's own clock bounds the call (stopped while its caller is asked something); the SDK's is a backstop behind it.
+    const opts = { signal: controller.signal, timeout: req.onClientRequest ? SDK_BACKSTOP_MS : req.timeoutMs + 1000 };
     try {
       if (req.method === 'GET' && req.path === '/health') {
         await client.ping(opts);
@@ -172,21 +199,12 @@ export class McpDownstream implements Downstream {
       }
       if (req.method === 'POST' && req.path === '/tools/call') {
         const { name, arguments: args } = JSON.parse(req.body ?? '{}') as { name: string; arguments?: Record<string, unknown> };
-        const onProgress = req.onProgress;
-        // A tool the server runs only as a (2025-11-25) task: the gateway creates it and polls it to its end.
-        if ((client as unknown as { isToolTaskRequired(name: string): boolean }).isToolTaskRequired(name))
-          return this.toEnvelope(await callThroughTask(client, name, args ?? {}, opts));
-        if (!onProgress)
-          return this.toEnvelope((await client.callTool({ name, arguments: args ?? {} }, undefined, opts)) as CallToolResult);
-        // The call's own progressToken, its reports delivered by deliverProgressFirst.
-        const progressToken = `gateway-${randomUUID()}`;
-        this.progress.set(progressToken, onProgress);
+        const slot: CallSlot = { tool: name, requester: req.onClientRequest, clock };
+        this.calls.add(slot);
         try {
-          return this.toEnvelope(
-            (await client.callTool({ name, arguments: args ?? {}, _meta: { progressToken } }, undefined, opts)) as CallToolResult,
-          );
+          return this.toEnvelope(await this.callTool(client, name, args ?? {}, req.onProgress, opts));
         } finally {
-          this.progress.delete(progressToken);
+          this.calls.delete(slot);
         }
       }
       return { status: 404, json: this.error('NOT_FOUND', `${req.method} ${req.path} has no MCP equivalent`) };
@@ -217,8 +235,67 @@ export class McpDownstream implements Downstream {
       this.drop((err as Error).message);
       throw new DownstreamFailure('connection', `${this.options.id}: ${(err as Error).message}`, true, { cause: err });
     } finally {
-      clearTimeout(timer);
+      clock.stop();
       req.signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  private async callTool(
+    client: Client,
+    name: string,
+    args: Record<string, unknown>,
+    onProgress: ProgressListener | undefined,
+    opts: { signal: AbortSignal; timeout: number },
+  ): Promise<CallToolResult> {
+    // A tool the server runs only as a (2025-11-25) task: the gateway creates it and polls it to its end.
+    if ((client as unknown as { isToolTaskRequired(name: string): boolean }).isToolTaskRequired(name))
+      return callThroughTask(client, name, args, opts);
+    if (!onProgress) return (await client.callTool({ name, arguments: args }, undefined, opts)) as CallToolResult;
+    // The call's own progressToken, its reports delivered by deliverProgressFirst.
+    const progressToken = `gateway-${randomUUID()}`;
+    this.progress.set(progressToken, onProgress);
+    try {
+      return (await client.callTool({ name, arguments: args, _meta: { progressToken } }, undefined, opts)) as CallToolResult;
+    } finally {
+      this.progress.delete(progressToken);
+    }
+  }
+
+  /**
+   * A request the server sends its client (elicitation, sampling, roots), put to the caller of the
+   * tool call it belongs to. MCP ties such a request to no call over stdio (and the SDK shows none
+   * over HTTP), so it goes to the one call in flight on this connection; with none, or several, there
+   * is no caller to ask and the server is told so. The call's clock stops while its caller answers;
+   * the caller has MCP_INPUT_TIMEOUT_MS.
+   */
+  private async clientRequest(method: ClientRequestMethod, params: Record<string, unknown>, signal: AbortSignal) {
+    const calls = [...this.calls];
+    if (calls.length !== 1)
+      throw new McpError(
+        ErrorCode.InvalidRequest,
+        calls.length === 0
+          ? `The mcp-fleet gateway answers ${method} only during a tool call, on behalf of that call's caller.`
+          : `${calls.length} tool calls are in flight on this connection and MCP does not say which one ${method} belongs to: the mcp-fleet gateway cannot tell which caller to ask.`,
+      );
+    const [call] = calls;
+    if (!call.requester)
+      throw new McpError(
+        ErrorCode.MethodNotFound,
+        `The caller of ${call.tool} cannot answer ${method}: it did not come over MCP from a client that declared the capability.`,
+      );
+    const limit = this.options.inputTimeoutMs ?? DEFAULT_INPUT_TIMEOUT_MS;
+    const timeout = AbortSignal.timeout(limit);
+    call.clock.pause();
+    try {
+      return await untilAborted(call.requester(method, params, AbortSignal.any([signal, timeout])), timeout, () =>
+        this.options.logger.info(`${this.options.id}: the caller of ${call.tool} did not answer ${method} within ${limit} ms`),
+      );
+    } catch (err) {
+      if (timeout.aborted)
+        throw new McpError(ErrorCode.RequestTimeout, `The caller did not answer ${method} within ${limit} ms (MCP_INPUT_TIMEOUT_MS).`);
+      throw err;
+    } finally {
+      call.clock.resume();
     }
   }
 
@@ -297,7 +374,15 @@ export class McpDownstream implements Downstream {
 
   private async connect(): Promise<Client> {
     const { logger, id } = this.options;
-    const client = new Client({ name: 'mcp-fleet-gateway', version: VERSION }, { capabilities: {} });
+    const forward = this.options.forwardClientRequests === true;
+    const client = new Client({ name: 'mcp-fleet-gateway', version: VERSION }, { capabilities: forward ? FORWARDED_CAPABILITIES : {} });
+    if (forward) {
+      const ask = (method: ClientRequestMethod) => (request: { params?: unknown }, extra: { signal: AbortSignal }) =>
+        this.clientRequest(method, (request.params ?? {}) as Record<string, unknown>, extra.signal);
+      client.setRequestHandler(ElicitRequestSchema, ask('elicitation/create') as never);
+      client.setRequestHandler(CreateMessageRequestSchema, ask('sampling/createMessage') as never);
+      client.setRequestHandler(ListRootsRequestSchema, ask('roots/list') as never);
+    }
     const transport = this.transport();
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       logger.info(`${id} says its tools changed; re-reading them`);
@@ -505,4 +590,64 @@ function fleetError(v: unknown): { code: FleetCode; message: string } | undefine
 /** The SDK prefixes messages with "MCP error -32602: "; the code is ours to state. */
 function stripPrefix(message: string): string {
   return message.replace(/^MCP error -?\d+: /, '');
+}
+
+/** A call's time limit that stops while its caller is being asked something, and goes on after. */
+class CallClock {
+  private timer?: NodeJS.Timeout;
+  private left: number;
+  private since = 0;
+  private paused = 0;
+  private stopped = false;
+
+  constructor(
+    ms: number,
+    private readonly onTimeout: () => void,
+  ) {
+    this.left = ms;
+    this.run();
+  }
+
+  private run(): void {
+    this.since = Date.now();
+    this.timer = setTimeout(this.onTimeout, Math.max(0, this.left));
+  }
+
+  pause(): void {
+    if (this.stopped || this.paused++ > 0) return;
+    clearTimeout(this.timer);
+    this.left -= Date.now() - this.since;
+  }
+
+  resume(): void {
+    if (this.stopped || --this.paused > 0) return;
+    this.run();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+  }
+}
+
+/** The promise's outcome, or a rejection as soon as the signal aborts (the caller may never answer). */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal, onAbort: () => void): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => {
+      onAbort();
+      reject(signal.reason);
+    };
+    if (signal.aborted) return abort();
+    signal.addEventListener('abort', abort, { once: true });
+    promise.then(
+      (v) => {
+        signal.removeEventListener('abort', abort);
+        resolve(v);
+      },
+      (err) => {
+        signal.removeEventListener('abort', abort);
+        reject(err);
+      },
+    );
+  });
 }

@@ -17,6 +17,10 @@ export interface RegistryOptions {
   logger: Logger;
   /** First restart delay of a stdio MCP server that died (doubles per failure, up to 30 s). */
   mcpRestartBackoffMs?: number;
+  /** MCP servers' elicitation, sampling and roots requests go to the caller of the call (MCP_FORWARD_CLIENT_REQUESTS). */
+  forwardClientRequests?: boolean;
+  /** How long a caller has to answer one of them (MCP_INPUT_TIMEOUT_MS). */
+  inputTimeoutMs?: number;
 }
 
 export interface PollResult {
@@ -63,6 +67,8 @@ export class ServiceState {
           logger: options.logger,
           maxResponseBytes: options.maxResponseBytes,
           restartBackoffMs: options.mcpRestartBackoffMs,
+          forwardClientRequests: options.forwardClientRequests,
+          inputTimeoutMs: options.inputTimeoutMs,
           onToolsChanged,
         })
       : new DownstreamClient(spec.url, {

@@ -22,6 +22,11 @@ const SCENARIOS = [
   'tools-call-mixed-content',
   'tools-call-with-progress',
   'tools-call-error',
+  // what the server asks its client during a call, put to the gateway's caller (a 2025-era session)
+  'tools-call-elicitation',
+  'tools-call-sampling',
+  'elicitation-sep1034-defaults',
+  'elicitation-sep1330-enums',
   'prompts-get-simple',
   'prompts-get-with-args',
   'prompts-get-embedded-resource',

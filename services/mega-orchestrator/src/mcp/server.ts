@@ -1,6 +1,6 @@
 import { paginate, AppError, ERROR_CODES, JSONRPC_CODES, isPlainObject, type Logger, type ToolAnnotations } from '@mcp-fleet/kit';
 import { allows, type Principal } from '../auth';
-import type { ProgressListener } from '../downstream-client';
+import type { ClientRequester, ProgressListener } from '../downstream-client';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { McpError, type CallToolResult, type GetPromptResult } from '@modelcontextprotocol/sdk/types.js';
 import { UriTemplate } from '@modelcontextprotocol/sdk/shared/uriTemplate.js';
@@ -141,6 +141,8 @@ export async function callTool(
     sessionId?: string;
     principal?: Principal;
     onProgress?: ProgressListener;
+    /** Answers what an MCP server behind the gateway asks its client during the call. */
+    onClientRequest?: ClientRequester;
     /** This call's time limit (a task's is longer than DOWNSTREAM_TIMEOUT_MS). */
     timeoutMs?: number;
   },
@@ -164,6 +166,7 @@ export async function callTool(
     traceparent: call.traceparent,
     principal: call.principal,
     onProgress: call.onProgress,
+    onClientRequest: call.onClientRequest,
     timeoutMs: call.timeoutMs,
   });
   if (!out.body.success && out.code === 'UNKNOWN_TOOL') throw new McpError(JSONRPC_CODES.INVALID_PARAMS, out.body.error);

@@ -1,4 +1,4 @@
-import type { ProgressListener } from '../downstream-client';
+import type { ClientRequester, ProgressListener } from '../downstream-client';
 import { randomUUID } from 'node:crypto';
 import { isPlainObject, JSONRPC_CODES, sendJson, type HttpResponse } from '@mcp-fleet/kit';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -14,6 +14,8 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { idOf, invalidMessage, isRequest, rpcError, sendRpcError } from './jsonrpc';
 import { subscribedResources } from './server';
+import { cannotAnswer, clientCan } from './client-requests';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
 
 interface LiveSession {
   id: string;
@@ -25,6 +27,29 @@ interface LiveSession {
   inFlight: Set<string | number>;
   /** The fast path's running tools/call requests by id, for notifications/cancelled to abort. */
   running: Map<string | number, AbortController>;
+  /** Requests the gateway put to the client (an MCP server's elicitation, sampling, roots), awaiting its answer by id. */
+  asking: Map<string, { resolve(result: Record<string, unknown>): void; reject(err: unknown): void }>;
+}
+
+/** A JSON-RPC response (an answer to a request the server sent). */
+const isResponse = (m: Record<string, unknown>): boolean => !('method' in m) && 'id' in m && ('result' in m || 'error' in m);
+
+/** The client's answers to the gateway's own requests: settled here; true when the message was one. */
+function settleAnswer(live: LiveSession, m: Record<string, unknown>): boolean {
+  const waiting = typeof m.id === 'string' ? live.asking.get(m.id) : undefined;
+  if (!waiting) return false;
+  live.asking.delete(m.id as string);
+  const error = m.error as { code?: unknown; message?: unknown; data?: unknown } | undefined;
+  if (isPlainObject(m.result)) waiting.resolve(m.result);
+  else
+    waiting.reject(
+      new McpError(
+        typeof error?.code === 'number' ? error.code : JSONRPC_CODES.INTERNAL_ERROR,
+        typeof error?.message === 'string' ? error.message : 'The client answered without a result.',
+        error?.data,
+      ),
+    );
+  return true;
 }
 
 export interface McpSessionTransportOptions {
@@ -36,7 +61,14 @@ export interface McpSessionTransportOptions {
    */
   callTool?: (
     params: Record<string, unknown>,
-    call: { sessionId: string; req: IncomingMessage; res: HttpResponse; signal: AbortSignal; onProgress?: ProgressListener },
+    call: {
+      sessionId: string;
+      req: IncomingMessage;
+      res: HttpResponse;
+      signal: AbortSignal;
+      onProgress?: ProgressListener;
+      onClientRequest?: ClientRequester;
+    },
   ) => Promise<unknown>;
   idleMs: number;
   maxSessions: number;
@@ -210,6 +242,14 @@ export class McpSessionTransport {
       live.lastSeen = Date.now();
       this.sessions.delete(sid);
       this.sessions.set(sid, live); // most recently used last
+      // Answers to what the gateway asked the client on behalf of an MCP server: delivered, 202.
+      if (live.asking.size > 0 && messages.every(isResponse)) {
+        const settled = messages.map((m) => settleAnswer(live, m));
+        if (settled.every(Boolean)) {
+          res.statusCode = 202;
+          return void res.end();
+        }
+      }
       const ids = messages.map(idOf).filter((id): id is string | number => id !== null && id !== undefined);
       const reused = ids.find((id, i) => live.inFlight.has(id) || ids.indexOf(id) !== i);
       if (reused !== undefined) {
@@ -262,18 +302,25 @@ export class McpSessionTransport {
     const params = (msg.params ?? {}) as Record<string, unknown>;
     // A progressToken (and a client that takes SSE) turns this answer into an event stream: the
     // downstream's progress as notifications/progress, then the result (Streamable HTTP allows either).
+    // So does a request of the MCP server behind the call to this client (elicitation, sampling, roots).
     const token = (params._meta as { progressToken?: unknown } | undefined)?.progressToken;
-    const stream = (typeof token === 'string' || typeof token === 'number') && (req.headers.accept ?? '').includes('text/event-stream');
-    const event = (message: unknown) => {
-      if (!res.writableEnded) res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
-    };
-    let onProgress: ProgressListener | undefined;
-    if (stream) {
+    const sse = (req.headers.accept ?? '').includes('text/event-stream');
+    let stream = false;
+    const openStream = () => {
+      if (stream || res.headersSent) return;
+      stream = true;
       res.statusCode = 200;
       res.setHeader('mcp-session-id', live.id);
       res.setHeader('Content-Type', 'text/event-stream');
       res.setHeader('Cache-Control', 'no-cache');
       res.flushHeaders();
+    };
+    const event = (message: unknown) => {
+      if (!res.writableEnded) res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+    };
+    let onProgress: ProgressListener | undefined;
+    if ((typeof token === 'string' || typeof token === 'number') && sse) {
+      openStream();
       onProgress = (progress, total, message) =>
         event({
           jsonrpc: '2.0',
@@ -281,8 +328,16 @@ export class McpSessionTransport {
           params: { progressToken: token, progress, ...(total !== undefined ? { total } : {}), ...(message ? { message } : {}) },
         });
     }
+    const onClientRequest = this.asker(live, sse, openStream, event, controller.signal);
     try {
-      const result = await this.options.callTool!(params, { sessionId: live.id, req, res, signal: controller.signal, onProgress });
+      const result = await this.options.callTool!(params, {
+        sessionId: live.id,
+        req,
+        res,
+        signal: controller.signal,
+        onProgress,
+        onClientRequest,
+      });
       payload = { jsonrpc: '2.0', id, result };
     } catch (err) {
       const e = err as { code?: unknown; message?: string; data?: unknown };
@@ -300,6 +355,55 @@ export class McpSessionTransport {
     }
     res.setHeader('mcp-session-id', live.id);
     sendJson(res, 200, payload);
+  }
+
+  /**
+   * Puts an MCP server's request to this session's client on the call's event stream (2025-era
+   * Streamable HTTP: a request related to the POST), and waits for the client's answer, which comes in
+   * a POST of its own (settleAnswer). A client that did not declare the capability, or whose POST did
+   * not accept an event stream, cannot be asked: the server is told so.
+   */
+  private asker(
+    live: LiveSession,
+    sse: boolean,
+    openStream: () => void,
+    event: (message: unknown) => void,
+    callSignal: AbortSignal,
+  ): ClientRequester {
+    return (method, params, signal) => {
+      if (!clientCan(live.server.getClientCapabilities(), method, params)) return Promise.reject(cannotAnswer(method, params));
+      if (!sse)
+        return Promise.reject(
+          new McpError(
+            JSONRPC_CODES.METHOD_NOT_FOUND,
+            `The caller of this tool call cannot be asked ${method}: its POST did not accept text/event-stream.`,
+          ),
+        );
+      openStream();
+      const id = `mcp-fleet-${randomUUID()}`;
+      const both = AbortSignal.any([signal, callSignal]);
+      return new Promise((resolve, reject) => {
+        const withdraw = () => {
+          live.asking.delete(id);
+          event({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'The MCP server no longer waits for it.' } });
+          reject(both.reason);
+        };
+        if (both.aborted) return withdraw();
+        both.addEventListener('abort', withdraw, { once: true });
+        const done = () => both.removeEventListener('abort', withdraw);
+        live.asking.set(id, {
+          resolve: (result) => {
+            done();
+            resolve(result);
+          },
+          reject: (err) => {
+            done();
+            reject(err);
+          },
+        });
+        event({ jsonrpc: '2.0', id, method, params });
+      });
+    };
   }
 
   private async initialize(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
@@ -325,6 +429,7 @@ export class McpSessionTransport {
       lastSeen: Date.now(),
       inFlight: new Set(),
       running: new Map(),
+      asking: new Map(),
     };
     transport.onclose = () => {
       if (live.id) this.sessions.delete(live.id);

@@ -29,7 +29,7 @@ import {
   listResourceTemplates,
   readResource,
 } from './server';
-import { TASKS_EXTENSION, type TaskSupport } from '../tasks';
+import { ownerOf, TASKS_EXTENSION, type TaskSupport } from '../tasks';
 
 export const STATELESS_VERSION = '2026-07-28';
 /** Versions served on this endpoint: the stateless one, and the session-based ones through the SDK. */
@@ -228,14 +228,7 @@ async function dispatch(
         const task = await callAsTask(ctx, req, res, params, meta, support);
         if (task) return task;
       }
-      const result = await callTool(ctx, params, {
-        requestId: callerRequestId(req, res),
-        traceparent: headerOf(req, 'traceparent'),
-        principal: principalOf(res),
-        // a 2026-era client cancels by closing its request: the downstream call is aborted
-        signal: abortOnClose(res),
-      });
-      return { resultType: 'complete', ...result };
+      return callWithInput(ctx, req, res, params, meta);
     }
     case 'resources/list':
       return { resultType: 'complete', ...listResources(ctx, principalOf(res)), ...cache(principalOf(res) ? 0 : CATALOG_TTL_MS) };
@@ -284,6 +277,38 @@ function paramHeadersAgree(ctx: GatewayContext, req: IncomingMessage, params: Re
       `The tool "${params.name.slice(0, 100)}" is not offered over MCP: its x-mcp-header declarations are invalid (${scan.reason}). Its service must fix its inputSchema.`,
     );
   if (scan.headers.length && isPlainObject(params.arguments)) checkParamHeaders(scan.headers, params.arguments, req);
+}
+
+/**
+ * tools/call answered with its result, or `input_required` when the MCP server behind it asks the
+ * client something (SEP-2322); a retry carrying `requestState` delivers the client's `inputResponses`
+ * to the waiting call (client-requests.ts).
+ */
+async function callWithInput(
+  ctx: GatewayContext,
+  req: IncomingMessage,
+  res: HttpResponse,
+  params: Record<string, unknown>,
+  meta: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
+  const principal = principalOf(res);
+  const caller = { owner: ownerOf(principal) ?? '', tool: String(params.name), capabilities: meta[META_CAPABILITIES] };
+  // a 2026-era client cancels by closing its request: the downstream call is aborted
+  const closed = abortOnClose(res);
+  if (params.requestState !== undefined) return ctx.inputs.resume(params.requestState, params.inputResponses, caller, closed);
+  if (params.inputResponses !== undefined && !isPlainObject(params.inputResponses))
+    throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'params.inputResponses must be an object keyed by the inputRequests keys.');
+  checkCallParams(params);
+  const requestId = callerRequestId(req, res);
+  const traceparent = headerOf(req, 'traceparent');
+  return ctx.inputs.call(
+    async (onClientRequest, signal) => ({
+      resultType: 'complete',
+      ...(await callTool(ctx, params, { requestId, traceparent, principal, signal, onClientRequest })),
+    }),
+    caller,
+    closed,
+  );
 }
 
 /** True when the request's client capabilities declare the tasks extension. */

@@ -1,0 +1,317 @@
+/**
+ * What an MCP server behind the gateway asks its client during a tool call (elicitation/create,
+ * sampling/createMessage, roots/list) reaches the caller of that call:
+ * - a 2025-era session's client as a JSON-RPC request on the call's event stream (session-transport.ts);
+ * - a 2026-07-28 client as an `input_required` result (SEP-2322, multi round-trip requests): the
+ *   server's call stays open in this gateway instance while the client answers, and the client's
+ *   retry of the same tools/call, with `inputResponses` and the `requestState` it was given, delivers
+ *   the answers to the waiting server. InputExchanges below keeps those calls.
+ * docs/gateway.md, "Questions from MCP servers", tells the whole story.
+ */
+import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { isPlainObject, JSONRPC_CODES, type Logger } from '@mcp-fleet/kit';
+import {
+  CreateMessageResultSchema,
+  CreateMessageResultWithToolsSchema,
+  ElicitResultSchema,
+  ErrorCode,
+  ListRootsResultSchema,
+  McpError,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { ClientRequester, ClientRequestMethod } from '../downstream-client';
+
+/** The capability each request needs. */
+const CAPABILITY: Record<ClientRequestMethod, string> = {
+  'elicitation/create': 'elicitation',
+  'sampling/createMessage': 'sampling',
+  'roots/list': 'roots',
+};
+
+/**
+ * True when these client capabilities cover the request: elicitation in the mode it asks for (an
+ * empty elicitation object is form mode, as 2025-06-18 clients declare it), sampling with tools only
+ * when the client declared sampling.tools.
+ */
+export function clientCan(caps: unknown, method: ClientRequestMethod, params: Record<string, unknown>): boolean {
+  if (!isPlainObject(caps)) return false;
+  const cap = caps[CAPABILITY[method]];
+  if (!isPlainObject(cap)) return false;
+  if (method === 'elicitation/create') {
+    if (params.mode === 'url') return isPlainObject(cap.url);
+    return isPlainObject(cap.form) || (!('form' in cap) && !('url' in cap));
+  }
+  if (method === 'sampling/createMessage' && (params.tools !== undefined || params.toolChoice !== undefined)) return isPlainObject(cap.tools);
+  return true;
+}
+
+/** The error the MCP server gets when the caller did not declare what its request needs. */
+export function cannotAnswer(method: ClientRequestMethod, params: Record<string, unknown>): McpError {
+  const need = method === 'elicitation/create' && params.mode === 'url' ? 'elicitation.url' : CAPABILITY[method];
+  return new McpError(
+    JSONRPC_CODES.METHOD_NOT_FOUND,
+    `The caller of this tool call cannot answer ${method}: its MCP client did not declare the "${need}" capability.`,
+  );
+}
+
+/** How the answer to each request is checked before the waiting server gets it (the SDK's own result schemas). */
+function answerProblem(method: ClientRequestMethod, params: Record<string, unknown>, answer: unknown): string | undefined {
+  const schema =
+    method === 'elicitation/create'
+      ? ElicitResultSchema
+      : method === 'roots/list'
+        ? ListRootsResultSchema
+        : params.tools !== undefined || params.toolChoice !== undefined
+          ? CreateMessageResultWithToolsSchema
+          : CreateMessageResultSchema;
+  if (!isPlainObject(answer)) return 'it is not an object';
+  const parsed = schema.safeParse(answer);
+  if (parsed.success) return undefined;
+  const issue = parsed.error.issues[0];
+  return `${issue.path.join('.') || '(the object)'}: ${issue.message}`;
+}
+
+const KEY_PREFIX: Record<ClientRequestMethod, string> = {
+  'elicitation/create': 'elicitation',
+  'sampling/createMessage': 'sampling',
+  'roots/list': 'roots',
+};
+
+interface Asked {
+  method: ClientRequestMethod;
+  params: Record<string, unknown>;
+  resolve(answer: Record<string, unknown>): void;
+  reject(err: unknown): void;
+}
+
+type Outcome = { ok: true; result: Record<string, unknown> } | { ok: false; error: unknown };
+
+/** One tool call whose server asked its caller something, waiting between rounds. */
+interface Exchange {
+  id: string;
+  owner: string;
+  tool: string;
+  /** The round the latest requestState names; bumped as soon as answers are taken, so an old state is stale. */
+  round: number;
+  /** Requests not yet answered, by their inputRequests key. */
+  asked: Map<string, Asked>;
+  keys: number;
+  controller: AbortController;
+  settled?: Outcome;
+  /** Set while a round waits for news (a request, or the call's end). */
+  wake?: () => void;
+  expiry?: NodeJS.Timeout;
+}
+
+/** Who is calling: the principal's owner key (empty without authorization), the tool, the declared capabilities. */
+export interface ExchangeCaller {
+  owner: string;
+  tool: string;
+  capabilities: unknown;
+}
+
+export interface InputExchangesOptions {
+  /** How long a call waits for the client's retry (MCP_INPUT_TIMEOUT_MS). */
+  ttlMs: number;
+  logger: Logger;
+  /** Requests a server sends together (within this many ms) are asked in one round. */
+  gatherMs?: number;
+  /** Calls waiting for their client at most; beyond it a call that asks something fails. */
+  maxOpen?: number;
+}
+
+const STATE_VERSION = 'v1';
+
+/**
+ * 2026-07-28 tools/calls whose MCP server asked the caller something: each answered `input_required`
+ * with the open requests and an HMAC-signed `requestState` (its call id and round, bound to the
+ * caller and the tool), kept in memory until the client retries with the answers, or MCP_INPUT_TIMEOUT_MS
+ * passes (the server's call is then aborted). The call lives in this instance: behind a load balancer,
+ * a retry that reaches another instance is told its requestState is unknown there.
+ */
+export class InputExchanges {
+  private readonly open = new Map<string, Exchange>();
+  private readonly key = randomBytes(32);
+
+  constructor(private readonly options: InputExchangesOptions) {}
+
+  get waiting(): number {
+    return this.open.size;
+  }
+
+  /** Runs a call whose server's requests become input_required results: its result, or the first round. */
+  async call(
+    run: (requester: ClientRequester, signal: AbortSignal) => Promise<Record<string, unknown>>,
+    caller: ExchangeCaller,
+    requestSignal: AbortSignal,
+  ): Promise<Record<string, unknown>> {
+    const ex: Exchange = {
+      id: randomUUID(),
+      owner: caller.owner,
+      tool: caller.tool,
+      round: 1,
+      asked: new Map(),
+      keys: 0,
+      controller: new AbortController(),
+    };
+    const requester: ClientRequester = (method, params, signal) => {
+      if (!clientCan(caller.capabilities, method, params)) return Promise.reject(cannotAnswer(method, params));
+      return new Promise((resolve, reject) => {
+        const key = `${KEY_PREFIX[method]}-${++ex.keys}`;
+        const withdraw = () => {
+          ex.asked.delete(key);
+          reject(signal.reason);
+        };
+        if (signal.aborted) return withdraw();
+        signal.addEventListener('abort', withdraw, { once: true });
+        const done = () => signal.removeEventListener('abort', withdraw);
+        ex.asked.set(key, {
+          method,
+          params,
+          resolve: (answer) => {
+            done();
+            resolve(answer);
+          },
+          reject: (err) => {
+            done();
+            reject(err);
+          },
+        });
+        ex.wake?.();
+      });
+    };
+    run(requester, ex.controller.signal).then(
+      (result) => this.settle(ex, { ok: true, result }),
+      (error: unknown) => this.settle(ex, { ok: false, error }),
+    );
+    return this.next(ex, requestSignal);
+  }
+
+  /** A retry with requestState (and inputResponses): the answers go to the waiting server; then its result or the next round. */
+  async resume(state: unknown, responses: unknown, caller: ExchangeCaller, requestSignal: AbortSignal): Promise<Record<string, unknown>> {
+    const ex = this.exchangeOf(state, caller);
+    if (responses !== undefined && !isPlainObject(responses))
+      throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'params.inputResponses must be an object keyed by the inputRequests keys.');
+    const given = Object.entries(responses ?? {}).filter(([key]) => ex.asked.has(key));
+    for (const [key, answer] of given) {
+      const asked = ex.asked.get(key)!;
+      const problem = answerProblem(asked.method, asked.params, answer);
+      if (problem)
+        throw new McpError(
+          JSONRPC_CODES.INVALID_PARAMS,
+          `inputResponses["${key}"] is not a valid answer to ${asked.method}: ${problem}. Nothing was delivered; retry with the same requestState.`,
+        );
+    }
+    clearTimeout(ex.expiry);
+    ex.round += 1;
+    for (const [key, answer] of given) {
+      const asked = ex.asked.get(key)!;
+      ex.asked.delete(key);
+      asked.resolve(answer as Record<string, unknown>);
+    }
+    // Keys it was asked and did not answer (extra keys are ignored) are asked again.
+    if (ex.asked.size > 0 && !ex.settled) return this.inputRequired(ex);
+    return this.next(ex, requestSignal);
+  }
+
+  /** The exchange a requestState names, checked: signature, caller and tool, still open, the latest round. */
+  private exchangeOf(state: unknown, caller: ExchangeCaller): Exchange {
+    const parts = typeof state === 'string' ? state.split('.') : [];
+    const [version, id, round, mac] = parts;
+    if (parts.length !== 4 || version !== STATE_VERSION || !/^\d{1,9}$/.test(round ?? '') || !this.verify(`${version}.${id}.${round}`, caller, mac))
+      throw new McpError(
+        JSONRPC_CODES.INVALID_PARAMS,
+        'params.requestState failed its integrity check: it was altered, or was issued for another tool or caller. Send it back exactly as the input_required result gave it, or call the tool again without it.',
+      );
+    const ex = this.open.get(id);
+    if (!ex || ex.owner !== caller.owner || ex.tool !== caller.tool)
+      throw new McpError(
+        JSONRPC_CODES.INVALID_PARAMS,
+        'params.requestState names a call that is no longer waiting: it expired (MCP_INPUT_TIMEOUT_MS), ended, or lives on another gateway instance. Call the tool again without requestState.',
+      );
+    if (Number(round) !== ex.round)
+      throw new McpError(
+        JSONRPC_CODES.INVALID_PARAMS,
+        `params.requestState is from round ${round} of this call, which is at round ${ex.round}: send the requestState of the latest input_required result.`,
+      );
+    return ex;
+  }
+
+  private sign(payload: string, caller: { owner: string; tool: string }): string {
+    return createHmac('sha256', this.key).update(`${payload}\n${caller.owner}\n${caller.tool}`).digest('base64url');
+  }
+
+  private verify(payload: string, caller: ExchangeCaller, mac: string | undefined): boolean {
+    if (!mac) return false;
+    const want = Buffer.from(this.sign(payload, caller));
+    const got = Buffer.from(mac);
+    return want.length === got.length && timingSafeEqual(want, got);
+  }
+
+  /** Waits for news: the call's result (answered), or requests to put to the client (one round). */
+  private async next(ex: Exchange, requestSignal: AbortSignal): Promise<Record<string, unknown>> {
+    const abandon = () => this.abandon(ex, 'the client closed its request');
+    requestSignal.addEventListener('abort', abandon, { once: true });
+    try {
+      while (!ex.settled && ex.asked.size === 0) await new Promise<void>((wake) => (ex.wake = wake));
+      ex.wake = undefined;
+      // Requests a server sends at once (Promise.all) are asked together.
+      if (!ex.settled && this.options.gatherMs !== 0)
+        await new Promise((r) => setTimeout(r, this.options.gatherMs ?? 5));
+    } finally {
+      requestSignal.removeEventListener('abort', abandon);
+    }
+    if (ex.settled) {
+      this.forget(ex);
+      if (ex.settled.ok) return ex.settled.result;
+      throw ex.settled.error;
+    }
+    return this.inputRequired(ex);
+  }
+
+  private inputRequired(ex: Exchange): Record<string, unknown> {
+    if (!this.open.has(ex.id) && this.open.size >= (this.options.maxOpen ?? 1000)) {
+      this.abandon(ex, 'too many calls are waiting for their clients');
+      throw new McpError(
+        JSONRPC_CODES.INTERNAL_ERROR,
+        `The gateway holds ${this.open.size} tool calls waiting for their clients' answers; retry once some finish.`,
+      );
+    }
+    this.open.set(ex.id, ex);
+    clearTimeout(ex.expiry);
+    ex.expiry = setTimeout(() => this.abandon(ex, `no answer within ${this.options.ttlMs} ms`), this.options.ttlMs);
+    ex.expiry.unref();
+    const payload = `${STATE_VERSION}.${ex.id}.${ex.round}`;
+    return {
+      resultType: 'input_required',
+      inputRequests: Object.fromEntries([...ex.asked].map(([key, a]) => [key, { method: a.method, params: a.params }])),
+      requestState: `${payload}.${this.sign(payload, ex)}`,
+    };
+  }
+
+  private settle(ex: Exchange, outcome: Outcome): void {
+    ex.settled = outcome;
+    for (const asked of ex.asked.values()) asked.reject(new McpError(ErrorCode.InvalidRequest, 'The tool call this request belonged to has ended.'));
+    ex.asked.clear();
+    ex.wake?.();
+  }
+
+  /** The client went away or never came back: the server's call is aborted and its requests withdrawn. */
+  private abandon(ex: Exchange, why: string): void {
+    if (ex.settled && !this.open.has(ex.id)) return;
+    this.options.logger.info('a tool call waiting for its client was abandoned', { tool: ex.tool, why });
+    ex.controller.abort(new Error(why));
+    for (const asked of ex.asked.values()) asked.reject(new McpError(ErrorCode.RequestTimeout, `The client did not answer: ${why}.`));
+    ex.asked.clear();
+    this.forget(ex);
+  }
+
+  private forget(ex: Exchange): void {
+    clearTimeout(ex.expiry);
+    this.open.delete(ex.id);
+  }
+
+  /** Every waiting call aborted (the gateway is closing). */
+  close(): void {
+    for (const ex of [...this.open.values()]) this.abandon(ex, 'the gateway is shutting down');
+  }
+}

@@ -62,7 +62,8 @@ CREATE TABLE IF NOT EXISTS tasks (
   instance TEXT NOT NULL,
   lease_until ${t.int64} NOT NULL,
   result TEXT,
-  error TEXT
+  error TEXT,
+  input_requests TEXT
 );
 CREATE INDEX IF NOT EXISTS tasks_by_expiry ON tasks (expires_at);
 CREATE INDEX IF NOT EXISTS tasks_by_status ON tasks (status, lease_until);
@@ -74,6 +75,9 @@ const PG_SCHEMA = schema({ int64: 'BIGINT', serial: 'BIGSERIAL PRIMARY KEY', dou
 export async function openSqliteHistory(file: string): Promise<HistoryDb> {
   const db = await SqliteDb.open(file);
   await db.exec(SQLITE_SCHEMA);
+  // a store made before tasks could ask for input
+  const columns = await db.all<{ name: string }>('PRAGMA table_info(tasks)');
+  if (!columns.some((c) => c.name === 'input_requests')) await db.exec('ALTER TABLE tasks ADD COLUMN input_requests TEXT');
   const self: HistoryDb = {
     kind: 'sqlite',
     run: async (sql, params = []) => void (await db.run(sql, params as never[])),
@@ -90,7 +94,7 @@ const toPg = (sql: string) => {
   return sql.replace(/\?/g, () => `$${++n}`);
 };
 /** Text columns whose values may look like numbers (a tool named "42", a JSON result "7"): never converted. */
-const TEXT_COLUMNS = new Set(['args', 'tool', 'owner', 'status_message', 'result', 'error', 'task_id', 'instance']);
+const TEXT_COLUMNS = new Set(['args', 'tool', 'owner', 'status_message', 'result', 'error', 'task_id', 'instance', 'input_requests']);
 /** BIGINT and COUNT(*) arrive as strings from pg; the store works in numbers. */
 const numeric = <T>(row: Record<string, unknown>): T => {
   const out: Record<string, unknown> = {};
@@ -107,6 +111,7 @@ export async function openPostgresHistory(url: string): Promise<HistoryDb> {
     // One gateway creates the tables; the others wait on the lock instead of racing it.
     await client.query('SELECT pg_advisory_lock(774411)');
     await client.query(PG_SCHEMA);
+    await client.query('ALTER TABLE tasks ADD COLUMN IF NOT EXISTS input_requests TEXT');
   } finally {
     await client.query('SELECT pg_advisory_unlock(774411)').catch(() => undefined);
     client.release();

@@ -589,7 +589,7 @@ function fleetError(v: unknown): { code: FleetCode; message: string } | undefine
 
 /** The SDK prefixes messages with "MCP error -32602: "; the code is ours to state. */
 function stripPrefix(message: string): string {
-  return message.replace(/^MCP error -?\d+: /, '');
+  return message.replace(/^(MCP error -?\d+: )+/, '');
 }
 
 /** A call's time limit that stops while its caller is being asked something, and goes on after. */

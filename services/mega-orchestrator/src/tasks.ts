@@ -13,7 +13,8 @@ import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.j
 import type { Principal } from './auth';
 import type { CallHistory } from './call-history';
 import type { Catalog } from './catalog';
-import type { ProgressListener } from './downstream-client';
+import type { ClientRequester, ProgressListener } from './downstream-client';
+import { cannotAnswer, checkAnswers, clientCan, OpenRequests } from './mcp/client-requests';
 import type { HistoryDb } from './history-db';
 
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
@@ -36,6 +37,8 @@ interface TaskRow {
   lease_until: number;
   result: string | null;
   error: string | null;
+  /** The open requests (an inputRequests map, JSON) while the task is input_required. */
+  input_requests?: string | null;
 }
 
 /** A task on the wire: the Task fields, plus `result` or `error` once terminal (DetailedTask). */
@@ -56,8 +59,23 @@ export interface TaskManagerOptions {
   leaseMs: number;
 }
 
-/** Runs the task's tool call; the signal aborts it (tasks/cancel, shutdown); progress reports go to onProgress. */
-export type TaskRun = (signal: AbortSignal, timeoutMs: number, onProgress: ProgressListener) => Promise<CallToolResult>;
+/**
+ * Runs the task's tool call; the signal aborts it (tasks/cancel, shutdown); progress reports go to
+ * onProgress; what its MCP server asks the client goes to onClientRequest (the task reads
+ * input_required until tasks/update answers).
+ */
+export type TaskRun = (
+  signal: AbortSignal,
+  timeoutMs: number,
+  onProgress: ProgressListener,
+  onClientRequest: ClientRequester,
+) => Promise<CallToolResult>;
+
+/** A running task's requests to its client, and the writes of its state they cause (in order). */
+interface TaskInput {
+  open: OpenRequests;
+  written: () => Promise<void>;
+}
 
 /** A running task's progress is written to its statusMessage at most this often. */
 const PROGRESS_WRITE_MS = 1000;
@@ -81,6 +99,7 @@ export class TaskManager extends EventEmitter {
   private db?: HistoryDb;
   private readonly ready: Promise<void>;
   private readonly running = new Map<string, AbortController>();
+  private readonly inputs = new Map<string, TaskInput>();
   private readonly supportCache = new WeakMap<Catalog, Map<string, TaskSupport>>();
   private readonly extraTools: ReadonlySet<string>;
   private heartbeat?: NodeJS.Timeout;
@@ -165,11 +184,11 @@ export class TaskManager extends EventEmitter {
    * Stores a new task (durably: tasks/get finds it as soon as this resolves) and starts its run.
    * Undefined when the store is not open or MCP_MAX_TASKS unexpired tasks are stored.
    */
-  async create(tool: string, principal: Principal | undefined, run: TaskRun): Promise<TaskView | undefined> {
-    return this.guard(this.store(tool, principal, run));
+  async create(tool: string, principal: Principal | undefined, run: TaskRun, capabilities?: unknown): Promise<TaskView | undefined> {
+    return this.guard(this.store(tool, principal, run, capabilities));
   }
 
-  private async store(tool: string, principal: Principal | undefined, run: TaskRun): Promise<TaskView | undefined> {
+  private async store(tool: string, principal: Principal | undefined, run: TaskRun, capabilities: unknown): Promise<TaskView | undefined> {
     if (!(await this.served())) return undefined;
     const db = this.db!;
     const now = Date.now();
@@ -217,13 +236,13 @@ export class TaskManager extends EventEmitter {
     const controller = new AbortController();
     this.running.set(row.task_id, controller);
     this.keepLeases();
-    const done = this.execute(row, controller, run).finally(() => this.pending.delete(done));
+    const done = this.execute(row, controller, run, capabilities).finally(() => this.pending.delete(done));
     this.pending.add(done);
     this.options.logger.info('MCP task created', { taskId: row.task_id, tool });
     return view(row, false);
   }
 
-  private async execute(row: TaskRow, controller: AbortController, run: TaskRun): Promise<void> {
+  private async execute(row: TaskRow, controller: AbortController, run: TaskRun, capabilities: unknown): Promise<void> {
     // The call ends before the task's ttl does.
     const timeoutMs = Math.min(this.options.timeoutMs, row.ttl_ms - 1000);
     let status: 'completed' | 'failed';
@@ -231,8 +250,14 @@ export class TaskManager extends EventEmitter {
     let result: string | null = null;
     let error: string | null = null;
     const progress = this.progressWriter(row.task_id);
+    // What the tool's MCP server asks the client: the task reads input_required with these requests.
+    let written: Promise<void> = Promise.resolve();
+    const open = new OpenRequests(() => (written = written.then(() => this.writeInput(row.task_id, open))));
+    this.inputs.set(row.task_id, { open, written: () => written });
+    const ask: ClientRequester = (method, params, signal) =>
+      clientCan(capabilities, method, params) ? open.ask(method, params, signal) : Promise.reject(cannotAnswer(method, params));
     try {
-      const answer = await run(controller.signal, timeoutMs, progress.report);
+      const answer = await run(controller.signal, timeoutMs, progress.report, ask);
       result = JSON.stringify(answer);
       const bytes = Buffer.byteLength(result);
       if (bytes > this.options.maxResultBytes) {
@@ -257,14 +282,17 @@ export class TaskManager extends EventEmitter {
       }
     } finally {
       this.running.delete(row.task_id);
+      this.inputs.delete(row.task_id);
+      open.failAll(new McpError(JSONRPC_CODES.INVALID_REQUEST, 'The task this request belonged to has ended.'));
       await progress.stop();
+      await written;
     }
     if (this.closed || !this.db) return;
     const now = Date.now();
     try {
-      // Only a task still working: one cancelled meanwhile stays cancelled.
+      // Only a task still running: one cancelled meanwhile stays cancelled.
       await this.db.run(
-        `UPDATE tasks SET status = ?, status_message = ?, result = ?, error = ?, updated_at = ? WHERE task_id = ? AND status = 'working'`,
+        `UPDATE tasks SET status = ?, status_message = ?, result = ?, error = ?, input_requests = NULL, updated_at = ? WHERE task_id = ? AND status IN ('working', 'input_required')`,
         [status, message, result, error, now, row.task_id],
       );
     } catch (err) {
@@ -348,9 +376,52 @@ export class TaskManager extends EventEmitter {
     this.changed(taskId);
   }
 
-  /** tasks/update: the gateway's tasks never ask for input, so every response is for no outstanding request (ignored). */
-  async update(taskId: string, principal: Principal | undefined): Promise<void> {
-    await this.guard(this.row(taskId, principal));
+  /**
+   * A running task's open requests as its state: input_required with them (inputRequests on tasks/get
+   * and notifications/tasks), or working again once all are answered.
+   */
+  private async writeInput(taskId: string, open: OpenRequests): Promise<void> {
+    if (!this.db || this.closed) return;
+    const waiting = open.size > 0;
+    const methods = [...new Set([...open.byKey.values()].map((a) => a.method))].join(', ');
+    try {
+      await this.db.run(
+        `UPDATE tasks SET status = ?, status_message = ?, input_requests = ?, updated_at = ? WHERE task_id = ? AND status IN ('working', 'input_required')`,
+        [
+          waiting ? 'input_required' : 'working',
+          waiting ? `Waiting for the client to answer ${methods} (tasks/update with inputResponses).` : null,
+          waiting ? JSON.stringify(open.list()) : null,
+          Date.now(),
+          taskId,
+        ],
+      );
+      this.changed(taskId);
+    } catch (err) {
+      this.options.logger.warn('could not record the open requests of an MCP task', { err, taskId });
+    }
+  }
+
+  /**
+   * tasks/update: the client's answers (inputResponses, keyed as inputRequests) go to the requests
+   * the task's MCP server is waiting on, checked first (-32602 for one of the wrong shape, nothing
+   * delivered); keys of no open request are ignored, and a subset leaves the task input_required with
+   * the rest. Acknowledged once the task's new state is stored. The open requests live in the instance
+   * running the task: behind a load balancer, tasks/update is routed there by its Mcp-Name (the task id).
+   */
+  async update(taskId: string, principal: Principal | undefined, responses: unknown): Promise<void> {
+    const row = await this.guard(this.row(taskId, principal));
+    const here = this.inputs.get(taskId);
+    if (!here) {
+      checkAnswers(new Map(), responses, 'send tasks/update again');
+      if (row.status === 'input_required')
+        throw new McpError(
+          JSONRPC_CODES.INVALID_PARAMS,
+          'This task runs on another gateway instance, which holds its open requests: route tasks/update to it by its Mcp-Name header (the task id).',
+        );
+      return;
+    }
+    here.open.answer(checkAnswers(here.open.byKey, responses, 'send tasks/update again'));
+    await here.written();
   }
 
   /** The ids among these that exist, are unexpired and belong to this principal (for notifications/tasks). */
@@ -409,7 +480,7 @@ export class TaskManager extends EventEmitter {
     }
     const ids = [...this.running.keys()];
     try {
-      await this.db.run(`UPDATE tasks SET lease_until = ? WHERE instance = ? AND status = 'working'`, [
+      await this.db.run(`UPDATE tasks SET lease_until = ? WHERE instance = ? AND status IN ('working', 'input_required')`, [
         Date.now() + this.options.leaseMs,
         this.instance,
       ]);
@@ -419,7 +490,7 @@ export class TaskManager extends EventEmitter {
           `SELECT task_id, status FROM tasks WHERE task_id IN (${chunk.map(() => '?').join(', ')})`,
           chunk,
         );
-        const working = new Set(rows.filter((r) => r.status === 'working').map((r) => r.task_id));
+        const working = new Set(rows.filter((r) => r.status === 'working' || r.status === 'input_required').map((r) => r.task_id));
         for (const id of chunk) if (!working.has(id)) this.running.get(id)?.abort();
       }
     } catch (err) {
@@ -455,7 +526,7 @@ export class TaskManager extends EventEmitter {
       const now = Date.now();
       await this.db
         .run(
-          `UPDATE tasks SET status = 'failed', status_message = ?, error = ?, updated_at = ? WHERE status = 'working' AND task_id IN (${ids
+          `UPDATE tasks SET status = 'failed', status_message = ?, error = ?, updated_at = ? WHERE status IN ('working', 'input_required') AND task_id IN (${ids
             .map(() => '?')
             .join(', ')})`,
           [SHUT_DOWN, JSON.stringify({ code: JSONRPC_CODES.INTERNAL_ERROR, message: SHUT_DOWN }), now, ...ids],
@@ -477,6 +548,7 @@ function view(row: TaskRow, detailed: boolean): TaskView {
     ttlMs: row.ttl_ms,
     pollIntervalMs: row.poll_ms,
   };
+  if (row.status === 'input_required' && row.input_requests) out.inputRequests = JSON.parse(row.input_requests) as Record<string, unknown>;
   if (!detailed) return out;
   if (row.status === 'completed' && row.result) out.result = JSON.parse(row.result) as Record<string, unknown>;
   if (row.status === 'failed' && row.error) out.error = JSON.parse(row.error) as Record<string, unknown>;

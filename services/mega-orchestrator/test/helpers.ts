@@ -328,14 +328,20 @@ export function post2026(
 }
 
 /** A gateway in front of one MCP server over stdio (a TypeScript file run with tsx), once `tool` is in its catalog. */
-export async function startGatewayWithStdioServer(id: string, file: string, dataDir: string, tool: string): Promise<RunningGateway> {
+export async function startGatewayWithStdioServer(
+  id: string,
+  file: string,
+  dataDir: string,
+  tool: string,
+  overrides: Record<string, string> = {},
+): Promise<RunningGateway> {
   const repo = path.resolve(__dirname, '../../..');
   const spec: DownstreamSpec = {
     id,
     url: `stdio:${id}`,
     mcp: { transport: 'stdio', command: process.execPath, args: ['--import', 'tsx', file], cwd: repo, env: {} },
   };
-  const g = await startGateway([spec], dataDir, { HEALTH_POLL_MS: '600000', HEALTH_TIMEOUT_MS: '5000' });
+  const g = await startGateway([spec], dataDir, { HEALTH_POLL_MS: '600000', HEALTH_TIMEOUT_MS: '5000', ...overrides });
   const end = Date.now() + 20_000;
   while (!g.gw.registry.catalog.byName.has(tool)) {
     if (Date.now() > end) {

@@ -40,7 +40,8 @@ export function clientCan(caps: unknown, method: ClientRequestMethod, params: Re
     if (params.mode === 'url') return isPlainObject(cap.url);
     return isPlainObject(cap.form) || (!('form' in cap) && !('url' in cap));
   }
-  if (method === 'sampling/createMessage' && (params.tools !== undefined || params.toolChoice !== undefined)) return isPlainObject(cap.tools);
+  if (method === 'sampling/createMessage' && (params.tools !== undefined || params.toolChoice !== undefined))
+    return isPlainObject(cap.tools);
   return true;
 }
 
@@ -54,7 +55,7 @@ export function cannotAnswer(method: ClientRequestMethod, params: Record<string,
 }
 
 /** How the answer to each request is checked before the waiting server gets it (the SDK's own result schemas). */
-function answerProblem(method: ClientRequestMethod, params: Record<string, unknown>, answer: unknown): string | undefined {
+export function answerProblem(method: ClientRequestMethod, params: Record<string, unknown>, answer: unknown): string | undefined {
   const schema =
     method === 'elicitation/create'
       ? ElicitResultSchema
@@ -75,12 +76,101 @@ const KEY_PREFIX: Record<ClientRequestMethod, string> = {
   'sampling/createMessage': 'sampling',
   'roots/list': 'roots',
 };
+/** The inputRequests key of a call's n-th request: "elicitation-1", "sampling-2", ... */
+export const inputKey = (method: ClientRequestMethod, n: number): string => `${KEY_PREFIX[method]}-${n}`;
+
+/** Checks every answer given for an open request before any is delivered: -32602 naming the first bad one. */
+export function checkAnswers(
+  open: ReadonlyMap<string, { method: ClientRequestMethod; params: Record<string, unknown> }>,
+  responses: unknown,
+  retry: string,
+): [string, Record<string, unknown>][] {
+  if (responses !== undefined && !isPlainObject(responses))
+    throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'params.inputResponses must be an object keyed by the inputRequests keys.');
+  const given = Object.entries(responses ?? {}).filter(([key]) => open.has(key));
+  for (const [key, answer] of given) {
+    const asked = open.get(key)!;
+    const problem = answerProblem(asked.method, asked.params, answer);
+    if (problem)
+      throw new McpError(
+        JSONRPC_CODES.INVALID_PARAMS,
+        `inputResponses["${key}"] is not a valid answer to ${asked.method}: ${problem}. Nothing was delivered; ${retry}.`,
+      );
+  }
+  return given as [string, Record<string, unknown>][];
+}
 
 interface Asked {
   method: ClientRequestMethod;
   params: Record<string, unknown>;
   resolve(answer: Record<string, unknown>): void;
   reject(err: unknown): void;
+}
+
+/**
+ * A call's requests put to its client and not yet answered, by inputRequests key: each holds the
+ * MCP server's waiting request, settled by the client's answer, or withdrawn by the server.
+ */
+export class OpenRequests {
+  readonly byKey = new Map<string, Asked>();
+  private count = 0;
+
+  /** `onChange` runs when a request is asked, answered or withdrawn. */
+  constructor(private readonly onChange: () => void) {}
+
+  get size(): number {
+    return this.byKey.size;
+  }
+
+  ask(method: ClientRequestMethod, params: Record<string, unknown>, signal: AbortSignal): Promise<Record<string, unknown>> {
+    return new Promise((resolve, reject) => {
+      const key = inputKey(method, ++this.count);
+      const withdraw = () => {
+        this.byKey.delete(key);
+        reject(signal.reason);
+        this.onChange();
+      };
+      if (signal.aborted) return withdraw();
+      signal.addEventListener('abort', withdraw, { once: true });
+      const done = () => signal.removeEventListener('abort', withdraw);
+      this.byKey.set(key, {
+        method,
+        params,
+        resolve: (answer) => {
+          done();
+          resolve(answer);
+        },
+        reject: (err) => {
+          done();
+          reject(err);
+        },
+      });
+      this.onChange();
+    });
+  }
+
+  /** Delivers checked answers (checkAnswers) to the waiting server. */
+  answer(given: [string, Record<string, unknown>][]): void {
+    if (given.length === 0) return;
+    for (const [key, answer] of given) {
+      const asked = this.byKey.get(key);
+      this.byKey.delete(key);
+      asked?.resolve(answer);
+    }
+    this.onChange();
+  }
+
+  /** Every open request fails with this error (the call ended, the client went away). */
+  failAll(err: unknown): void {
+    const all = [...this.byKey.values()];
+    this.byKey.clear();
+    for (const asked of all) asked.reject(err);
+  }
+
+  /** The open requests as an inputRequests map. */
+  list(): Record<string, { method: ClientRequestMethod; params: Record<string, unknown> }> {
+    return Object.fromEntries([...this.byKey].map(([key, a]) => [key, { method: a.method, params: a.params }]));
+  }
 }
 
 type Outcome = { ok: true; result: Record<string, unknown> } | { ok: false; error: unknown };
@@ -93,8 +183,7 @@ interface Exchange {
   /** The round the latest requestState names; bumped as soon as answers are taken, so an old state is stale. */
   round: number;
   /** Requests not yet answered, by their inputRequests key. */
-  asked: Map<string, Asked>;
-  keys: number;
+  asked: OpenRequests;
   controller: AbortController;
   settled?: Outcome;
   /** Set while a round waits for news (a request, or the call's end). */
@@ -149,36 +238,11 @@ export class InputExchanges {
       owner: caller.owner,
       tool: caller.tool,
       round: 1,
-      asked: new Map(),
-      keys: 0,
+      asked: new OpenRequests(() => ex.wake?.()),
       controller: new AbortController(),
     };
-    const requester: ClientRequester = (method, params, signal) => {
-      if (!clientCan(caller.capabilities, method, params)) return Promise.reject(cannotAnswer(method, params));
-      return new Promise((resolve, reject) => {
-        const key = `${KEY_PREFIX[method]}-${++ex.keys}`;
-        const withdraw = () => {
-          ex.asked.delete(key);
-          reject(signal.reason);
-        };
-        if (signal.aborted) return withdraw();
-        signal.addEventListener('abort', withdraw, { once: true });
-        const done = () => signal.removeEventListener('abort', withdraw);
-        ex.asked.set(key, {
-          method,
-          params,
-          resolve: (answer) => {
-            done();
-            resolve(answer);
-          },
-          reject: (err) => {
-            done();
-            reject(err);
-          },
-        });
-        ex.wake?.();
-      });
-    };
+    const requester: ClientRequester = (method, params, signal) =>
+      clientCan(caller.capabilities, method, params) ? ex.asked.ask(method, params, signal) : Promise.reject(cannotAnswer(method, params));
     run(requester, ex.controller.signal).then(
       (result) => this.settle(ex, { ok: true, result }),
       (error: unknown) => this.settle(ex, { ok: false, error }),
@@ -189,25 +253,10 @@ export class InputExchanges {
   /** A retry with requestState (and inputResponses): the answers go to the waiting server; then its result or the next round. */
   async resume(state: unknown, responses: unknown, caller: ExchangeCaller, requestSignal: AbortSignal): Promise<Record<string, unknown>> {
     const ex = this.exchangeOf(state, caller);
-    if (responses !== undefined && !isPlainObject(responses))
-      throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'params.inputResponses must be an object keyed by the inputRequests keys.');
-    const given = Object.entries(responses ?? {}).filter(([key]) => ex.asked.has(key));
-    for (const [key, answer] of given) {
-      const asked = ex.asked.get(key)!;
-      const problem = answerProblem(asked.method, asked.params, answer);
-      if (problem)
-        throw new McpError(
-          JSONRPC_CODES.INVALID_PARAMS,
-          `inputResponses["${key}"] is not a valid answer to ${asked.method}: ${problem}. Nothing was delivered; retry with the same requestState.`,
-        );
-    }
+    const given = checkAnswers(ex.asked.byKey, responses, 'retry with the same requestState');
     clearTimeout(ex.expiry);
     ex.round += 1;
-    for (const [key, answer] of given) {
-      const asked = ex.asked.get(key)!;
-      ex.asked.delete(key);
-      asked.resolve(answer as Record<string, unknown>);
-    }
+    ex.asked.answer(given);
     // Keys it was asked and did not answer (extra keys are ignored) are asked again.
     if (ex.asked.size > 0 && !ex.settled) return this.inputRequired(ex);
     return this.next(ex, requestSignal);
@@ -217,7 +266,12 @@ export class InputExchanges {
   private exchangeOf(state: unknown, caller: ExchangeCaller): Exchange {
     const parts = typeof state === 'string' ? state.split('.') : [];
     const [version, id, round, mac] = parts;
-    if (parts.length !== 4 || version !== STATE_VERSION || !/^\d{1,9}$/.test(round ?? '') || !this.verify(`${version}.${id}.${round}`, caller, mac))
+    if (
+      parts.length !== 4 ||
+      version !== STATE_VERSION ||
+      !/^\d{1,9}$/.test(round ?? '') ||
+      !this.verify(`${version}.${id}.${round}`, caller, mac)
+    )
       throw new McpError(
         JSONRPC_CODES.INVALID_PARAMS,
         'params.requestState failed its integrity check: it was altered, or was issued for another tool or caller. Send it back exactly as the input_required result gave it, or call the tool again without it.',
@@ -255,8 +309,7 @@ export class InputExchanges {
       while (!ex.settled && ex.asked.size === 0) await new Promise<void>((wake) => (ex.wake = wake));
       ex.wake = undefined;
       // Requests a server sends at once (Promise.all) are asked together.
-      if (!ex.settled && this.options.gatherMs !== 0)
-        await new Promise((r) => setTimeout(r, this.options.gatherMs ?? 5));
+      if (!ex.settled && this.options.gatherMs !== 0) await new Promise((r) => setTimeout(r, this.options.gatherMs ?? 5));
     } finally {
       requestSignal.removeEventListener('abort', abandon);
     }
@@ -283,15 +336,14 @@ export class InputExchanges {
     const payload = `${STATE_VERSION}.${ex.id}.${ex.round}`;
     return {
       resultType: 'input_required',
-      inputRequests: Object.fromEntries([...ex.asked].map(([key, a]) => [key, { method: a.method, params: a.params }])),
+      inputRequests: ex.asked.list(),
       requestState: `${payload}.${this.sign(payload, ex)}`,
     };
   }
 
   private settle(ex: Exchange, outcome: Outcome): void {
     ex.settled = outcome;
-    for (const asked of ex.asked.values()) asked.reject(new McpError(ErrorCode.InvalidRequest, 'The tool call this request belonged to has ended.'));
-    ex.asked.clear();
+    ex.asked.failAll(new McpError(ErrorCode.InvalidRequest, 'The tool call this request belonged to has ended.'));
     ex.wake?.();
   }
 
@@ -300,8 +352,7 @@ export class InputExchanges {
     if (ex.settled && !this.open.has(ex.id)) return;
     this.options.logger.info('a tool call waiting for its client was abandoned', { tool: ex.tool, why });
     ex.controller.abort(new Error(why));
-    for (const asked of ex.asked.values()) asked.reject(new McpError(ErrorCode.RequestTimeout, `The client did not answer: ${why}.`));
-    ex.asked.clear();
+    ex.asked.failAll(new McpError(ErrorCode.RequestTimeout, `The client did not answer: ${why}.`));
     this.forget(ex);
   }
 

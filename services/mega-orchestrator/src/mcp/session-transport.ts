@@ -385,7 +385,11 @@ export class McpSessionTransport {
       return new Promise((resolve, reject) => {
         const withdraw = () => {
           live.asking.delete(id);
-          event({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'The MCP server no longer waits for it.' } });
+          event({
+            jsonrpc: '2.0',
+            method: 'notifications/cancelled',
+            params: { requestId: id, reason: 'The MCP server no longer waits for it.' },
+          });
           reject(both.reason);
         };
         if (both.aborted) return withdraw();

@@ -356,13 +356,18 @@ async function callAsTask(
   const traceparent = headerOf(req, 'traceparent');
   // The call outlives this request: it is aborted by tasks/cancel, not by the client closing it.
   // The inlined result is what tools/call would have answered: a 2026-07-28 CallToolResult, resultType included.
-  const task = await ctx.tasks.create(params.name as string, principal, async (signal, timeoutMs, onProgress) => {
-    const result = await callTool(ctx, params, { requestId, traceparent, principal, signal, timeoutMs, onProgress });
-    // An MCP server that answered a JSON-RPC error, not a tool result: the task failed with that error.
-    const protocolError = result.isError ? mcpErrorOf(result.structuredContent) : undefined;
-    if (protocolError) throw new McpError(protocolError.code, protocolError.message);
-    return { resultType: 'complete', ...result };
-  });
+  const task = await ctx.tasks.create(
+    params.name as string,
+    principal,
+    async (signal, timeoutMs, onProgress, onClientRequest) => {
+      const result = await callTool(ctx, params, { requestId, traceparent, principal, signal, timeoutMs, onProgress, onClientRequest });
+      // An MCP server that answered a JSON-RPC error, not a tool result: the task failed with that error.
+      const protocolError = result.isError ? mcpErrorOf(result.structuredContent) : undefined;
+      if (protocolError) throw new McpError(protocolError.code, protocolError.message);
+      return { resultType: 'complete', ...result };
+    },
+    meta[META_CAPABILITIES],
+  );
   if (task) return { resultType: 'task', ...task };
   if (support === 'required')
     throw new HttpRpcError(
@@ -407,6 +412,6 @@ async function taskMethod(
       JSONRPC_CODES.INVALID_PARAMS,
       'tasks/update needs params.inputResponses, an object keyed by the inputRequests keys.',
     );
-  await ctx.tasks.update(taskId, principal);
+  await ctx.tasks.update(taskId, principal, params.inputResponses);
   return { resultType: 'complete' };
 }

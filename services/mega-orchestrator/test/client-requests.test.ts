@@ -1,0 +1,298 @@
+/**
+ * What an MCP server behind the gateway asks its client during a tool call (elicitation, sampling,
+ * roots) reaches the caller: a 2026-07-28 client as input_required results (SEP-2322) answered by
+ * retrying with inputResponses and the signed requestState, a 2025-era session's client as requests
+ * on the call's event stream. The server is a real child process (the conformance fixture over stdio).
+ */
+import path from 'node:path';
+import { tempDir } from '@mcp-fleet/testing';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { Client as V2Client, StreamableHTTPClientTransport as V2Transport } from '@modelcontextprotocol/client';
+import { META_2026, post2026, sleep, startGatewayWithStdioServer, type RunningGateway } from './helpers';
+
+const FIXTURE = path.join(__dirname, 'fixtures', 'conformance-fixture-server.ts');
+const ALL = { elicitation: {}, sampling: {}, roots: {} };
+const DOWNSTREAM_TIMEOUT_MS = 1500;
+const INPUT_TIMEOUT_MS = 2500;
+
+interface Rpc {
+  status: number;
+  result?: Record<string, any>;
+  error?: { code: number; message: string };
+}
+
+describe('questions from MCP servers behind the gateway', () => {
+  const tmp = tempDir('mcp-fleet-client-requests-');
+  let g: RunningGateway;
+
+  beforeAll(async () => {
+    g = await startGatewayWithStdioServer('asker', FIXTURE, tmp.dir, 'test_elicitation', {
+      DOWNSTREAM_TIMEOUT_MS: String(DOWNSTREAM_TIMEOUT_MS),
+      MCP_INPUT_TIMEOUT_MS: String(INPUT_TIMEOUT_MS),
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await g?.stop();
+    tmp.cleanup();
+  });
+
+  async function call(
+    name: string,
+    args: Record<string, unknown> = {},
+    extra: Record<string, unknown> = {},
+    caps: unknown = ALL,
+  ): Promise<Rpc> {
+    const res = await post2026(
+      g.url,
+      'tools/call',
+      { name, arguments: args, ...extra },
+      { meta: { ...META_2026, 'io.modelcontextprotocol/clientCapabilities': caps } },
+    );
+    return { status: res.status, ...((await res.json()) as { result?: Record<string, any>; error?: Rpc['error'] }) };
+  }
+  const text = (r: Rpc) => (r.result?.content as { text: string }[] | undefined)?.[0]?.text ?? '';
+
+  describe('a 2026-07-28 client (input_required)', () => {
+    it('is asked with input_required, and its retry with the answer finishes the call; the spent requestState is refused', async () => {
+      const first = await call('test_elicitation', { message: 'Who are you?' });
+      expect(first.status).toBe(200);
+      expect(first.result).toMatchObject({
+        resultType: 'input_required',
+        inputRequests: {
+          'elicitation-1': {
+            method: 'elicitation/create',
+            params: { message: 'Who are you?', requestedSchema: { type: 'object', required: ['username', 'email'] } },
+          },
+        },
+      });
+      const state = first.result!.requestState as string;
+      expect(typeof state).toBe('string');
+      expect(g.gw.ctx.inputs.waiting).toBe(1);
+
+      const answer = { 'elicitation-1': { action: 'accept', content: { username: 'ada', email: 'ada@example.com' } } };
+      const done = await call('test_elicitation', { message: 'Who are you?' }, { inputResponses: answer, requestState: state });
+      expect(done.result).toMatchObject({ resultType: 'complete', isError: false });
+      expect(text(done)).toBe('User response: action=accept, content={"username":"ada","email":"ada@example.com"}');
+      expect(g.gw.ctx.inputs.waiting).toBe(0);
+
+      const again = await call('test_elicitation', { message: 'Who are you?' }, { inputResponses: answer, requestState: state });
+      expect(again.error).toMatchObject({ code: -32602, message: expect.stringContaining('no longer waiting') });
+    });
+
+    it('asks round after round with a fresh requestState each time; an earlier round’s state is refused', async () => {
+      const r1 = await call('ask_twice');
+      expect(r1.result?.inputRequests['elicitation-1'].params.message).toBe('Step 1: What is your name?');
+      const r2 = await call(
+        'ask_twice',
+        {},
+        { inputResponses: { 'elicitation-1': { action: 'accept', content: { name: 'Ada' } } }, requestState: r1.result!.requestState },
+      );
+      expect(r2.result).toMatchObject({
+        resultType: 'input_required',
+        inputRequests: { 'elicitation-2': { method: 'elicitation/create', params: { message: 'Step 2: What is your favourite colour?' } } },
+      });
+      expect(r2.result!.requestState).not.toBe(r1.result!.requestState);
+      const stale = await call(
+        'ask_twice',
+        {},
+        { inputResponses: { 'elicitation-2': { action: 'accept', content: { colour: 'red' } } }, requestState: r1.result!.requestState },
+      );
+      expect(stale.error).toMatchObject({ code: -32602, message: expect.stringContaining('round 1') });
+      const r3 = await call(
+        'ask_twice',
+        {},
+        { inputResponses: { 'elicitation-2': { action: 'accept', content: { colour: 'teal' } } }, requestState: r2.result!.requestState },
+      );
+      expect(text(r3)).toBe('Hello Ada, who likes teal.');
+    });
+
+    it('asks what the server asks at once in one round, asks again for what was left unanswered, and ignores extra keys', async () => {
+      const r1 = await call('ask_all');
+      const requests = r1.result!.inputRequests as Record<string, { method: string }>;
+      expect(
+        Object.values(requests)
+          .map((r) => r.method)
+          .sort(),
+      ).toEqual(['elicitation/create', 'roots/list', 'sampling/createMessage']);
+      const key = (method: string) => Object.keys(requests).find((k) => requests[k].method === method)!;
+      const r2 = await call(
+        'ask_all',
+        {},
+        {
+          inputResponses: {
+            [key('elicitation/create')]: { action: 'accept', content: { name: 'Ada' } },
+            [key('sampling/createMessage')]: {
+              role: 'assistant',
+              content: { type: 'text', text: 'Hello' },
+              model: 'm',
+              stopReason: 'endTurn',
+            },
+            unrelated: { anything: true },
+          },
+          requestState: r1.result!.requestState,
+        },
+      );
+      expect(r2.result).toMatchObject({ resultType: 'input_required' });
+      expect(Object.keys(r2.result!.inputRequests)).toEqual([key('roots/list')]);
+      const r3 = await call(
+        'ask_all',
+        {},
+        {
+          inputResponses: { [key('roots/list')]: { roots: [{ uri: 'file:///work', name: 'work' }] } },
+          requestState: r2.result!.requestState,
+        },
+      );
+      expect(text(r3)).toBe('Hello Ada; roots: file:///work');
+    });
+
+    it('refuses a tampered state, another tool’s state and answers of the wrong shape with -32602, and the call still waits', async () => {
+      const first = await call('test_elicitation', { message: 'm' });
+      const state = first.result!.requestState as string;
+      const good = { 'elicitation-1': { action: 'decline' } };
+      const tampered = `${state.slice(0, -2)}${state.endsWith('AA') ? 'BB' : 'AA'}`;
+      const bad = [
+        await call('test_elicitation', { message: 'm' }, { inputResponses: good, requestState: tampered }),
+        await call('ask_twice', {}, { inputResponses: good, requestState: state }),
+        await call('test_elicitation', { message: 'm' }, { inputResponses: good, requestState: 'v1.not-a-call.1.xyz' }),
+        await call('test_elicitation', { message: 'm' }, { inputResponses: { 'elicitation-1': 12345 }, requestState: state }),
+        await call('test_elicitation', { message: 'm' }, { inputResponses: { 'elicitation-1': { action: 'maybe' } }, requestState: state }),
+        await call('test_elicitation', { message: 'm' }, { inputResponses: null, requestState: state }),
+        await call('test_elicitation', { message: 'm' }, { inputResponses: 'yes' }),
+      ];
+      for (const r of bad) expect({ status: r.status, code: r.error?.code }).toEqual({ status: 200, code: -32602 });
+      expect(bad[0].error!.message).toContain('integrity check');
+      expect(bad[1].error!.message).toContain('integrity check');
+      expect(bad[3].error!.message).toContain('inputResponses["elicitation-1"] is not a valid answer to elicitation/create');
+      const done = await call('test_elicitation', { message: 'm' }, { inputResponses: good, requestState: state });
+      expect(text(done)).toBe('User response: action=decline, content={}');
+    });
+
+    it('tells the server when the client did not declare what it asks for (the tool reports it)', async () => {
+      const r = await call('test_elicitation', { message: 'm' }, {}, { sampling: {} });
+      expect(r.result).toMatchObject({ resultType: 'complete', isError: true });
+      expect(JSON.stringify(r.result)).toContain('did not declare the \\"elicitation\\" capability');
+      expect(g.gw.ctx.inputs.waiting).toBe(0);
+    });
+
+    it('drops a call whose client never comes back after MCP_INPUT_TIMEOUT_MS; its state is then unknown', async () => {
+      const first = await call('test_elicitation', { message: 'm' });
+      expect(g.gw.ctx.inputs.waiting).toBe(1);
+      await sleep(INPUT_TIMEOUT_MS + 500);
+      expect(g.gw.ctx.inputs.waiting).toBe(0);
+      const late = await call(
+        'test_elicitation',
+        { message: 'm' },
+        { inputResponses: { 'elicitation-1': { action: 'cancel' } }, requestState: first.result!.requestState },
+      );
+      expect(late.error).toMatchObject({ code: -32602, message: expect.stringContaining('expired') });
+      // the server is free again: a new call is asked afresh
+      const fresh = await call('test_elicitation', { message: 'again' });
+      expect(fresh.result?.resultType).toBe('input_required');
+      await call(
+        'test_elicitation',
+        { message: 'again' },
+        { inputResponses: { 'elicitation-1': { action: 'cancel' } }, requestState: fresh.result!.requestState },
+      );
+    }, 15_000);
+
+    it('serves the official v2 SDK client, which answers input_required through its own elicitation handler', async () => {
+      const client = new V2Client({ name: 'v2-asked', version: '1.0.0' }, {
+        capabilities: { elicitation: {} },
+        versionNegotiation: { mode: { pin: '2026-07-28' } },
+      } as ConstructorParameters<typeof V2Client>[1]);
+      const asked: string[] = [];
+      client.setRequestHandler('elicitation/create', async (request) => {
+        asked.push(String((request.params as { message?: string }).message));
+        return { action: 'accept', content: { username: 'v2', email: 'v2@example.com' } };
+      });
+      await client.connect(new V2Transport(new URL(`${g.url}/mcp`)));
+      const result = (await client.callTool({ name: 'test_elicitation', arguments: { message: 'From v2?' } })) as CallToolResult;
+      expect(asked).toEqual(['From v2?']);
+      expect((result.content[0] as { text: string }).text).toBe(
+        'User response: action=accept, content={"username":"v2","email":"v2@example.com"}',
+      );
+      await client.close();
+    });
+  });
+
+  describe('a task (tasks extension)', () => {
+    const TASK_CAPS = { elicitation: {}, extensions: { 'io.modelcontextprotocol/tasks': {} } };
+    const meta = { ...META_2026, 'io.modelcontextprotocol/clientCapabilities': TASK_CAPS };
+    const rpc = async (method: string, params: Record<string, unknown>): Promise<Rpc> => {
+      const res = await post2026(g.url, method, params, { meta, headers: { 'mcp-name': String(params.name ?? params.taskId) } });
+      return { status: res.status, ...((await res.json()) as { result?: Record<string, any>; error?: Rpc['error'] }) };
+    };
+    async function until(taskId: string, status: string): Promise<Record<string, any>> {
+      for (let i = 0; i < 100; i++) {
+        const r = await rpc('tasks/get', { taskId });
+        if (r.result?.status === status) return r.result;
+        await sleep(50);
+      }
+      throw new Error(`task ${taskId} never became ${status}`);
+    }
+
+    it('reads input_required with the question on tasks/get; a wrong-shaped answer is -32602 and delivers nothing; the right one completes it', async () => {
+      const created = await rpc('tools/call', { name: 'confirm_delete', arguments: { filename: 'a.txt' } });
+      expect(created.result).toMatchObject({ resultType: 'task', status: 'working' });
+      const taskId = created.result!.taskId as string;
+      const waiting = await until(taskId, 'input_required');
+      expect(waiting.inputRequests).toEqual({
+        'elicitation-1': {
+          method: 'elicitation/create',
+          params: expect.objectContaining({ message: 'Delete a.txt?' }),
+        },
+      });
+      expect(waiting.statusMessage).toContain('elicitation/create');
+      const wrong = await rpc('tasks/update', { taskId, inputResponses: { 'elicitation-1': { action: 'sure' } } });
+      expect(wrong.error).toMatchObject({ code: -32602, message: expect.stringContaining('Nothing was delivered') });
+      expect((await rpc('tasks/get', { taskId })).result).toMatchObject({ status: 'input_required' });
+      const ack = await rpc('tasks/update', {
+        taskId,
+        inputResponses: { 'elicitation-1': { action: 'accept', content: { confirm: true } } },
+      });
+      expect(ack.result).toEqual({ resultType: 'complete' });
+      const done = await until(taskId, 'completed');
+      expect(done.inputRequests).toBeUndefined();
+      expect(done.result.content).toEqual([{ type: 'text', text: 'Deleted a.txt.' }]);
+    });
+  });
+
+  describe('a 2025-era session', () => {
+    async function session(capabilities: Record<string, unknown>, answer?: () => Promise<Record<string, unknown>>) {
+      const client = new Client({ name: 'v1-asked', version: '1.0.0' }, { capabilities });
+      if (answer) client.setRequestHandler(ElicitRequestSchema, answer as never);
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${g.url}/mcp`)));
+      return client;
+    }
+
+    it('is asked on the call’s stream; its time to answer does not count against the call’s time limit', async () => {
+      const client = await session({ elicitation: {} }, async () => {
+        await sleep(DOWNSTREAM_TIMEOUT_MS + 300);
+        return { action: 'accept', content: { username: 'slow', email: 'slow@example.com' } };
+      });
+      const result = (await client.callTool({ name: 'test_elicitation', arguments: { message: 'Take your time' } })) as CallToolResult;
+      expect((result.content[0] as { text: string }).text).toContain('slow@example.com');
+      expect(result.isError).toBeFalsy();
+      await client.close();
+    });
+
+    it('cannot be asked without the capability, and a request with two calls in flight on the server is refused as ambiguous', async () => {
+      const bare = await session({});
+      const refused = (await bare.callTool({ name: 'test_elicitation', arguments: { message: 'm' } })) as CallToolResult;
+      expect(refused.isError).toBe(true);
+      expect(JSON.stringify(refused.content)).toMatch(/did not declare the \W*elicitation\W* capability/);
+      await bare.close();
+
+      const client = await session({ elicitation: {} }, async () => ({ action: 'accept', content: { username: 'u', email: 'e' } }));
+      const slow = client.callTool({ name: 'slow_compute', arguments: { seconds: 1 } });
+      await sleep(100);
+      const ambiguous = (await client.callTool({ name: 'test_elicitation', arguments: { message: 'm' } })) as CallToolResult;
+      expect(ambiguous.isError).toBe(true);
+      expect(JSON.stringify(ambiguous.content)).toContain('2 tool calls are in flight');
+      expect(((await slow) as CallToolResult).isError).toBeFalsy();
+      await client.close();
+    });
+  });
+});

@@ -170,6 +170,7 @@ export function createApp(deps: GatewayDeps): Gateway {
       timeoutMs: config.MCP_TASK_TIMEOUT_MS,
       pollMs: config.MCP_TASK_POLL_MS,
       maxTasks: config.MCP_MAX_TASKS,
+      maxPerCaller: config.MCP_TASK_MAX_PER_CALLER,
       maxResultBytes: config.MCP_TASK_MAX_RESULT_BYTES,
       leaseMs: config.MCP_TASK_LEASE_MS,
     }),
@@ -226,7 +227,8 @@ export function createApp(deps: GatewayDeps): Gateway {
     if (change.healthy) mcp.notifyLog('notice', { event: 'service_healthy', service: change.service, tools: change.tools });
     else mcp.notifyLog('warning', { event: 'service_unhealthy', service: change.service, reason: change.reason });
   });
-  // notifications/tasks: a task changed on this instance (created here, cancelled or finished here).
+  // notifications/tasks: a followed task changed on this instance, or (PostgreSQL) on another one.
+  ctx.tasks.follow(ctx.listen.followedTasks);
   ctx.tasks.on('task', ({ task }: { task: { taskId: string } & Record<string, unknown> }) => ctx.listen.notifyTask(task));
   registry.on('prompts', () => {
     mcp.notifyPromptsChanged();

@@ -84,6 +84,11 @@ export class CallHistory {
     return this.options.file;
   }
 
+  /** SESSION_DATABASE_URL when the store is PostgreSQL (the task manager listens there for other instances' task changes). */
+  get databaseUrl(): string | undefined {
+    return this.options.databaseUrl;
+  }
+
   private async open(): Promise<void> {
     try {
       this.db = this.options.databaseUrl ? await openPostgresHistory(this.options.databaseUrl) : await openSqliteHistory(this.options.file);

@@ -84,6 +84,9 @@ export const configSchema = z.object({
   MCP_MAX_TASKS: int(1000, 1, 1_000_000).describe(
     'Unexpired tasks stored at most (all gateway instances together); beyond it an optional-task tool answers synchronously and a task-required one -32603.',
   ),
+  MCP_TASK_MAX_PER_CALLER: int(100, 0, 1_000_000).describe(
+    "Unfinished (working) tasks one caller may hold: the token's principal when authorization is on, else every caller together; beyond it a task tool answers -32603 saying to wait or cancel. 0: no per-caller cap.",
+  ),
   MCP_TASK_MAX_RESULT_BYTES: int(4 * 1024 * 1024, 1024, 64 * 1024 * 1024).describe(
     'Largest task result stored; a larger one fails the task (-32603) saying so.',
   ),

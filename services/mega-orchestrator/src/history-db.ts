@@ -67,6 +67,7 @@ CREATE TABLE IF NOT EXISTS tasks (
 );
 CREATE INDEX IF NOT EXISTS tasks_by_expiry ON tasks (expires_at);
 CREATE INDEX IF NOT EXISTS tasks_by_status ON tasks (status, lease_until);
+CREATE INDEX IF NOT EXISTS tasks_by_owner ON tasks (owner, status);
 `;
 
 const SQLITE_SCHEMA = schema({ int64: 'INTEGER', serial: 'INTEGER PRIMARY KEY AUTOINCREMENT', double: 'REAL' });

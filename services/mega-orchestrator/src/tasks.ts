@@ -4,11 +4,13 @@
  * polls tasks/get (the result inlined once terminal) and may tasks/cancel it. Tasks live in the
  * history database (SQLite, or PostgreSQL shared by every instance), so any instance answers
  * tasks/get and tasks/cancel. The instance running a task renews its lease; a task whose instance
- * died (crash, restart) reads failed once its lease lapses, never working forever.
+ * died (crash, restart) reads failed once its lease lapses, never working forever. On PostgreSQL the
+ * instances tell each other which task changed (LISTEN/NOTIFY, task-channel.ts), so a
+ * subscriptions/listen stream on any instance hears notifications/tasks of a task running on another.
  */
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { JSONRPC_CODES, type Logger } from '@mcp-fleet/kit';
+import { JSONRPC_CODES, KeyedSerial, type Logger } from '@mcp-fleet/kit';
 import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from './auth';
 import type { CallHistory } from './call-history';
@@ -16,6 +18,7 @@ import type { Catalog } from './catalog';
 import type { ClientRequester, ProgressListener } from './downstream-client';
 import { cannotAnswer, checkAnswers, clientCan, OpenRequests } from './mcp/client-requests';
 import type { HistoryDb } from './history-db';
+import { TaskChannel } from './task-channel';
 
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 
@@ -44,6 +47,9 @@ interface TaskRow {
 /** A task on the wire: the Task fields, plus `result` or `error` once terminal (DetailedTask). */
 export type TaskView = Record<string, unknown> & { taskId: string; status: TaskStatus };
 
+/** The task ids someone here listens to (the open subscriptions/listen streams): only these are read for notifications/tasks. */
+export type TaskFollowers = Pick<ReadonlyMap<string, unknown>, 'has' | 'keys'>;
+
 export interface TaskManagerOptions {
   history: CallHistory;
   logger: Logger;
@@ -55,6 +61,8 @@ export interface TaskManagerOptions {
   timeoutMs: number;
   pollMs: number;
   maxTasks: number;
+  /** MCP_TASK_MAX_PER_CALLER: unfinished tasks one owner (ownerOf) may hold; 0: no such cap. */
+  maxPerCaller: number;
   maxResultBytes: number;
   leaseMs: number;
 }
@@ -81,11 +89,15 @@ interface TaskInput {
 const PROGRESS_WRITE_MS = 1000;
 
 const CHUNK = 500;
+const EMITTED_MAX = 10_000;
 const RESTARTED = 'The gateway instance running this task stopped before it finished (a restart or a crash); call the tool again.';
 const SHUT_DOWN = 'The gateway shut down before this task finished; call the tool again.';
 
 /** The principal a task is bound to: `oauth:<sub>` or `api-key:<name>`; none when authorization is off. */
 export const ownerOf = (principal: Principal | undefined): string | null => (principal ? `${principal.kind}:${principal.subject}` : null);
+
+/** A working or input_required task: one that still counts against MCP_TASK_MAX_PER_CALLER. */
+const UNFINISHED = "status IN ('working', 'input_required')";
 
 const notFound = (why: 'Task not found' | 'Task has expired') =>
   new McpError(
@@ -107,6 +119,16 @@ export class TaskManager extends EventEmitter {
   private closed = false;
   /** Writes of finished tasks not yet done (close waits for them). */
   private readonly pending = new Set<Promise<void>>();
+  /** PostgreSQL: hears the changes other instances make (and tells them ours). */
+  private channel?: TaskChannel;
+  private followers?: TaskFollowers;
+  /** Changed tasks to read and emit, in order, one read at a time. */
+  private readonly inbox = new Set<string>();
+  private draining = false;
+  /** The state last emitted per task (the newest EMITTED_MAX tasks). */
+  private readonly emitted = new Map<string, string>();
+  /** Task creations, one at a time per owner (MCP_TASK_MAX_PER_CALLER). */
+  private readonly creations = new KeyedSerial();
 
   constructor(private readonly options: TaskManagerOptions) {
     super();
@@ -142,6 +164,34 @@ export class TaskManager extends EventEmitter {
     this.db = db;
     this.pruneTimer = setInterval(() => void this.prune(), Math.min(60_000, this.options.ttlMs));
     this.pruneTimer.unref();
+    const url = this.options.history.databaseUrl;
+    if (db.kind === 'postgres' && url) {
+      this.channel = new TaskChannel({
+        url,
+        db,
+        instance: this.instance,
+        logger: this.options.logger,
+        onTask: (taskId) => this.announce([taskId]),
+        onResync: () => this.announce(this.followers?.keys() ?? []),
+      });
+      await this.channel.start().catch((err: unknown) => {
+        this.options.logger.warn('notifications/tasks reach only listeners on the instance where the task changed', { err });
+        this.channel = undefined;
+      });
+    }
+  }
+
+  /**
+   * The task ids listened to on this instance: from then on only their changes are read and emitted
+   * as 'task' events (made here or, on PostgreSQL, by another instance). Unset: every change here.
+   */
+  follow(followers: TaskFollowers): void {
+    this.followers = followers;
+  }
+
+  /** PostgreSQL: whether this instance hears the other instances' task changes now, and how many it heard. */
+  get otherInstances(): { listening: boolean; heard: number } {
+    return { listening: this.channel?.listening ?? false, heard: this.channel?.received ?? 0 };
   }
 
   /** True once the task store is open (and MCP_TASKS is on): only then is the extension advertised and served. */
@@ -182,7 +232,8 @@ export class TaskManager extends EventEmitter {
 
   /**
    * Stores a new task (durably: tasks/get finds it as soon as this resolves) and starts its run.
-   * Undefined when the store is not open or MCP_MAX_TASKS unexpired tasks are stored.
+   * Undefined when the store is not open or MCP_MAX_TASKS unexpired tasks are stored; -32603 when
+   * the principal already holds MCP_TASK_MAX_PER_CALLER unfinished tasks.
    */
   async create(tool: string, principal: Principal | undefined, run: TaskRun, capabilities?: unknown): Promise<TaskView | undefined> {
     return this.guard(this.store(tool, principal, run, capabilities));
@@ -213,26 +264,13 @@ export class TaskManager extends EventEmitter {
       result: null,
       error: null,
     };
-    await db.run(
-      `INSERT INTO tasks (task_id, owner, tool, status, status_message, created_at, updated_at, ttl_ms, expires_at, poll_ms, instance, lease_until, result, error)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [
-        row.task_id,
-        row.owner,
-        row.tool,
-        row.status,
-        row.status_message,
-        row.created_at,
-        row.updated_at,
-        row.ttl_ms,
-        row.expires_at,
-        row.poll_ms,
-        row.instance,
-        row.lease_until,
-        row.result,
-        row.error,
-      ],
-    );
+    if (this.options.maxPerCaller > 0)
+      // One creation of a caller at a time here: its count after the insert is exact on one instance.
+      await this.creations.run(row.owner ?? '', async () => {
+        await insertTask(db, row);
+        await this.withinCallerCap(db, row);
+      });
+    else await insertTask(db, row);
     const controller = new AbortController();
     this.running.set(row.task_id, controller);
     this.keepLeases();
@@ -240,6 +278,40 @@ export class TaskManager extends EventEmitter {
     this.pending.add(done);
     this.options.logger.info('MCP task created', { taskId: row.task_id, tool });
     return view(row, false);
+  }
+
+  /**
+   * MCP_TASK_MAX_PER_CALLER, counted once the new row is stored (it included): over it, the row is
+   * deleted again and the call refused. Creations of one caller racing on two instances may then
+   * both be refused at the edge of the cap, never both admitted. Unfinished means working with a
+   * live lease (a task whose instance died does not count).
+   */
+  private async withinCallerCap(db: HistoryDb, row: TaskRow): Promise<void> {
+    const max = this.options.maxPerCaller;
+    if (max <= 0) return;
+    const now = Date.now();
+    let held: number;
+    try {
+      const n = await db.get<{ n: number }>(
+        `SELECT COUNT(*) AS n FROM tasks WHERE ${row.owner === null ? 'owner IS NULL' : 'owner = ?'} AND ${UNFINISHED} AND lease_until >= ? AND expires_at >= ?`,
+        [...(row.owner === null ? [] : [row.owner]), now, now],
+      );
+      held = n?.n ?? 0;
+    } catch (err) {
+      await db.run('DELETE FROM tasks WHERE task_id = ?', [row.task_id]).catch(() => undefined);
+      throw err;
+    }
+    if (held <= max) return;
+    // Never run: a row the delete missed is not renewed, so it reads failed once its lease lapses.
+    await db.run('DELETE FROM tasks WHERE task_id = ?', [row.task_id]);
+    this.options.logger.info('MCP task refused: MCP_TASK_MAX_PER_CALLER reached', { owner: row.owner, max, tool: row.tool });
+    throw new McpError(
+      JSONRPC_CODES.INTERNAL_ERROR,
+      `You already hold ${max} unfinished task${max === 1 ? '' : 's'}, the most one caller may (MCP_TASK_MAX_PER_CALLER)${
+        row.owner === null ? '; without authorization every caller counts as the same one' : ''
+      }. Wait until some finish (tasks/get, or notifications/tasks on subscriptions/listen) or cancel some (tasks/cancel), then call again.`,
+      { maxPerCaller: max },
+    );
   }
 
   private async execute(row: TaskRow, controller: AbortController, run: TaskRun, capabilities: unknown): Promise<void> {
@@ -452,17 +524,53 @@ export class TaskManager extends EventEmitter {
         [RESTARTED, JSON.stringify({ code: JSONRPC_CODES.INTERNAL_ERROR, message: RESTARTED }), now, taskId, now],
       );
       row = (await this.db!.get<TaskRow>('SELECT * FROM tasks WHERE task_id = ?', [taskId])) ?? row;
+      this.changed(taskId);
     }
     return row;
   }
 
-  /** Emits the task's state for notifications/tasks. */
+  /** A task changed here: its state is emitted for notifications/tasks here, and the other instances are told. */
   private changed(taskId: string): void {
+    void this.channel?.publish([taskId]);
+    this.announce([taskId]);
+  }
+
+  /**
+   * Emits these tasks as they are now ('task' events: what notifications/tasks sends), those followed
+   * only. Reads run one at a time, in the order of the changes, so a listener never gets an older
+   * state after a newer one; a task changed twice before it is read is read once.
+   */
+  private announce(taskIds: Iterable<string>): void {
     if (this.listenerCount('task') === 0 || !this.db) return;
-    void this.db
-      .get<TaskRow>('SELECT * FROM tasks WHERE task_id = ?', [taskId])
-      .then((row) => row && this.emit('task', { owner: row.owner, task: view(row, true) }))
-      .catch(() => undefined);
+    for (const id of taskIds) if (!this.followers || this.followers.has(id)) this.inbox.add(id);
+    if (this.draining || this.inbox.size === 0) return;
+    this.draining = true;
+    void this.drain(this.db);
+  }
+
+  private async drain(db: HistoryDb): Promise<void> {
+    try {
+      while (this.inbox.size > 0 && !this.closed) {
+        const ids = [...this.inbox].slice(0, CHUNK);
+        for (const id of ids) this.inbox.delete(id);
+        const rows = await db
+          .all<TaskRow>(`SELECT * FROM tasks WHERE task_id IN (${ids.map(() => '?').join(', ')})`, ids)
+          .catch(() => [] as TaskRow[]);
+        const byId = new Map(rows.map((r) => [r.task_id, r]));
+        for (const id of ids) {
+          const row = byId.get(id);
+          // A state read twice (two notifications, one read after both changes) is sent once.
+          const state = row && `${row.status}@${row.updated_at}@${row.input_requests ?? ''}`;
+          if (!row || this.emitted.get(id) === state) continue;
+          this.emitted.delete(id);
+          this.emitted.set(id, state!);
+          if (this.emitted.size > EMITTED_MAX) this.emitted.delete(this.emitted.keys().next().value!);
+          this.emit('task', { owner: row.owner, task: view(row, true) });
+        }
+      }
+    } finally {
+      this.draining = false;
+    }
   }
 
   /** While tasks run here: renew their leases, and abort those cancelled through another instance. */
@@ -480,14 +588,16 @@ export class TaskManager extends EventEmitter {
     }
     const ids = [...this.running.keys()];
     try {
-      await this.db.run(`UPDATE tasks SET lease_until = ? WHERE instance = ? AND status IN ('working', 'input_required')`, [
-        Date.now() + this.options.leaseMs,
-        this.instance,
-      ]);
       for (let i = 0; i < ids.length; i += CHUNK) {
         const chunk = ids.slice(i, i + CHUNK);
+        const list = chunk.map(() => '?').join(', ');
+        // The calls running here only: a row whose outcome could not be written lets its lease lapse.
+        await this.db.run(`UPDATE tasks SET lease_until = ? WHERE ${UNFINISHED} AND task_id IN (${list})`, [
+          Date.now() + this.options.leaseMs,
+          ...chunk,
+        ]);
         const rows = await this.db.all<{ task_id: string; status: string }>(
-          `SELECT task_id, status FROM tasks WHERE task_id IN (${chunk.map(() => '?').join(', ')})`,
+          `SELECT task_id, status FROM tasks WHERE task_id IN (${list})`,
           chunk,
         );
         const working = new Set(rows.filter((r) => r.status === 'working' || r.status === 'input_required').map((r) => r.task_id));
@@ -533,9 +643,35 @@ export class TaskManager extends EventEmitter {
         )
         .catch((err: unknown) => this.options.logger.error('could not mark the running MCP tasks failed on shutdown', { err }));
       this.options.logger.info('MCP tasks still running at shutdown were marked failed', { count: ids.length });
+      // listeners on the other instances hear it
+      await this.channel?.publish(ids);
     }
+    await this.channel?.close();
     await Promise.allSettled([...this.pending]);
   }
+}
+
+async function insertTask(db: HistoryDb, row: TaskRow): Promise<void> {
+  await db.run(
+    `INSERT INTO tasks (task_id, owner, tool, status, status_message, created_at, updated_at, ttl_ms, expires_at, poll_ms, instance, lease_until, result, error)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    [
+      row.task_id,
+      row.owner,
+      row.tool,
+      row.status,
+      row.status_message,
+      row.created_at,
+      row.updated_at,
+      row.ttl_ms,
+      row.expires_at,
+      row.poll_ms,
+      row.instance,
+      row.lease_until,
+      row.result,
+      row.error,
+    ],
+  );
 }
 
 function view(row: TaskRow, detailed: boolean): TaskView {

@@ -147,6 +147,61 @@ const settled = (url: string, taskId: string, opts?: Parameters<typeof rpc>[3]) 
     return ['completed', 'failed', 'cancelled'].includes(r.body.result?.status) ? r.body.result : undefined;
   });
 
+/** A subscriptions/listen stream for these task ids, read in the background as its messages arrive. */
+async function listenForTasks(url: string, taskIds: string[], id: string) {
+  const controller = new AbortController();
+  const res = await fetch(`${url}/mcp`, {
+    method: 'POST',
+    signal: controller.signal,
+    headers: {
+      'content-type': 'application/json',
+      accept: 'text/event-stream',
+      'mcp-protocol-version': V,
+      'mcp-method': 'subscriptions/listen',
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id, method: 'subscriptions/listen', params: { _meta: WITH_TASKS, notifications: { taskIds } } }),
+  });
+  expect(res.status).toBe(200);
+  const messages: any[] = [];
+  const reading = (async () => {
+    const reader = res.body!.getReader();
+    let text = '';
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        text += Buffer.from(value).toString();
+        for (let end = text.indexOf('\n\n'); end >= 0; end = text.indexOf('\n\n')) {
+          const frame = text.slice(0, end);
+          text = text.slice(end + 2);
+          if (frame.startsWith('event: message')) messages.push(JSON.parse(frame.slice(frame.indexOf('data: ') + 6)));
+        }
+      }
+    } catch {
+      // closed by close()
+    }
+  })();
+  const tasks = () => messages.filter((m) => m.method === 'notifications/tasks').map((m) => m.params);
+  return {
+    messages,
+    tasks,
+    /** Waits for a notification of the task in this status. */
+    heard: (taskId: string, status: string, timeoutMs = 10_000) =>
+      until(
+        `notifications/tasks: ${taskId} ${status}`,
+        async () => tasks().find((t) => t.taskId === taskId && t.status === status),
+        timeoutMs,
+      ),
+    close: async () => {
+      controller.abort();
+      await reading;
+    },
+  };
+}
+
+/** No state of a task was sent twice on one stream. */
+const sentOnce = (notes: any[]) => expect(new Set(notes.map((t) => `${t.taskId} ${t.status} ${t.lastUpdatedAt}`)).size).toBe(notes.length);
+
 describe('MCP tasks extension (2026-07-28)', () => {
   let tmp: ReturnType<typeof tempDir>;
   let jobs: Downstream;
@@ -393,38 +448,13 @@ describe('MCP tasks extension (2026-07-28)', () => {
   it('pushes notifications/tasks on subscriptions/listen for the acknowledged task ids', async () => {
     const { body } = await rpc(g.url, 'tools/call', { name: 'long_job', arguments: { ms: 300 } });
     const taskId = body.result.taskId;
-    const controller = new AbortController();
-    const res = await fetch(`${g.url}/mcp`, {
-      method: 'POST',
-      signal: controller.signal,
-      headers: {
-        'content-type': 'application/json',
-        accept: 'text/event-stream',
-        'mcp-protocol-version': V,
-        'mcp-method': 'subscriptions/listen',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 'sub-1',
-        method: 'subscriptions/listen',
-        params: { _meta: WITH_TASKS, notifications: { taskIds: [taskId, 'not-a-task'] } },
-      }),
-    });
-    expect(res.status).toBe(200);
-    const reader = res.body!.getReader();
-    let text = '';
-    const frames = () =>
-      text
-        .split('\n\n')
-        .filter((f) => f.startsWith('event: message'))
-        .map((f) => JSON.parse(f.slice(f.indexOf('data: ') + 6)));
-    await until('the completed notification', async () => {
-      const { value } = await reader.read();
-      text += Buffer.from(value ?? []).toString();
-      return frames().some((m) => m.method === 'notifications/tasks') || undefined;
-    });
-    controller.abort();
-    const [ack, note] = frames();
+    const stream = await listenForTasks(g.url, [taskId, 'not-a-task'], 'sub-1');
+    expect(g.gw.ctx.listen.followedTasks.get(taskId)).toBe(1);
+    await stream.heard(taskId, 'completed');
+    await stream.close();
+    // the stream's task ids are no longer read once it closed
+    await until('the stream to close', async () => (g.gw.ctx.listen.followedTasks.size === 0 ? true : undefined));
+    const [ack, note] = stream.messages;
     expect(ack).toMatchObject({ method: 'notifications/subscriptions/acknowledged', params: { notifications: { taskIds: [taskId] } } });
     expect(note).toMatchObject({
       method: 'notifications/tasks',
@@ -491,6 +521,17 @@ describe('MCP tasks: limits, expiry, restarts, authorization, switched off', () 
     });
     gateways.push(gw);
     return gw;
+  };
+  /** A gateway with authorization on: API keys of alice (a) and bob (b), and the request options that send one. */
+  const startAuthed = async (overrides: Record<string, string> = {}) => {
+    const tmp = tempDir();
+    tmps.push(tmp);
+    const a = newApiKey('alice', ['tools:all']);
+    const b = newApiKey('bob', ['tools:all']);
+    fs.writeFileSync(path.join(tmp.dir, 'keys.json'), JSON.stringify([a.entry, b.entry]));
+    const gw = await start({ API_KEYS_FILE: path.join(tmp.dir, 'keys.json'), AUDIT_LOG_FILE: 'off', ...overrides }, tmp.dir);
+    const as = (key: string) => ({ headers: { authorization: `Bearer ${key}` } });
+    return { gw, a, b, as };
   };
 
   beforeAll(async () => {
@@ -589,13 +630,7 @@ describe('MCP tasks: limits, expiry, restarts, authorization, switched off', () 
   });
 
   it('binds tasks to their principal with authorization on: another key gets "Task not found"', async () => {
-    const tmp = tempDir();
-    tmps.push(tmp);
-    const a = newApiKey('alice', ['tools:all']);
-    const b = newApiKey('bob', ['tools:all']);
-    fs.writeFileSync(path.join(tmp.dir, 'keys.json'), JSON.stringify([a.entry, b.entry]));
-    const authed = await start({ API_KEYS_FILE: path.join(tmp.dir, 'keys.json'), AUDIT_LOG_FILE: 'off' }, tmp.dir);
-    const as = (key: string) => ({ headers: { authorization: `Bearer ${key}` } });
+    const { gw: authed, a, b, as } = await startAuthed();
     const created = await rpc(authed.url, 'tools/call', { name: 'long_job', arguments: { ms: 1 } }, as(a.key));
     const taskId = created.body.result.taskId;
     expect((await settled(authed.url, taskId, as(a.key))).status).toBe('completed');
@@ -604,6 +639,55 @@ describe('MCP tasks: limits, expiry, restarts, authorization, switched off', () 
       expect(other.body.error).toMatchObject({ code: -32602, message: expect.stringMatching(/Task not found/) });
     }
     expect((await rpc(authed.url, 'tasks/get', { taskId }, as(a.key))).body.result.status).toBe('completed');
+  });
+
+  it('MCP_TASK_MAX_PER_CALLER: a principal holds that many unfinished tasks, the next is -32603 saying to wait or cancel; others are not held back', async () => {
+    const { gw: capped, a, b, as } = await startAuthed({ MCP_TASK_MAX_PER_CALLER: '2' });
+    const long = (key: string) => rpc(capped.url, 'tools/call', { name: 'long_job', arguments: { ms: 8000 } }, as(key));
+
+    // four at once: exactly two are admitted
+    const burst = await Promise.all([1, 2, 3, 4].map(() => long(a.key)));
+    const admitted = burst.filter((r) => r.body.result?.resultType === 'task');
+    const refused = burst.filter((r) => r.body.error);
+    expect(admitted).toHaveLength(2);
+    expect(refused).toHaveLength(2);
+    for (const r of refused) {
+      expect(r.status).toBe(200);
+      expect(r.body.error).toMatchObject({ code: -32603, data: { maxPerCaller: 2 } });
+      expect(r.body.error.message).toMatch(/already hold 2 unfinished tasks, .*MCP_TASK_MAX_PER_CALLER.*tasks\/cancel.*call again/);
+      expect(r.body.error.message).not.toMatch(/every caller/);
+    }
+    // a task-required tool is refused the same way (not the global cap's 503), never run synchronously
+    const required = await rpc(capped.url, 'tools/call', { name: 'must_task', arguments: {} }, as(a.key));
+    expect(required.status).toBe(200);
+    expect(required.body.error).toMatchObject({ code: -32603, message: expect.stringMatching(/MCP_TASK_MAX_PER_CALLER/) });
+    // another principal is not held back
+    expect((await long(b.key)).body.result.resultType).toBe('task');
+    // a finished (here cancelled) task no longer counts
+    await rpc(capped.url, 'tasks/cancel', { taskId: admitted[0]!.body.result.taskId }, as(a.key));
+    const again = await long(a.key);
+    expect(again.body.result.resultType).toBe('task');
+    // refused creations left no row behind
+    const db = (await capped.gw.history.database())!;
+    expect((await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM tasks WHERE owner = ?', ['api-key:alice']))?.n).toBe(3);
+    for (const t of [admitted[1]!, again]) await rpc(capped.url, 'tasks/cancel', { taskId: t.body.result.taskId }, as(a.key));
+  });
+
+  it('MCP_TASK_MAX_PER_CALLER without authorization: every caller counts as one; a completed task frees its place', async () => {
+    const anonymous = await start({ MCP_TASK_MAX_PER_CALLER: '1' });
+    const first = await rpc(anonymous.url, 'tools/call', { name: 'long_job', arguments: { ms: 300 } });
+    expect(first.body.result.resultType).toBe('task');
+    const second = await rpc(anonymous.url, 'tools/call', { name: 'long_job', arguments: { ms: 1 } });
+    expect(second.body.error).toMatchObject({
+      code: -32603,
+      message: expect.stringMatching(/already hold 1 unfinished task, .*without authorization every caller counts as the same one/),
+    });
+    expect((await settled(anonymous.url, first.body.result.taskId)).status).toBe('completed');
+    expect((await rpc(anonymous.url, 'tools/call', { name: 'long_job', arguments: { ms: 1 } })).body.result.resultType).toBe('task');
+
+    const uncapped = await start({ MCP_TASK_MAX_PER_CALLER: '0' });
+    const many = await Promise.all([1, 2, 3].map(() => rpc(uncapped.url, 'tools/call', { name: 'long_job', arguments: { ms: 100 } })));
+    expect(many.map((r) => r.body.result?.resultType)).toEqual(['task', 'task', 'task']);
   });
 });
 
@@ -618,7 +702,13 @@ describeWithBackend('postgres', 'MCP tasks on PostgreSQL: any instance answers',
   beforeAll(async () => {
     db = await pgScratchSchema('gw_tasks');
     jobs = await startDownstream('jobs-mcp', jobTools as never);
-    const env = { SESSION_DATABASE_URL: db.url, HEALTH_POLL_MS: '600000', MCP_TASK_POLL_MS: '100', MCP_TASK_LEASE_MS: '300' };
+    const env = {
+      SESSION_DATABASE_URL: db.url,
+      HEALTH_POLL_MS: '600000',
+      MCP_TASK_POLL_MS: '100',
+      MCP_TASK_LEASE_MS: '300',
+      MCP_TASK_MAX_PER_CALLER: '3',
+    };
     a = await startGateway([{ id: 'jobs-mcp', url: jobs.url }], tmpA.dir, env);
     b = await startGateway([{ id: 'jobs-mcp', url: jobs.url }], tmpB.dir, env);
   });
@@ -662,5 +752,78 @@ describeWithBackend('postgres', 'MCP tasks on PostgreSQL: any instance answers',
       status: 'failed',
       error: { code: -32603, message: expect.stringMatching(/restart or a crash/) },
     });
+  });
+
+  it('notifications/tasks of a task running on one instance reach listeners on the other, each state once on each', async () => {
+    await until('both instances to listen on PostgreSQL', async () =>
+      a.gw.ctx.tasks.otherInstances.listening && b.gw.ctx.tasks.otherInstances.listening ? true : undefined,
+    );
+    await sleep(300); // what the test before changed on b may still be on its way to a
+    const heard = { a: a.gw.ctx.tasks.otherInstances.heard, b: b.gw.ctx.tasks.otherInstances.heard };
+    const { body } = await rpc(a.url, 'tools/call', { name: 'stepped_job', arguments: { steps: 3 } });
+    const taskId = body.result.taskId;
+    const onA = await listenForTasks(a.url, [taskId], 'on-a');
+    const onB = await listenForTasks(b.url, [taskId], 'on-b');
+    await onA.heard(taskId, 'completed');
+    const last = await onB.heard(taskId, 'completed');
+    expect(last).toMatchObject({
+      result: { structuredContent: { steps: 3 } },
+      _meta: { 'io.modelcontextprotocol/subscriptionId': 'on-b' },
+    });
+    await sleep(300); // anything late would arrive by now
+    await onA.close();
+    await onB.close();
+    // the progress the tool reported reached the other instance too
+    expect(onB.tasks().some((t) => t.status === 'working' && /^Stepping: [1-3]\/3$/.test(t.statusMessage))).toBe(true);
+    sentOnce(onA.tasks());
+    sentOnce(onB.tasks());
+    expect(onB.tasks().at(-1).status).toBe('completed');
+    // b heard a's changes; a did not hear its own back
+    expect(b.gw.ctx.tasks.otherInstances.heard).toBeGreaterThan(heard.b);
+    expect(a.gw.ctx.tasks.otherInstances.heard).toBe(heard.a);
+
+    // a cancel through b reaches a listener on a, the instance running the task
+    const long = await rpc(a.url, 'tools/call', { name: 'long_job', arguments: { ms: 8000 } });
+    const running = await listenForTasks(a.url, [long.body.result.taskId], 'running-on-a');
+    await rpc(b.url, 'tasks/cancel', { taskId: long.body.result.taskId });
+    expect(await running.heard(long.body.result.taskId, 'cancelled')).toMatchObject({ statusMessage: 'Cancelled by tasks/cancel.' });
+    await running.close();
+  });
+
+  it('an instance whose LISTEN connection dropped reconnects, and its listeners still get the outcome changed meanwhile', async () => {
+    await until('b to listen on PostgreSQL', async () => (b.gw.ctx.tasks.otherInstances.listening ? true : undefined));
+    const { body } = await rpc(a.url, 'tools/call', { name: 'long_job', arguments: { ms: 300 } });
+    const taskId = body.result.taskId;
+    const onB = await listenForTasks(b.url, [taskId], 'through-a-drop');
+    const killed = await db.admin.query('SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE application_name = $1', [
+      `mcp-fleet-tasks:${b.gw.ctx.tasks.instance}`,
+    ]);
+    expect(killed.rows).toEqual([{ ok: true }]);
+    await until('b to see its connection drop', async () => (b.gw.ctx.tasks.otherInstances.listening ? undefined : true), 5000);
+    // the task ends on a while b is reconnecting (after 0.4-0.6 s); b reads it again once back
+    expect((await settled(a.url, taskId)).status).toBe('completed');
+    expect(await onB.heard(taskId, 'completed', 10_000)).toMatchObject({ result: { structuredContent: { slept: 300 } } });
+    expect(b.gw.ctx.tasks.otherInstances.listening).toBe(true);
+    await onB.close();
+    sentOnce(onB.tasks());
+
+    // and it hears the next changes as before
+    const next = await rpc(a.url, 'tools/call', { name: 'long_job', arguments: { ms: 100 } });
+    const again = await listenForTasks(b.url, [next.body.result.taskId], 'after-the-drop');
+    await again.heard(next.body.result.taskId, 'completed');
+    await again.close();
+  });
+
+  it('MCP_TASK_MAX_PER_CALLER counts the tasks a caller holds on every instance', async () => {
+    await until('no task running', async () => (a.gw.ctx.tasks.runningCount + b.gw.ctx.tasks.runningCount === 0 ? true : undefined));
+    const long = (url: string) => rpc(url, 'tools/call', { name: 'long_job', arguments: { ms: 8000 } });
+    const held = [await long(a.url), await long(b.url), await long(a.url)];
+    expect(held.map((r) => r.body.result?.resultType)).toEqual(['task', 'task', 'task']);
+    const refused = await long(b.url);
+    expect(refused.body.error).toMatchObject({ code: -32603, message: expect.stringMatching(/already hold 3 unfinished tasks/) });
+    await rpc(b.url, 'tasks/cancel', { taskId: held[0]!.body.result.taskId });
+    const admitted = await long(b.url);
+    expect(admitted.body.result.resultType).toBe('task');
+    for (const r of [...held.slice(1), admitted]) await rpc(a.url, 'tasks/cancel', { taskId: r.body.result.taskId });
   });
 });

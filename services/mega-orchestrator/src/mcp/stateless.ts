@@ -336,6 +336,9 @@ function callerRequestId(req: IncomingMessage, res: HttpResponse): string {
  * tools/call of a tool that may run as a task: a client that declared the extension gets a task
  * handle (CreateTaskResult), one that did not a plain result, or -32021 when the tool requires a
  * task. Undefined: answer synchronously (no task store, or MCP_MAX_TASKS reached for an optional one).
+ * A caller holding MCP_TASK_MAX_PER_CALLER unfinished tasks gets -32603 for either kind of tool (the
+ * task manager throws it): its own backlog is the cause, and a long call run synchronously instead
+ * would only hit DOWNSTREAM_TIMEOUT_MS.
  */
 async function callAsTask(
   ctx: GatewayContext,

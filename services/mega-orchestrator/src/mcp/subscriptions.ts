@@ -92,6 +92,8 @@ export interface ListenStreamsOptions {
 export class ListenStreams {
   private readonly open = new Set<Stream>();
   private closed = false;
+  /** Task ids named by open streams, with how many name each (the task manager reads only these). */
+  readonly followedTasks = new Map<string, number>();
 
   constructor(private readonly options: ListenStreamsOptions) {}
 
@@ -133,6 +135,11 @@ export class ListenStreams {
       end: (graceful) => {
         if (!this.open.delete(stream)) return;
         clearInterval(stream.timer);
+        for (const taskId of ack.taskIds ?? []) {
+          const n = (this.followedTasks.get(taskId) ?? 1) - 1;
+          if (n > 0) this.followedTasks.set(taskId, n);
+          else this.followedTasks.delete(taskId);
+        }
         if (graceful)
           write(
             frame({
@@ -146,6 +153,7 @@ export class ListenStreams {
     };
     stream.timer.unref();
     this.open.add(stream);
+    for (const taskId of ack.taskIds ?? []) this.followedTasks.set(taskId, (this.followedTasks.get(taskId) ?? 0) + 1);
     res.on('close', () => stream.end(false));
     write(frame(notification('notifications/subscriptions/acknowledged', id, { notifications: ack })));
     this.options.logger.debug('subscriptions/listen opened', { id, honored: ack, open: this.open.size });

@@ -73,7 +73,13 @@ interface CallSlot {
   tool: string;
   requester?: ClientRequester;
   clock: CallClock;
+  /** Requests of this call its caller has not answered yet, and when the last one was put. */
+  asking: number;
+  askedAt: number;
 }
+
+/** Requests a server sends at once (Promise.all) arrive within this; a call asking for longer waits on its caller. */
+const TOGETHER_MS = 10;
 
 /** The client capabilities the gateway declares when it forwards client requests (defaults applied by the SDK). */
 const FORWARDED_CAPABILITIES = { elicitation: { form: { applyDefaults: true }, url: {} }, sampling: {}, roots: {} };
@@ -199,7 +205,7 @@ export class McpDownstream implements Downstream {
       }
       if (req.method === 'POST' && req.path === '/tools/call') {
         const { name, arguments: args } = JSON.parse(req.body ?? '{}') as { name: string; arguments?: Record<string, unknown> };
-        const slot: CallSlot = { tool: name, requester: req.onClientRequest, clock };
+        const slot: CallSlot = { tool: name, requester: req.onClientRequest, clock, asking: 0, askedAt: 0 };
         this.calls.add(slot);
         try {
           return this.toEnvelope(await this.callTool(client, name, args ?? {}, req.onProgress, opts));
@@ -264,12 +270,16 @@ export class McpDownstream implements Downstream {
   /**
    * A request the server sends its client (elicitation, sampling, roots), put to the caller of the
    * tool call it belongs to. MCP ties such a request to no call over stdio (and the SDK shows none
-   * over HTTP), so it goes to the one call in flight on this connection; with none, or several, there
-   * is no caller to ask and the server is told so. The call's clock stops while its caller answers;
-   * the caller has MCP_INPUT_TIMEOUT_MS.
+   * over HTTP), so it goes to the one call in flight on this connection that can be sending it: a
+   * call blocked on its caller's answer (asking for over TOGETHER_MS) is not, unless it is the only
+   * call. With none, or several, there is no caller to ask and the server is told so. The call's
+   * clock stops while its caller answers; the caller has MCP_INPUT_TIMEOUT_MS.
    */
   private async clientRequest(method: ClientRequestMethod, params: Record<string, unknown>, signal: AbortSignal) {
-    const calls = [...this.calls];
+    const now = Date.now();
+    const all = [...this.calls];
+    const running = all.filter((c) => c.asking === 0 || now - c.askedAt < TOGETHER_MS);
+    const calls = running.length > 0 ? running : all;
     if (calls.length !== 1)
       throw new McpError(
         ErrorCode.InvalidRequest,
@@ -286,6 +296,8 @@ export class McpDownstream implements Downstream {
     const limit = this.options.inputTimeoutMs ?? DEFAULT_INPUT_TIMEOUT_MS;
     const timeout = AbortSignal.timeout(limit);
     call.clock.pause();
+    call.asking += 1;
+    call.askedAt = now;
     try {
       return await untilAborted(call.requester(method, params, AbortSignal.any([signal, timeout])), timeout, () =>
         this.options.logger.info(`${this.options.id}: the caller of ${call.tool} did not answer ${method} within ${limit} ms`),
@@ -295,6 +307,7 @@ export class McpDownstream implements Downstream {
         throw new McpError(ErrorCode.RequestTimeout, `The caller did not answer ${method} within ${limit} ms (MCP_INPUT_TIMEOUT_MS).`);
       throw err;
     } finally {
+      call.asking -= 1;
       call.clock.resume();
     }
   }

@@ -169,11 +169,16 @@ describe('questions from MCP servers behind the gateway', () => {
       expect(text(done)).toBe('User response: action=decline, content={}');
     });
 
-    it('tells the server when the client did not declare what it asks for (the tool reports it)', async () => {
+    it('answers HTTP 400 -32021 naming the capability when the server asks what the client did not declare, and stops the server’s call', async () => {
       const r = await call('test_elicitation', { message: 'm' }, {}, { sampling: {} });
-      expect(r.result).toMatchObject({ resultType: 'complete', isError: true });
-      expect(JSON.stringify(r.result)).toContain('did not declare the \\"elicitation\\" capability');
+      expect(r.status).toBe(400);
+      expect(r.error).toMatchObject({ code: -32021, data: { requiredCapabilities: { elicitation: {} } } });
+      expect(r.error!.message).toContain('elicitation/create');
+      const sampling = await call('test_sampling', { prompt: 'p' }, {}, { elicitation: {} });
+      expect(sampling.error).toMatchObject({ code: -32021, data: { requiredCapabilities: { sampling: {} } } });
       expect(g.gw.ctx.inputs.waiting).toBe(0);
+      // the server is free for the next call
+      expect((await call('test_simple_text')).result).toMatchObject({ resultType: 'complete', isError: false });
     });
 
     it('drops a call whose client never comes back after MCP_INPUT_TIMEOUT_MS; its state is then unknown', async () => {
@@ -196,6 +201,33 @@ describe('questions from MCP servers behind the gateway', () => {
         { inputResponses: { 'elicitation-1': { action: 'cancel' } }, requestState: fresh.result!.requestState },
       );
     }, 15_000);
+
+    it('puts a server’s request to the call that is running, not to one parked on its client', async () => {
+      const parked = await call('test_elicitation', { message: 'parked' });
+      expect(parked.result?.resultType).toBe('input_required');
+      // the server now runs a second call while the first waits for its client's retry (a person takes
+      // longer than the few ms in which a server's simultaneous requests arrive)
+      await sleep(50);
+      const second = await call('ask_twice');
+      expect(second.result?.inputRequests['elicitation-1'].params.message).toBe('Step 1: What is your name?');
+      const r2 = await call(
+        'ask_twice',
+        {},
+        { inputResponses: { 'elicitation-1': { action: 'accept', content: { name: 'Bo' } } }, requestState: second.result!.requestState },
+      );
+      const r3 = await call(
+        'ask_twice',
+        {},
+        { inputResponses: { 'elicitation-2': { action: 'accept', content: { colour: 'red' } } }, requestState: r2.result!.requestState },
+      );
+      expect(text(r3)).toBe('Hello Bo, who likes red.');
+      const first = await call(
+        'test_elicitation',
+        { message: 'parked' },
+        { inputResponses: { 'elicitation-1': { action: 'cancel' } }, requestState: parked.result!.requestState },
+      );
+      expect(text(first)).toBe('User response: action=cancel, content={}');
+    });
 
     it('serves the official v2 SDK client, which answers input_required through its own elicitation handler', async () => {
       const client = new V2Client({ name: 'v2-asked', version: '1.0.0' }, {

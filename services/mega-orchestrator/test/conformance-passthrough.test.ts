@@ -37,6 +37,8 @@ const SCENARIOS = [
   'resources-read-binary',
   'resources-templates-read',
   'json-schema-2020-12',
+  // the stateless revision's own rules with the fixture's diagnostic tools behind the gateway
+  'server-stateless',
   // the tasks extension (gateway tasks over the fixture's task-supporting tools)
   'tasks-lifecycle',
   'tasks-capability-negotiation',

@@ -19,6 +19,7 @@ import {
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { ClientRequester, ClientRequestMethod } from '../downstream-client';
+import { HttpRpcError } from './jsonrpc';
 
 /** The capability each request needs. */
 const CAPABILITY: Record<ClientRequestMethod, string> = {
@@ -43,6 +44,14 @@ export function clientCan(caps: unknown, method: ClientRequestMethod, params: Re
   if (method === 'sampling/createMessage' && (params.tools !== undefined || params.toolChoice !== undefined))
     return isPlainObject(cap.tools);
   return true;
+}
+
+/** The capability a request needs, as a ClientCapabilities object ({"sampling": {}}, {"elicitation": {"url": {}}}). */
+export function neededCapability(method: ClientRequestMethod, params: Record<string, unknown>): Record<string, unknown> {
+  if (method === 'elicitation/create' && params.mode === 'url') return { elicitation: { url: {} } };
+  if (method === 'sampling/createMessage' && (params.tools !== undefined || params.toolChoice !== undefined))
+    return { sampling: { tools: {} } };
+  return { [CAPABILITY[method]]: {} };
 }
 
 /** The error the MCP server gets when the caller did not declare what its request needs. */
@@ -241,9 +250,26 @@ export class InputExchanges {
       asked: new OpenRequests(() => ex.wake?.()),
       controller: new AbortController(),
     };
-    const requester: ClientRequester = (method, params, signal) =>
-      clientCan(caller.capabilities, method, params) ? ex.asked.ask(method, params, signal) : Promise.reject(cannotAnswer(method, params));
-    run(requester, ex.controller.signal).then(
+    const requester: ClientRequester = (method, params, signal) => {
+      if (clientCan(caller.capabilities, method, params)) return ex.asked.ask(method, params, signal);
+      // A 2026-07-28 server must not rely on an undeclared capability: the client is told which one (-32021).
+      const need = neededCapability(method, params);
+      this.settle(
+        ex,
+        {
+          ok: false,
+          error: new HttpRpcError(
+            400,
+            JSONRPC_CODES.MISSING_REQUIRED_CLIENT_CAPABILITY,
+            `Missing required client capability: the MCP server behind ${caller.tool.slice(0, 100)} asks ${method}; declare ${JSON.stringify(need)} in _meta["io.modelcontextprotocol/clientCapabilities"].`,
+            { requiredCapabilities: need },
+          ),
+        },
+        true,
+      );
+      return Promise.reject(cannotAnswer(method, params));
+    };
+    void run(requester, ex.controller.signal).then(
       (result) => this.settle(ex, { ok: true, result }),
       (error: unknown) => this.settle(ex, { ok: false, error }),
     );
@@ -341,8 +367,11 @@ export class InputExchanges {
     };
   }
 
-  private settle(ex: Exchange, outcome: Outcome): void {
+  /** The call's outcome (the first one counts); `abort`: the server's call is stopped too. */
+  private settle(ex: Exchange, outcome: Outcome, abort = false): void {
+    if (ex.settled) return;
     ex.settled = outcome;
+    if (abort) ex.controller.abort(new Error('the call was refused'));
     ex.asked.failAll(new McpError(ErrorCode.InvalidRequest, 'The tool call this request belonged to has ended.'));
     ex.wake?.();
   }

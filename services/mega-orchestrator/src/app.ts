@@ -196,6 +196,7 @@ export function createApp(deps: GatewayDeps): Gateway {
         principal: principalOf(call.res),
         onProgress: call.onProgress,
         onClientRequest: call.onClientRequest,
+        onLog: call.onLog,
       });
     },
     idleMs: config.MCP_SESSION_IDLE_MS,

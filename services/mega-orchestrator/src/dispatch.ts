@@ -15,7 +15,7 @@ import type { Route, ToolResolver, Target } from './tool-resolver';
 import type { CallHistory } from './call-history';
 import type { GatewayStats } from './stats';
 import type { RoutingMode, Transport } from './types';
-import { DownstreamFailure, type ClientRequester, type ProgressListener } from './downstream-client';
+import { DownstreamFailure, type ClientRequester, type LogListener, type ProgressListener } from './downstream-client';
 
 export interface CallRequest {
   tool: string;
@@ -37,6 +37,8 @@ export interface CallRequest {
   onProgress?: ProgressListener;
   /** Answers what an MCP server asks its client during the call (the caller is an MCP client that can). */
   onClientRequest?: ClientRequester;
+  /** Receives the log messages an MCP server sends during the call. */
+  onLog?: LogListener;
 }
 
 /** An MCP server's own content blocks, carried beside the envelope for the gateway's MCP clients. */
@@ -244,6 +246,7 @@ export class Dispatcher {
           signal: req.signal,
           onProgress: req.onProgress,
           onClientRequest: req.onClientRequest,
+          onLog: req.onLog,
         });
         if (isEnvelope(answer.json)) {
           const code = 'code' in answer.json && typeof answer.json.code === 'string' ? answer.json.code : undefined;

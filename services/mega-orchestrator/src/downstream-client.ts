@@ -47,7 +47,11 @@ export interface DownstreamRequest {
   onProgress?: ProgressListener;
   /** Puts what an MCP server asks its client during this tool call to the gateway's caller. */
   onClientRequest?: ClientRequester;
+  /** Receives the log messages (notifications/message params) an MCP server sends during this tool call. */
+  onLog?: LogListener;
 }
+
+export type LogListener = (message: { level: string; logger?: string; data: unknown }) => void;
 
 export type ProgressListener = (progress: number, total?: number, message?: string) => void;
 

@@ -30,6 +30,7 @@ import {
   type Downstream,
   type ClientRequester,
   type ClientRequestMethod,
+  type LogListener,
   type ProgressListener,
 } from './downstream-client';
 import { VERSION } from './config';
@@ -72,6 +73,7 @@ export interface McpDownstreamOptions {
 interface CallSlot {
   tool: string;
   requester?: ClientRequester;
+  onLog?: LogListener;
   clock: CallClock;
   /** Requests of this call its caller has not answered yet, and when the last one was put. */
   asking: number;
@@ -205,7 +207,7 @@ export class McpDownstream implements Downstream {
       }
       if (req.method === 'POST' && req.path === '/tools/call') {
         const { name, arguments: args } = JSON.parse(req.body ?? '{}') as { name: string; arguments?: Record<string, unknown> };
-        const slot: CallSlot = { tool: name, requester: req.onClientRequest, clock, asking: 0, askedAt: 0 };
+        const slot: CallSlot = { tool: name, requester: req.onClientRequest, onLog: req.onLog, clock, asking: 0, askedAt: 0 };
         this.calls.add(slot);
         try {
           return this.toEnvelope(await this.callTool(client, name, args ?? {}, req.onProgress, opts));
@@ -246,6 +248,28 @@ export class McpDownstream implements Downstream {
     }
   }
 
+  /** The calls in flight that can be sending a message now: those not blocked on their caller's answer (else all). */
+  private sendingCalls(now: number): CallSlot[] {
+    const all = [...this.calls];
+    const running = all.filter((c) => c.asking === 0 || now - c.askedAt < TOGETHER_MS);
+    return running.length > 0 ? running : all;
+  }
+
+  /**
+   * A log message of the server (notifications/message): to the caller of the call it belongs to (the
+   * same rule as requests), else into the gateway's own log at debug, with the server's id.
+   */
+  private serverLog(params: { level?: unknown; logger?: unknown; data?: unknown }): void {
+    const calls = this.sendingCalls(Date.now());
+    const message = {
+      level: String(params.level ?? 'info'),
+      ...(typeof params.logger === 'string' ? { logger: params.logger } : {}),
+      data: params.data,
+    };
+    if (calls.length === 1 && calls[0].onLog) return calls[0].onLog(message);
+    this.options.logger.debug(`${this.options.id} log message`, message);
+  }
+
   private async callTool(
     client: Client,
     name: string,
@@ -277,9 +301,7 @@ export class McpDownstream implements Downstream {
    */
   private async clientRequest(method: ClientRequestMethod, params: Record<string, unknown>, signal: AbortSignal) {
     const now = Date.now();
-    const all = [...this.calls];
-    const running = all.filter((c) => c.asking === 0 || now - c.askedAt < TOGETHER_MS);
-    const calls = running.length > 0 ? running : all;
+    const calls = this.sendingCalls(now);
     if (calls.length !== 1)
       throw new McpError(
         ErrorCode.InvalidRequest,
@@ -448,6 +470,7 @@ export class McpDownstream implements Downstream {
         method?: unknown;
         params?: { progressToken?: unknown; progress?: unknown; total?: unknown; message?: unknown };
       };
+      if (m.method === 'notifications/message' && m.params) return this.serverLog(m.params as Record<string, unknown>);
       if (m.method === 'notifications/progress' && typeof m.params?.progressToken === 'string') {
         const listener = this.progress.get(m.params.progressToken);
         if (listener && typeof m.params.progress === 'number') {

@@ -1,6 +1,6 @@
 /**
  * What an MCP server behind the gateway asks its client during a tool call (elicitation, sampling,
- * roots) reaches the caller: a 2026-07-28 client as input_required results (SEP-2322) answered by
+ * roots), and what it streams (progress, log messages), reaches the caller: a 2026-07-28 client as input_required results (SEP-2322) answered by
  * retrying with inputResponses and the signed requestState, a 2025-era session's client as requests
  * on the call's event stream. The server is a real child process (the conformance fixture over stdio).
  */
@@ -8,7 +8,7 @@ import path from 'node:path';
 import { tempDir } from '@mcp-fleet/testing';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ElicitRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ElicitRequestSchema, LoggingMessageNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { Client as V2Client, StreamableHTTPClientTransport as V2Transport } from '@modelcontextprotocol/client';
 import { META_2026, post2026, sleep, startGatewayWithStdioServer, type RunningGateway } from './helpers';
 
@@ -249,6 +249,52 @@ describe('questions from MCP servers behind the gateway', () => {
     });
   });
 
+  describe('what a 2026-07-28 call streams', () => {
+    /** The messages of an answer: the events of a stream, or the one JSON body. */
+    async function messages(meta: Record<string, unknown>, name: string): Promise<{ type: string; list: Record<string, any>[] }> {
+      const res = await post2026(g.url, 'tools/call', { name, arguments: {} }, { meta: { ...META_2026, ...meta } });
+      const type = res.headers.get('content-type') ?? '';
+      const text = await res.text();
+      if (!type.startsWith('text/event-stream')) return { type, list: [JSON.parse(text)] };
+      const list = text
+        .split('\n')
+        .filter((l) => l.startsWith('data: '))
+        .map((l) => JSON.parse(l.slice(6)) as Record<string, any>);
+      return { type, list };
+    }
+
+    it('streams the server’s log messages at or above _meta’s logLevel, then the result; none without it', async () => {
+      const info = await messages({ 'io.modelcontextprotocol/logLevel': 'info' }, 'test_logging_tool');
+      expect(info.type).toMatch(/^text\/event-stream/);
+      expect(info.list.map((m) => m.method ?? 'result')).toEqual([
+        'notifications/message',
+        'notifications/message',
+        'notifications/message',
+        'result',
+      ]);
+      expect(info.list[0].params).toEqual({ level: 'info', data: 'Tool execution started' });
+      expect(info.list[3].result).toMatchObject({ resultType: 'complete', content: [{ type: 'text', text: 'Logged three messages.' }] });
+      for (const meta of [{}, { 'io.modelcontextprotocol/logLevel': 'warning' }]) {
+        const quiet = await messages(meta, 'test_logging_tool');
+        expect(quiet.type).toMatch(/^application\/json/);
+        expect(quiet.list).toHaveLength(1);
+        expect(quiet.list[0].result.resultType).toBe('complete');
+      }
+      const bad = await messages({ 'io.modelcontextprotocol/logLevel': 'loud' }, 'test_logging_tool');
+      expect(bad.list[0].error).toMatchObject({ code: -32602, message: expect.stringContaining('debug, info') });
+    });
+
+    it('streams progress for _meta.progressToken, then the result', async () => {
+      const { list } = await messages({ progressToken: 'p-1' }, 'test_tool_with_progress');
+      expect(list.filter((m) => m.method === 'notifications/progress').map((m) => m.params)).toEqual([
+        { progressToken: 'p-1', progress: 0, total: 100 },
+        { progressToken: 'p-1', progress: 50, total: 100 },
+        { progressToken: 'p-1', progress: 100, total: 100 },
+      ]);
+      expect(list.at(-1)!.result).toMatchObject({ resultType: 'complete', isError: false });
+    });
+  });
+
   describe('a task (tasks extension)', () => {
     const TASK_CAPS = { elicitation: {}, extensions: { 'io.modelcontextprotocol/tasks': {} } };
     const meta = { ...META_2026, 'io.modelcontextprotocol/clientCapabilities': TASK_CAPS };
@@ -307,6 +353,19 @@ describe('questions from MCP servers behind the gateway', () => {
       const result = (await client.callTool({ name: 'test_elicitation', arguments: { message: 'Take your time' } })) as CallToolResult;
       expect((result.content[0] as { text: string }).text).toContain('slow@example.com');
       expect(result.isError).toBeFalsy();
+      await client.close();
+    });
+
+    it('gets the server’s log messages on the call’s stream, filtered by the session’s logging/setLevel', async () => {
+      const client = await session({});
+      const logs: string[] = [];
+      client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void logs.push(`${n.params.level} ${String(n.params.data)}`));
+      await client.setLoggingLevel('error');
+      await client.callTool({ name: 'test_logging_tool', arguments: {} });
+      expect(logs).toEqual([]);
+      await client.setLoggingLevel('info');
+      await client.callTool({ name: 'test_logging_tool', arguments: {} });
+      expect(logs).toEqual(['info Tool execution started', 'info Tool processing data', 'info Tool execution completed']);
       await client.close();
     });
 

@@ -24,6 +24,7 @@ const SCENARIOS = [
   'tools-call-error',
   // what the server asks its client during a call, put to the gateway's caller (a 2025-era session)
   'tools-call-elicitation',
+  'tools-call-with-logging',
   'tools-call-sampling',
   'elicitation-sep1034-defaults',
   'elicitation-sep1330-enums',

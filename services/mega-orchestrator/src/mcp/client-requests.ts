@@ -18,7 +18,7 @@ import {
   ListRootsResultSchema,
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { ClientRequester, ClientRequestMethod } from '../downstream-client';
+import type { ClientRequester, ClientRequestMethod, LogListener, ProgressListener } from '../downstream-client';
 import { HttpRpcError } from './jsonrpc';
 
 /** The capability each request needs. */
@@ -197,7 +197,15 @@ interface Exchange {
   settled?: Outcome;
   /** Set while a round waits for news (a request, or the call's end). */
   wake?: () => void;
+  /** The open round's listeners: progress and logs of the call go to the request that is waiting now. */
+  listeners?: CallListeners;
   expiry?: NodeJS.Timeout;
+}
+
+/** What a call streams to the round of its client that is open (progress, log messages). */
+export interface CallListeners {
+  onProgress?: ProgressListener;
+  onLog?: LogListener;
 }
 
 /** Who is calling: the principal's owner key (empty without authorization), the tool, the declared capabilities. */
@@ -238,9 +246,10 @@ export class InputExchanges {
 
   /** Runs a call whose server's requests become input_required results: its result, or the first round. */
   async call(
-    run: (requester: ClientRequester, signal: AbortSignal) => Promise<Record<string, unknown>>,
+    run: (requester: ClientRequester, signal: AbortSignal, relay: CallListeners) => Promise<Record<string, unknown>>,
     caller: ExchangeCaller,
     requestSignal: AbortSignal,
+    listeners: CallListeners = {},
   ): Promise<Record<string, unknown>> {
     const ex: Exchange = {
       id: randomUUID(),
@@ -269,7 +278,13 @@ export class InputExchanges {
       );
       return Promise.reject(cannotAnswer(method, params));
     };
-    void run(requester, ex.controller.signal).then(
+    ex.listeners = listeners;
+    // What the first request asked for is relayed for the whole call, to whichever round is open.
+    const relay: CallListeners = {
+      ...(listeners.onProgress ? { onProgress: (...a) => ex.listeners?.onProgress?.(...a) } : {}),
+      ...(listeners.onLog ? { onLog: (log) => ex.listeners?.onLog?.(log) } : {}),
+    };
+    void run(requester, ex.controller.signal, relay).then(
       (result) => this.settle(ex, { ok: true, result }),
       (error: unknown) => this.settle(ex, { ok: false, error }),
     );
@@ -277,11 +292,18 @@ export class InputExchanges {
   }
 
   /** A retry with requestState (and inputResponses): the answers go to the waiting server; then its result or the next round. */
-  async resume(state: unknown, responses: unknown, caller: ExchangeCaller, requestSignal: AbortSignal): Promise<Record<string, unknown>> {
+  async resume(
+    state: unknown,
+    responses: unknown,
+    caller: ExchangeCaller,
+    requestSignal: AbortSignal,
+    listeners: CallListeners = {},
+  ): Promise<Record<string, unknown>> {
     const ex = this.exchangeOf(state, caller);
     const given = checkAnswers(ex.asked.byKey, responses, 'retry with the same requestState');
     clearTimeout(ex.expiry);
     ex.round += 1;
+    ex.listeners = listeners;
     ex.asked.answer(given);
     // Keys it was asked and did not answer (extra keys are ignored) are asked again.
     if (ex.asked.size > 0 && !ex.settled) return this.inputRequired(ex);

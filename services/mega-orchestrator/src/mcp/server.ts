@@ -1,6 +1,6 @@
 import { paginate, AppError, ERROR_CODES, JSONRPC_CODES, isPlainObject, type Logger, type ToolAnnotations } from '@mcp-fleet/kit';
 import { allows, type Principal } from '../auth';
-import type { ClientRequester, ProgressListener } from '../downstream-client';
+import type { ClientRequester, LogListener, ProgressListener } from '../downstream-client';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { McpError, type CallToolResult, type GetPromptResult } from '@modelcontextprotocol/sdk/types.js';
 import { UriTemplate } from '@modelcontextprotocol/sdk/shared/uriTemplate.js';
@@ -143,6 +143,8 @@ export async function callTool(
     onProgress?: ProgressListener;
     /** Answers what an MCP server behind the gateway asks its client during the call. */
     onClientRequest?: ClientRequester;
+    /** Receives the log messages an MCP server behind the gateway sends during the call. */
+    onLog?: LogListener;
     /** This call's time limit (a task's is longer than DOWNSTREAM_TIMEOUT_MS). */
     timeoutMs?: number;
   },
@@ -167,6 +169,7 @@ export async function callTool(
     principal: call.principal,
     onProgress: call.onProgress,
     onClientRequest: call.onClientRequest,
+    onLog: call.onLog,
     timeoutMs: call.timeoutMs,
   });
   if (!out.body.success && out.code === 'UNKNOWN_TOOL') throw new McpError(JSONRPC_CODES.INVALID_PARAMS, out.body.error);

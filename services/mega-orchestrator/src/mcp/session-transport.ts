@@ -1,4 +1,5 @@
-import type { ClientRequester, ProgressListener } from '../downstream-client';
+import type { ClientRequester, LogListener, ProgressListener } from '../downstream-client';
+import { LazyEventStream, progressNotification } from './event-stream';
 import { randomUUID } from 'node:crypto';
 import { isPlainObject, JSONRPC_CODES, sendJson, type HttpResponse } from '@mcp-fleet/kit';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -29,6 +30,12 @@ interface LiveSession {
   running: Map<string | number, AbortController>;
   /** Requests the gateway put to the client (an MCP server's elicitation, sampling, roots), awaiting its answer by id. */
   asking: Map<string, { resolve(result: Record<string, unknown>): void; reject(err: unknown): void }>;
+}
+
+/** True when the session's logging/setLevel is above this level (the SDK Server keeps the level per session). */
+function sessionIgnores(live: LiveSession, level: string): boolean {
+  const check = (live.server as unknown as { isMessageIgnored?: (level: string, sessionId: string) => boolean }).isMessageIgnored;
+  return typeof check === 'function' ? check(level, live.id) : false;
 }
 
 /** A JSON-RPC response (an answer to a request the server sent). */
@@ -68,6 +75,7 @@ export interface McpSessionTransportOptions {
       signal: AbortSignal;
       onProgress?: ProgressListener;
       onClientRequest?: ClientRequester;
+      onLog?: LogListener;
     },
   ) => Promise<unknown>;
   idleMs: number;
@@ -302,33 +310,17 @@ export class McpSessionTransport {
     const params = (msg.params ?? {}) as Record<string, unknown>;
     // A progressToken (and a client that takes SSE) turns this answer into an event stream: the
     // downstream's progress as notifications/progress, then the result (Streamable HTTP allows either).
-    // So does a request of the MCP server behind the call to this client (elicitation, sampling, roots).
+    // So does a log message or a request of the MCP server behind the call (elicitation, sampling, roots).
     const token = (params._meta as { progressToken?: unknown } | undefined)?.progressToken;
-    const sse = (req.headers.accept ?? '').includes('text/event-stream');
-    let stream = false;
-    const openStream = () => {
-      if (stream || res.headersSent) return;
-      stream = true;
-      res.statusCode = 200;
-      res.setHeader('mcp-session-id', live.id);
-      res.setHeader('Content-Type', 'text/event-stream');
-      res.setHeader('Cache-Control', 'no-cache');
-      res.flushHeaders();
-    };
-    const event = (message: unknown) => {
-      if (!res.writableEnded) res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
-    };
+    const stream = new LazyEventStream(res, (req.headers.accept ?? '').includes('text/event-stream'), { 'mcp-session-id': live.id });
     let onProgress: ProgressListener | undefined;
-    if ((typeof token === 'string' || typeof token === 'number') && sse) {
-      openStream();
-      onProgress = (progress, total, message) =>
-        event({
-          jsonrpc: '2.0',
-          method: 'notifications/progress',
-          params: { progressToken: token, progress, ...(total !== undefined ? { total } : {}), ...(message ? { message } : {}) },
-        });
-    }
-    const onClientRequest = this.asker(live, sse, openStream, event, controller.signal);
+    if ((typeof token === 'string' || typeof token === 'number') && stream.start())
+      onProgress = (progress, total, message) => stream.send(progressNotification(token, progress, total, message));
+    // The server's log messages, filtered by this session's logging/setLevel (the SDK keeps it).
+    const onLog: LogListener = (log) => {
+      if (!sessionIgnores(live, log.level)) stream.send({ jsonrpc: '2.0', method: 'notifications/message', params: log });
+    };
+    const onClientRequest = this.asker(live, stream, controller.signal);
     try {
       const result = await this.options.callTool!(params, {
         sessionId: live.id,
@@ -337,6 +329,7 @@ export class McpSessionTransport {
         signal: controller.signal,
         onProgress,
         onClientRequest,
+        onLog,
       });
       payload = { jsonrpc: '2.0', id, result };
     } catch (err) {
@@ -347,14 +340,7 @@ export class McpSessionTransport {
       payload = rpcError(id, code, message, e.data);
     }
     if (id !== null) live.running.delete(id);
-    if (res.writableEnded) return;
-    if (stream) {
-      event(payload);
-      res.end();
-      return;
-    }
-    res.setHeader('mcp-session-id', live.id);
-    sendJson(res, 200, payload);
+    stream.finish(200, payload);
   }
 
   /**
@@ -363,29 +349,22 @@ export class McpSessionTransport {
    * a POST of its own (settleAnswer). A client that did not declare the capability, or whose POST did
    * not accept an event stream, cannot be asked: the server is told so.
    */
-  private asker(
-    live: LiveSession,
-    sse: boolean,
-    openStream: () => void,
-    event: (message: unknown) => void,
-    callSignal: AbortSignal,
-  ): ClientRequester {
+  private asker(live: LiveSession, stream: LazyEventStream, callSignal: AbortSignal): ClientRequester {
     return (method, params, signal) => {
       if (!clientCan(live.server.getClientCapabilities(), method, params)) return Promise.reject(cannotAnswer(method, params));
-      if (!sse)
+      if (!stream.start())
         return Promise.reject(
           new McpError(
             JSONRPC_CODES.METHOD_NOT_FOUND,
             `The caller of this tool call cannot be asked ${method}: its POST did not accept text/event-stream.`,
           ),
         );
-      openStream();
       const id = `mcp-fleet-${randomUUID()}`;
       const both = AbortSignal.any([signal, callSignal]);
       return new Promise((resolve, reject) => {
         const withdraw = () => {
           live.asking.delete(id);
-          event({
+          stream.send({
             jsonrpc: '2.0',
             method: 'notifications/cancelled',
             params: { requestId: id, reason: 'The MCP server no longer waits for it.' },
@@ -405,7 +384,7 @@ export class McpSessionTransport {
             reject(err);
           },
         });
-        event({ jsonrpc: '2.0', id, method, params });
+        stream.send({ jsonrpc: '2.0', id, method, params });
       });
     };
   }

@@ -10,7 +10,7 @@ import { principalOf } from '../auth';
  * resources) are the ones the 2025-era SDK server uses.
  */
 import type { IncomingMessage } from 'node:http';
-import { abortOnClose, header as headerOf, JSONRPC_CODES, isPlainObject, sendJson, type HttpResponse } from '@mcp-fleet/kit';
+import { abortOnClose, header as headerOf, JSONRPC_CODES, isPlainObject, type HttpResponse } from '@mcp-fleet/kit';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { GatewayContext } from '../context';
 import { HttpRpcError, rpcError, type RpcId } from './jsonrpc';
@@ -30,6 +30,8 @@ import {
   readResource,
 } from './server';
 import { ownerOf, TASKS_EXTENSION, type TaskSupport } from '../tasks';
+import { LazyEventStream, LOG_LEVELS, logPasses, progressNotification, type LogLevel } from './event-stream';
+import type { CallListeners } from './client-requests';
 
 export const STATELESS_VERSION = '2026-07-28';
 /** Versions served on this endpoint: the stateless one, and the session-based ones through the SDK. */
@@ -37,6 +39,7 @@ export const SUPPORTED_VERSIONS = [STATELESS_VERSION, '2025-11-25', '2025-06-18'
 
 const META_VERSION = 'io.modelcontextprotocol/protocolVersion';
 const META_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
+const META_LOG_LEVEL = 'io.modelcontextprotocol/logLevel';
 const REMOVED = new Set(['initialize', 'ping', 'logging/setLevel', 'resources/subscribe', 'resources/unsubscribe']);
 const NAMED: Record<string, (params: Record<string, unknown>) => unknown> = {
   'tools/call': (p) => p.name,
@@ -83,10 +86,11 @@ export async function handleStateless(
   pageSize: number,
 ): Promise<void> {
   const id: RpcId = isPlainObject(body) && (typeof body.id === 'string' || typeof body.id === 'number') ? body.id : null;
-  const send = (status: number, payload: Record<string, unknown>) => {
-    res.setHeader('MCP-Protocol-Version', STATELESS_VERSION);
-    sendJson(res, status, payload);
-  };
+  // JSON, or an event stream once a tools/call has something to stream (progress, log messages)
+  const stream = new LazyEventStream(res, (req.headers.accept ?? '').includes('text/event-stream'), {
+    'MCP-Protocol-Version': STATELESS_VERSION,
+  });
+  const send = (status: number, payload: Record<string, unknown>) => stream.finish(status, payload);
   try {
     if (!isPlainObject(body) || body.jsonrpc !== '2.0' || typeof body.method !== 'string' || body.method === '')
       throw new HttpRpcError(
@@ -179,7 +183,7 @@ export async function handleStateless(
       return ctx.listen.serve(req, res, id, filter, { 'MCP-Protocol-Version': STATELESS_VERSION });
     }
 
-    const result = await dispatch(ctx, req, res, method, params, pageSize, meta!);
+    const result = await dispatch(ctx, req, res, method, params, pageSize, meta!, stream);
     send(200, { jsonrpc: '2.0', id, result });
   } catch (err) {
     if (err instanceof HttpRpcError) return send(err.status, rpcError(id, err.code, err.message, err.data));
@@ -200,6 +204,7 @@ async function dispatch(
   params: Record<string, unknown>,
   pageSize: number,
   meta: Record<string, unknown>,
+  stream: LazyEventStream,
 ) {
   const cache = (ttlMs: number) => ({ ttlMs, cacheScope: 'public' as const });
   switch (method) {
@@ -228,7 +233,7 @@ async function dispatch(
         const task = await callAsTask(ctx, req, res, params, meta, support);
         if (task) return task;
       }
-      return callWithInput(ctx, req, res, params, meta);
+      return callWithInput(ctx, req, res, params, meta, stream);
     }
     case 'resources/list':
       return { resultType: 'complete', ...listResources(ctx, principalOf(res)), ...cache(principalOf(res) ? 0 : CATALOG_TTL_MS) };
@@ -290,25 +295,52 @@ async function callWithInput(
   res: HttpResponse,
   params: Record<string, unknown>,
   meta: Record<string, unknown>,
+  stream: LazyEventStream,
 ): Promise<Record<string, unknown>> {
   const principal = principalOf(res);
   const caller = { owner: ownerOf(principal) ?? '', tool: String(params.name), capabilities: meta[META_CAPABILITIES] };
+  const listeners = callListeners(meta, stream);
   // a 2026-era client cancels by closing its request: the downstream call is aborted
   const closed = abortOnClose(res);
-  if (params.requestState !== undefined) return ctx.inputs.resume(params.requestState, params.inputResponses, caller, closed);
+  if (params.requestState !== undefined) return ctx.inputs.resume(params.requestState, params.inputResponses, caller, closed, listeners);
   if (params.inputResponses !== undefined && !isPlainObject(params.inputResponses))
     throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'params.inputResponses must be an object keyed by the inputRequests keys.');
   checkCallParams(params);
   const requestId = callerRequestId(req, res);
   const traceparent = headerOf(req, 'traceparent');
   return ctx.inputs.call(
-    async (onClientRequest, signal) => ({
+    async (onClientRequest, signal, relay) => ({
       resultType: 'complete',
-      ...(await callTool(ctx, params, { requestId, traceparent, principal, signal, onClientRequest })),
+      ...(await callTool(ctx, params, { requestId, traceparent, principal, signal, onClientRequest, ...relay })),
     }),
     caller,
     closed,
+    listeners,
   );
+}
+
+/**
+ * What a 2026-07-28 tools/call streams while it runs: notifications/progress for its
+ * `_meta.progressToken`, and the MCP server's log messages at or above its
+ * `_meta["io.modelcontextprotocol/logLevel"]` (none without it: the revision removed logging/setLevel).
+ */
+function callListeners(meta: Record<string, unknown>, stream: LazyEventStream): CallListeners {
+  const token = meta.progressToken;
+  const level = meta[META_LOG_LEVEL];
+  if (level !== undefined && !LOG_LEVELS.includes(level as LogLevel))
+    throw new McpError(JSONRPC_CODES.INVALID_PARAMS, `_meta["${META_LOG_LEVEL}"] must be one of: ${LOG_LEVELS.join(', ')}.`);
+  return {
+    ...(typeof token === 'string' || typeof token === 'number'
+      ? { onProgress: (progress, total, message) => stream.send(progressNotification(token, progress, total, message)) }
+      : {}),
+    ...(level !== undefined
+      ? {
+          onLog: (log) => {
+            if (logPasses(log.level, level as LogLevel)) stream.send({ jsonrpc: '2.0', method: 'notifications/message', params: log });
+          },
+        }
+      : {}),
+  };
 }
 
 /** True when the request's client capabilities declare the tasks extension. */

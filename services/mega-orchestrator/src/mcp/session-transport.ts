@@ -234,6 +234,8 @@ export class McpSessionTransport {
       );
       return;
     }
+    // Whether the client itself accepts an event stream (normaliseRequest completes Accept for the SDK).
+    const acceptsEvents = (req.headers.accept ?? '').includes('text/event-stream');
     normaliseRequest(req);
     const sid = req.headers['mcp-session-id'];
     if (typeof sid === 'string' && sid !== '') {
@@ -275,7 +277,7 @@ export class McpSessionTransport {
       });
       const single = Array.isArray(body) ? undefined : (body as Record<string, unknown>);
       if (single && single.method === 'tools/call' && 'id' in single && this.options.callTool) {
-        await this.fastToolsCall(live, single, req, res);
+        await this.fastToolsCall(live, single, req, res, acceptsEvents);
         return;
       }
       // The SDK cancels its own requests; the fast path's calls are aborted here (the SDK still answers 202).
@@ -299,7 +301,13 @@ export class McpSessionTransport {
    * conversion and no second validation of the message (issue 14; about 0.4 ms per call). The
    * answer is what the SDK would send: the result, or a JSON-RPC error with status 200.
    */
-  private async fastToolsCall(live: LiveSession, msg: Record<string, unknown>, req: IncomingMessage, res: HttpResponse): Promise<void> {
+  private async fastToolsCall(
+    live: LiveSession,
+    msg: Record<string, unknown>,
+    req: IncomingMessage,
+    res: HttpResponse,
+    acceptsEvents: boolean,
+  ): Promise<void> {
     const id = idOf(msg);
     const controller = new AbortController();
     res.on('close', () => {
@@ -312,7 +320,7 @@ export class McpSessionTransport {
     // downstream's progress as notifications/progress, then the result (Streamable HTTP allows either).
     // So does a log message or a request of the MCP server behind the call (elicitation, sampling, roots).
     const token = (params._meta as { progressToken?: unknown } | undefined)?.progressToken;
-    const stream = new LazyEventStream(res, (req.headers.accept ?? '').includes('text/event-stream'), { 'mcp-session-id': live.id });
+    const stream = new LazyEventStream(res, acceptsEvents, { 'mcp-session-id': live.id });
     let onProgress: ProgressListener | undefined;
     if ((typeof token === 'string' || typeof token === 'number') && stream.start())
       onProgress = (progress, total, message) => stream.send(progressNotification(token, progress, total, message));

@@ -1,0 +1,82 @@
+/**
+ * Review of "questions from MCP servers": defects found by an adversarial read, each pinned by a
+ * test here (the conformance fixture over stdio behind a real gateway, or InputExchanges alone).
+ */
+import path from 'node:path';
+import { tempDir, testLogger } from '@mcp-fleet/testing';
+import { InputExchanges } from '../src/mcp/client-requests';
+import { META_2026, post2026, sleep, startGatewayWithStdioServer, type RunningGateway } from './helpers';
+
+const FIXTURE = path.join(__dirname, 'fixtures', 'conformance-fixture-server.ts');
+
+describe('questions from MCP servers: review', () => {
+  const tmp = tempDir('mcp-fleet-client-requests-review-');
+  let g: RunningGateway;
+
+  beforeAll(async () => {
+    g = await startGatewayWithStdioServer('asker', FIXTURE, tmp.dir, 'test_elicitation', {
+      DOWNSTREAM_TIMEOUT_MS: '3000',
+      MCP_INPUT_TIMEOUT_MS: '3000',
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await g?.stop();
+    tmp.cleanup();
+  });
+
+  /** A 2025-11-25 session opened by hand (raw HTTP), with these client capabilities. */
+  async function rawSession(capabilities: Record<string, unknown>): Promise<string> {
+    const init = await fetch(`${g.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities, clientInfo: { name: 'raw', version: '1' } },
+      }),
+    });
+    await init.text();
+    const sid = init.headers.get('mcp-session-id')!;
+    const ready = await fetch(`${g.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json', 'mcp-session-id': sid },
+      body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+    });
+    await ready.text();
+    return sid;
+  }
+
+  describe('a 2025-era session POST that accepts only application/json', () => {
+    const callJsonOnly = (sid: string, name: string, args: Record<string, unknown> = {}) =>
+      fetch(`${g.url}/mcp`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json',
+          'mcp-session-id': sid,
+          'mcp-protocol-version': '2025-11-25',
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name, arguments: args } }),
+      });
+
+    it('gets JSON, not an event stream, when the server logs during the call', async () => {
+      const sid = await rawSession({});
+      const res = await callJsonOnly(sid, 'test_logging_tool');
+      const text = await res.text();
+      expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+      const body = JSON.parse(text) as { result?: { content: { text: string }[] } };
+      expect(body.result?.content[0].text).toBe('Logged three messages.');
+    });
+
+    it('is not asked (the server gets -32601, docs: "a POST that did not accept text/event-stream cannot be asked")', async () => {
+      const sid = await rawSession({ elicitation: {} });
+      const res = await callJsonOnly(sid, 'test_elicitation', { message: 'm' });
+      const text = await res.text();
+      expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+      const body = JSON.parse(text) as { result?: { isError?: boolean; content: { text: string }[] } };
+      expect(body.result?.isError).toBe(true);
+      expect(JSON.stringify(body.result?.content)).toContain('did not accept text/event-stream');
+    }, 15_000);
+  });
+});

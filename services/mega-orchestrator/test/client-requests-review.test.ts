@@ -80,3 +80,42 @@ describe('questions from MCP servers: review', () => {
     }, 15_000);
   });
 });
+
+describe('a retry of an input_required call of a tool that may run as a task', () => {
+  const tmp = tempDir('mcp-fleet-client-requests-review-tasks-');
+  let g: RunningGateway;
+  const TASK_CAPS = { elicitation: {}, extensions: { 'io.modelcontextprotocol/tasks': {} } };
+  const meta = { ...META_2026, 'io.modelcontextprotocol/clientCapabilities': TASK_CAPS };
+
+  beforeAll(async () => {
+    g = await startGatewayWithStdioServer('asker', FIXTURE, tmp.dir, 'confirm_delete', {
+      MCP_MAX_TASKS: '1',
+      MCP_TASK_TTL_MS: '2000',
+      MCP_INPUT_TIMEOUT_MS: '10000',
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await g?.stop();
+    tmp.cleanup();
+  });
+
+  it('resumes the waiting call (it does not start the tool again as a new task once the task store has room)', async () => {
+    const rpc = async (params: Record<string, unknown>) => {
+      const res = await post2026(g.url, 'tools/call', params, { meta });
+      return (await res.json()) as { result?: Record<string, any>; error?: { code: number; message: string } };
+    };
+    // the one task the store may hold: an optional-task tool now answers synchronously
+    expect((await rpc({ name: 'slow_compute', arguments: { seconds: 0 } })).result?.resultType).toBe('task');
+    const first = await rpc({ name: 'confirm_delete', arguments: { filename: 'a.txt' } });
+    expect(first.result?.resultType).toBe('input_required');
+    await sleep(2300); // the task expired: the store has room again
+    const retry = await rpc({
+      name: 'confirm_delete',
+      arguments: { filename: 'a.txt' },
+      inputResponses: { 'elicitation-1': { action: 'accept', content: { confirm: true } } },
+      requestState: first.result!.requestState,
+    });
+    expect(retry.result).toMatchObject({ resultType: 'complete', content: [{ type: 'text', text: 'Deleted a.txt.' }] });
+    expect(g.gw.ctx.inputs.waiting).toBe(0);
+  }, 30_000);
+});

@@ -227,9 +227,10 @@ async function dispatch(
       };
     case 'tools/call': {
       paramHeadersAgree(ctx, req, params);
-      // Long-running tools may answer a task handle (one Map lookup for the others).
+      // Long-running tools may answer a task handle (one Map lookup for the others); a retry
+      // carrying requestState belongs to a call already running (input_required), never a new task.
       const support = ctx.tasks.supportOf(ctx.registry.catalog, params.name as string);
-      if (support !== undefined) {
+      if (support !== undefined && params.requestState === undefined) {
         const task = await callAsTask(ctx, req, res, params, meta, support);
         if (task) return task;
       }

@@ -119,3 +119,26 @@ describe('a retry of an input_required call of a tool that may run as a task', (
     expect(g.gw.ctx.inputs.waiting).toBe(0);
   }, 30_000);
 });
+
+describe('InputExchanges', () => {
+  it('forgets a call whose client closed its request while a round was being gathered', async () => {
+    const inputs = new InputExchanges({ ttlMs: 60_000, logger: testLogger('inputs'), gatherMs: 50 });
+    const request = new AbortController();
+    const answer = inputs.call(
+      async (ask, signal) => {
+        void ask('roots/list', {}, signal).catch(() => undefined);
+        // the call takes a while to stop once aborted (a slow downstream teardown)
+        await new Promise((_, reject) => signal.addEventListener('abort', () => setTimeout(() => reject(signal.reason), 100)));
+        return {};
+      },
+      { owner: '', tool: 't', capabilities: { roots: {} } },
+      request.signal,
+    );
+    await sleep(10);
+    request.abort(new Error('the client closed its request'));
+    await answer.catch(() => undefined);
+    await sleep(150);
+    expect(inputs.waiting).toBe(0);
+    inputs.close();
+  });
+});

@@ -403,8 +403,11 @@ export class InputExchanges {
     if (ex.settled && !this.open.has(ex.id)) return;
     this.options.logger.info('a tool call waiting for its client was abandoned', { tool: ex.tool, why });
     ex.controller.abort(new Error(why));
-    ex.asked.failAll(new McpError(ErrorCode.RequestTimeout, `The client did not answer: ${why}.`));
+    const error = new McpError(ErrorCode.RequestTimeout, `The client did not answer: ${why}.`);
+    ex.asked.failAll(error);
     this.forget(ex);
+    // A round still being gathered for the closed request ends now, not with a fresh requestState.
+    this.settle(ex, { ok: false, error });
   }
 
   private forget(ex: Exchange): void {

@@ -95,6 +95,26 @@ describe('resources of an MCP server behind the gateway, watched', () => {
     expect(await subscribedThere()).toEqual([]);
   });
 
+  it('subscribes again when the server restarts (a stdio child killed), and its updates keep coming', async () => {
+    const s = await session();
+    await s.client.subscribeResource({ uri: WATCHED });
+    const upstream = g.gw.registry.get('watched')!.upstream as unknown as { pid?: number; starts: number };
+    const starts = upstream.starts;
+    process.kill(upstream.pid!, 'SIGKILL');
+    await until(() => upstream.starts > starts, 10_000);
+    let there: string[] = [];
+    for (let i = 0; i < 50 && there.length === 0; i++) {
+      there = await subscribedThere().catch(() => []);
+      if (there.length === 0) await sleep(100);
+    }
+    expect(there).toEqual([WATCHED]);
+    await tool('test_touch_resource');
+    await until(() => s.updates.length === 1);
+    await s.transport.terminateSession();
+    await s.client.close();
+    await until(() => g.gw.ctx.watch.size === 0);
+  }, 20_000);
+
   it('tells both eras when the server’s resource list changes', async () => {
     const s = await session();
     const stream = await openListen(g.url, { notifications: { resourcesListChanged: true } });

@@ -31,10 +31,11 @@ import { McpSessionTransport } from './mcp/session-transport';
 import { looksLikeJsonRpc, onlyNotifications, sendRpcError } from './mcp/jsonrpc';
 import { callTool, createMcpServer } from './mcp/server';
 import { InputExchanges } from './mcp/client-requests';
+import { ResourceWatch } from './resource-watch';
 import { ListenStreams } from './mcp/subscriptions';
 import { Providers } from './providers';
 import { MemoryRateStore, rateLimiter, RedisRateStore, type RateStore } from './rate-limit';
-import { Registry, type ServiceChange } from './registry';
+import { Registry, type ResourceUpdate, type ServiceChange } from './registry';
 import { AuditLog, Authorizer, principalOf } from './auth';
 import type { JWTVerifyGetKey } from 'jose';
 import { ToolResolver } from './tool-resolver';
@@ -175,6 +176,7 @@ export function createApp(deps: GatewayDeps): Gateway {
       leaseMs: config.MCP_TASK_LEASE_MS,
     }),
     inputs: new InputExchanges({ ttlMs: config.MCP_INPUT_TIMEOUT_MS, logger }),
+    watch: new ResourceWatch(registry, { timeoutMs: config.DOWNSTREAM_TIMEOUT_MS, logger }),
     listen: new ListenStreams({
       maxStreams: config.MCP_MAX_LISTEN_STREAMS,
       keepAliveMs: config.MCP_LISTEN_KEEPALIVE_MS,
@@ -223,6 +225,12 @@ export function createApp(deps: GatewayDeps): Gateway {
     resourcesChanged(RESOURCES_CHANGED_BY.catalog);
   });
   registry.on('health', () => resourcesChanged(RESOURCES_CHANGED_BY.health));
+  // A resource of an MCP server that someone watches changed; the served resource list changed.
+  registry.on('resource-updated', ({ uri }: ResourceUpdate) => resourcesChanged([uri]));
+  registry.on('resources', () => {
+    mcp.notifyResourcesListChanged();
+    ctx.listen.notify('resources');
+  });
   // 2025-era sessions hear when a downstream leaves or rejoins (notifications/message).
   registry.on('service', (change: ServiceChange) => {
     if (change.healthy) mcp.notifyLog('notice', { event: 'service_healthy', service: change.service, tools: change.tools });

@@ -10,6 +10,7 @@ import type { ToolResolver } from './tool-resolver';
 import type { CallHistory } from './call-history';
 import type { GatewayStats } from './stats';
 import type { TaskManager } from './tasks';
+import type { ResourceWatch } from './resource-watch';
 import type { InputExchanges } from './mcp/client-requests';
 
 /** Everything the routes and the MCP server share. */
@@ -33,6 +34,8 @@ export interface GatewayContext {
   tasks: TaskManager;
   /** 2026-07-28 tool calls whose MCP server asked the client something, waiting for its retry. */
   inputs: InputExchanges;
+  /** Subscriptions to resources of MCP servers behind the gateway, shared by the clients watching them. */
+  watch: ResourceWatch;
   /** Open 2026-07-28 subscriptions/listen streams. */
   listen: ListenStreams;
   /** Live MCP sessions (set once the MCP endpoint exists). */

@@ -18,6 +18,8 @@ import {
   ListRootsRequestSchema,
   McpError,
   PromptListChangedNotificationSchema,
+  ResourceListChangedNotificationSchema,
+  ResourceUpdatedNotificationSchema,
   ToolListChangedNotificationSchema,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -58,8 +60,10 @@ export interface McpDownstreamOptions {
   maxResponseBytes: number;
   /** First restart delay after the server dies or fails to start; doubles per failure up to 30 s. */
   restartBackoffMs?: number;
-  /** Called when the server sends notifications/tools/list_changed or notifications/prompts/list_changed. */
+  /** Called when the server sends notifications/tools/list_changed, prompts/list_changed or resources/list_changed. */
   onToolsChanged?: () => void;
+  /** Called when the server sends notifications/resources/updated for a URI the gateway subscribed to. */
+  onResourceUpdated?: (uri: string) => void;
   /**
    * Declare elicitation, sampling and roots to the server and put what it asks during a tool call to
    * that call's caller (MCP_FORWARD_CLIENT_REQUESTS). Off: the gateway declares no client capabilities.
@@ -116,6 +120,8 @@ export class McpDownstream implements Downstream {
   private readonly progress = new Map<string, ProgressListener>();
   /** Tool calls in flight, for what the server asks its client meanwhile. */
   private readonly calls = new Set<CallSlot>();
+  /** Resource URIs the gateway subscribed to here (subscribed again after a restart). */
+  private readonly subscribed = new Set<string>();
 
   constructor(
     readonly spec: McpServerSpec,
@@ -195,6 +201,20 @@ export class McpDownstream implements Downstream {
       if (req.method === 'POST' && req.path === '/resources/read') {
         const { uri } = JSON.parse(req.body ?? '{}') as { uri: string };
         return { status: 200, json: await client.readResource({ uri }, opts) };
+      }
+      // Resource subscriptions (the gateway's clients watching a resource of this server).
+      if (req.method === 'POST' && (req.path === '/resources/subscribe' || req.path === '/resources/unsubscribe')) {
+        if (!client.getServerCapabilities()?.resources?.subscribe)
+          return { status: 404, json: this.error('NOT_FOUND', `${this.options.id} offers no resource subscriptions`) };
+        const { uri } = JSON.parse(req.body ?? '{}') as { uri: string };
+        if (req.path === '/resources/subscribe') {
+          await client.subscribeResource({ uri }, opts);
+          this.subscribed.add(uri);
+        } else {
+          this.subscribed.delete(uri);
+          await client.unsubscribeResource({ uri }, opts);
+        }
+        return { status: 200, json: {} };
       }
       if (req.method === 'POST' && req.path === '/prompts/get') {
         const { name, arguments: args } = JSON.parse(req.body ?? '{}') as { name: string; arguments?: Record<string, string> };
@@ -427,6 +447,11 @@ export class McpDownstream implements Downstream {
       logger.info(`${id} says its prompts changed; re-reading them`);
       this.options.onToolsChanged?.();
     });
+    client.setNotificationHandler(ResourceListChangedNotificationSchema, () => {
+      logger.info(`${id} says its resources changed; re-reading them`);
+      this.options.onToolsChanged?.();
+    });
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => this.options.onResourceUpdated?.(n.params.uri));
     this.starts += 1;
     try {
       await client.connect(transport, { timeout: START_TIMEOUT_MS });
@@ -448,6 +473,11 @@ export class McpDownstream implements Downstream {
     };
     this.client = client;
     this.connectedAt = Date.now();
+    // A restarted server knows nothing of the subscriptions the gateway's clients hold.
+    for (const uri of this.subscribed)
+      client
+        .subscribeResource({ uri })
+        .catch((err: Error) => logger.warn(`${id}: could not subscribe to ${uri} again`, { err: err.message }));
     const server = client.getServerVersion();
     logger.info(`${id} connected over MCP`, {
       transport: this.spec.transport,

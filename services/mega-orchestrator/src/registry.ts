@@ -23,6 +23,12 @@ export interface RegistryOptions {
   inputTimeoutMs?: number;
 }
 
+/** An MCP server said a resource the gateway subscribed to changed ('resource-updated'). */
+export interface ResourceUpdate {
+  service: string;
+  uri: string;
+}
+
 export interface PollResult {
   at: string;
   ok: boolean;
@@ -60,6 +66,7 @@ export class ServiceState {
     readonly order: number,
     options: RegistryOptions,
     onToolsChanged: () => void = () => undefined,
+    onResourceUpdated: (uri: string) => void = () => undefined,
   ) {
     this.upstream = spec.mcp
       ? new McpDownstream(spec.mcp, {
@@ -70,6 +77,7 @@ export class ServiceState {
           forwardClientRequests: options.forwardClientRequests,
           inputTimeoutMs: options.inputTimeoutMs,
           onToolsChanged,
+          onResourceUpdated,
         })
       : new DownstreamClient(spec.url, {
           connections: options.connections,
@@ -155,13 +163,23 @@ export class Registry extends EventEmitter {
   private readonly warned = new Set<string>();
   /** Which downstreams' prompt lists are served now; 'prompts' is emitted when it changes. */
   private servedPrompts = '';
+  private servedResources = '';
 
   constructor(
     specs: readonly DownstreamSpec[],
     private readonly options: RegistryOptions,
   ) {
     super();
-    this.services = specs.map((spec, i) => new ServiceState(spec, i, options, () => this.suspect(spec.id)));
+    this.services = specs.map(
+      (spec, i) =>
+        new ServiceState(
+          spec,
+          i,
+          options,
+          () => this.suspect(spec.id),
+          (uri) => this.emit('resource-updated', { service: spec.id, uri } satisfies ResourceUpdate),
+        ),
+    );
     for (const s of this.services) {
       if (this.byId.has(s.id)) throw new Error(`downstream ${s.id} is registered twice`);
       this.byId.set(s.id, s);
@@ -217,6 +235,19 @@ export class Registry extends EventEmitter {
       this.servedPrompts = prompts;
       this.emit('prompts');
     }
+    // So do the served resources (an MCP server's list changed, or it came or went).
+    const resources = this.resourceSignature();
+    if (resources !== this.servedResources) {
+      this.servedResources = resources;
+      this.emit('resources');
+    }
+  }
+
+  private resourceSignature(): string {
+    const { resources, templates } = this.resourceCatalog();
+    return createHash('sha1')
+      .update(JSON.stringify([resources, templates]))
+      .digest('base64url');
   }
 
   private promptSignature(): string {

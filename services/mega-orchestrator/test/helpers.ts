@@ -353,3 +353,56 @@ export async function startGatewayWithStdioServer(
   }
   return g;
 }
+
+export type Frame = { comment: true } | { data: any };
+
+/** POSTs a 2026-07-28 subscriptions/listen request to a gateway and reads its SSE stream frame by frame. */
+export async function openListen(
+  url: string,
+  params: Record<string, unknown>,
+  opts: { id?: string | number | null; headers?: Record<string, string> } = {},
+) {
+  const ac = new AbortController();
+  const id = opts.id === undefined ? 'listen-1' : opts.id;
+  const res = await post2026(url, 'subscriptions/listen', params, { id, headers: opts.headers, signal: ac.signal });
+  let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+  const decoder = new TextDecoder();
+  let buf = '';
+  const frame = async (): Promise<Frame | undefined> => {
+    for (;;) {
+      const end = buf.indexOf('\n\n');
+      if (end >= 0) {
+        const raw = buf.slice(0, end);
+        buf = buf.slice(end + 2);
+        if (raw.startsWith(':')) return { comment: true };
+        const data = raw
+          .split('\n')
+          .filter((l) => l.startsWith('data: '))
+          .map((l) => l.slice(6))
+          .join('\n');
+        return { data: JSON.parse(data) };
+      }
+      reader ??= res.body!.getReader();
+      const { value, done } = await reader.read();
+      if (done) return undefined;
+      buf += decoder.decode(value, { stream: true });
+    }
+  };
+  /** The next message, keep-alive comments skipped; undefined when the stream ended. */
+  const next = async (): Promise<any> => {
+    for (;;) {
+      const f = await frame();
+      if (!f || 'data' in f) return f?.data;
+    }
+  };
+  return { res, frame, next, close: () => ac.abort() };
+}
+
+/** Waits until the check holds (polling every 10 ms), failing after `ms`. */
+export const until = async (check: () => boolean, ms = 3000) => {
+  const stop = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > stop) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+};

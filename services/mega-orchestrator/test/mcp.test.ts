@@ -75,7 +75,11 @@ describe('MCP through the official SDK client', () => {
 
   it('initializes a session and advertises tools (with listChanged) and resources', () => {
     expect(client.getServerVersion()).toMatchObject({ name: 'mega-orchestrator' });
-    expect(client.getServerCapabilities()).toMatchObject({ tools: { listChanged: true }, resources: { subscribe: true }, completions: {} });
+    expect(client.getServerCapabilities()).toMatchObject({
+      tools: { listChanged: true },
+      resources: { subscribe: true, listChanged: true },
+      completions: {},
+    });
     expect(transport.sessionId).toEqual(expect.any(String));
   });
 

@@ -59,14 +59,19 @@ describe('MCP 2026-07-28 (stateless)', () => {
     expect(body.result).toMatchObject({
       resultType: 'complete',
       supportedVersions: expect.arrayContaining(['2026-07-28', '2025-11-25']),
-      capabilities: { tools: { listChanged: true }, resources: { subscribe: true }, prompts: { listChanged: true }, completions: {} },
+      capabilities: {
+        tools: { listChanged: true },
+        resources: { subscribe: true, listChanged: true },
+        prompts: { listChanged: true },
+        completions: {},
+      },
       _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'mega-orchestrator' } },
       ttlMs: expect.any(Number),
       cacheScope: 'public',
     });
     // list changes and resource updates are delivered on subscriptions/listen (test/subscriptions.test.ts);
-    // the three resources are fixed, so their list never changes.
-    expect(body.result.capabilities.resources).toEqual({ subscribe: true });
+    // the resource list changes as MCP servers behind the gateway change theirs (test/resource-subscriptions.test.ts).
+    expect(body.result.capabilities.resources).toEqual({ subscribe: true, listChanged: true });
   });
 
   it('aborts the downstream call of a tools/call whose client closes the request (how a 2026-era client cancels)', async () => {

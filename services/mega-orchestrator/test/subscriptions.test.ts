@@ -11,10 +11,11 @@ import { PromptListChangedNotificationSchema } from '@modelcontextprotocol/sdk/t
 import {
   alphaTools,
   betaTools,
-  post2026,
+  openListen,
   promptService,
   startDownstream,
   startGateway,
+  until,
   type Downstream,
   type RunningGateway,
 } from './helpers';
@@ -56,53 +57,9 @@ afterAll(async () => {
   tmp.cleanup();
 });
 
-type Frame = { comment: true } | { data: any };
-
-/** POSTs a listen request and reads its SSE stream frame by frame. */
-async function listen(params: Record<string, unknown>, opts: { id?: string | number | null; headers?: Record<string, string> } = {}) {
-  const ac = new AbortController();
-  const id = opts.id === undefined ? 'listen-1' : opts.id;
-  const res = await post2026(g.url, 'subscriptions/listen', params, { id, headers: opts.headers, signal: ac.signal });
-  let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
-  const decoder = new TextDecoder();
-  let buf = '';
-  const frame = async (): Promise<Frame | undefined> => {
-    for (;;) {
-      const end = buf.indexOf('\n\n');
-      if (end >= 0) {
-        const raw = buf.slice(0, end);
-        buf = buf.slice(end + 2);
-        if (raw.startsWith(':')) return { comment: true };
-        const data = raw
-          .split('\n')
-          .filter((l) => l.startsWith('data: '))
-          .map((l) => l.slice(6))
-          .join('\n');
-        return { data: JSON.parse(data) };
-      }
-      reader ??= res.body!.getReader();
-      const { value, done } = await reader.read();
-      if (done) return undefined;
-      buf += decoder.decode(value, { stream: true });
-    }
-  };
-  /** The next message, keep-alive comments skipped; undefined when the stream ended. */
-  const next = async (): Promise<any> => {
-    for (;;) {
-      const f = await frame();
-      if (!f || 'data' in f) return f?.data;
-    }
-  };
-  return { res, frame, next, close: () => ac.abort() };
-}
-
-const until = async (check: () => boolean, ms = 3000) => {
-  const stop = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > stop) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-};
+/** POSTs a listen request to this suite's gateway and reads its SSE stream frame by frame. */
+const listen = (params: Record<string, unknown>, opts: { id?: string | number | null; headers?: Record<string, string> } = {}) =>
+  openListen(g.url, params, opts);
 
 describe('subscriptions/listen (2026-07-28)', () => {
   it('server/discover advertises listChanged for tools and prompts, and resource subscriptions', async () => {
@@ -114,7 +71,7 @@ describe('subscriptions/listen (2026-07-28)', () => {
     const { result } = (await res.json()) as any;
     expect(result.capabilities).toEqual({
       tools: { listChanged: true },
-      resources: { subscribe: true },
+      resources: { subscribe: true, listChanged: true },
       prompts: { listChanged: true },
       completions: {},
       // the tasks extension (test/tasks.test.ts), whose notifications/tasks also arrive on listen streams
@@ -136,11 +93,14 @@ describe('subscriptions/listen (2026-07-28)', () => {
     expect(both.res.headers.get('x-accel-buffering')).toBe('no');
     expect(both.res.headers.get('cache-control')).toBe('no-cache, no-transform');
     expect(both.res.headers.get('mcp-protocol-version')).toBe(V);
-    // Resource list changes are not offered, nor updates of resources that are not the gateway's: not acknowledged.
+    // Updates of resources nobody serves are not acknowledged.
     expect(await both.next()).toEqual({
       jsonrpc: '2.0',
       method: 'notifications/subscriptions/acknowledged',
-      params: { notifications: { toolsListChanged: true, promptsListChanged: true }, _meta: { [SUB]: 'listen-1' } },
+      params: {
+        notifications: { toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true },
+        _meta: { [SUB]: 'listen-1' },
+      },
     });
     const toolsOnly = await listen({ notifications: { toolsListChanged: true, promptsListChanged: false } }, { id: 7 });
     expect((await toolsOnly.next()).params).toEqual({ notifications: { toolsListChanged: true }, _meta: { [SUB]: 7 } });
@@ -276,7 +236,7 @@ describe('subscriptions/listen (2026-07-28)', () => {
       changed += 1;
     });
     const sub = await client.listen({ toolsListChanged: true, resourcesListChanged: true });
-    expect(sub.honoredFilter).toEqual({ toolsListChanged: true });
+    expect(sub.honoredFilter).toEqual({ toolsListChanged: true, resourcesListChanged: true });
     expect(g.gw.ctx.listen.count).toBe(1);
     beta.failHealth = true;
     await g.gw.refresh();

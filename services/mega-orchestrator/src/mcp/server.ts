@@ -32,7 +32,7 @@ const Complete = z.object({ method: z.literal('completion/complete'), params });
  */
 export const CAPABILITIES = {
   tools: { listChanged: true },
-  resources: { subscribe: true },
+  resources: { subscribe: true, listChanged: true },
   prompts: { listChanged: true },
   completions: {},
 } as const;
@@ -339,7 +339,7 @@ export function listResourceTemplates(ctx: GatewayContext, principal?: Principal
 }
 
 /** The service behind the gateway that serves a URI: a listed resource, else the first template it matches. */
-function resourceOwner(ctx: GatewayContext, uri: string, principal: Principal | undefined): string | undefined {
+export function resourceOwner(ctx: GatewayContext, uri: string, principal: Principal | undefined): string | undefined {
   const { resources, templates } = ctx.registry.resourceCatalog();
   const listed = resources.find((e) => (e.resource as { uri: string }).uri === uri);
   const owner =
@@ -407,21 +407,30 @@ export function knownResource(uri: unknown, notFoundCode: number = JSONRPC_CODES
 }
 
 /**
- * A URI a 2025-era session may subscribe to: one of the gateway's own views. A resource of an MCP
- * server behind the gateway is readable but not subscribable (no subscription is forwarded), and is
- * told so rather than called unknown.
+ * resources/subscribe (on) or unsubscribe of a 2025-era session: one of the gateway's own views (the
+ * URI itself), or a resource of an MCP server behind the gateway the caller may read, subscribed to
+ * at that server through ResourceWatch (-32602 when the server offers no subscriptions, or without a
+ * session). Anything else is not found (-32002).
  */
-function subscribable(ctx: GatewayContext, uri: unknown): string {
-  if (typeof uri === 'string' && !RESOURCE_URIS.has(uri)) {
-    const theirs = ctx.registry.resourceCatalog().resources.find((e) => (e.resource as { uri: string }).uri === uri);
-    if (theirs)
-      throw new McpError(
-        JSONRPC_CODES.INVALID_PARAMS,
-        `${uri.slice(0, 200)} is served by ${theirs.service}, behind the gateway, which forwards no resource subscriptions: only the gateway's mega:// resources can be subscribed to. Read it again (resources/read) to see changes.`,
-        { uri: uri.slice(0, 200) },
-      );
-  }
-  return knownResource(uri);
+async function subscribe(
+  ctx: GatewayContext,
+  watcher: string | undefined,
+  uri: unknown,
+  principal: Principal | undefined,
+  on: boolean,
+): Promise<string> {
+  if (typeof uri !== 'string' || RESOURCE_URIS.has(uri) || uri.length > 2048) return knownResource(uri);
+  const service = resourceOwner(ctx, uri, principal);
+  if (!service) return knownResource(uri);
+  if (!watcher)
+    throw new McpError(
+      JSONRPC_CODES.INVALID_PARAMS,
+      `Subscribing to ${uri.slice(0, 200)} needs a session (initialize first): its updates go to the session's GET stream.`,
+      { uri: uri.slice(0, 200) },
+    );
+  if (on) await ctx.watch.add(watcher, uri, service);
+  else await ctx.watch.remove(watcher, uri);
+  return uri;
 }
 
 export function createMcpServer({ ctx, validator, pageSize, sessionId }: McpServerOptions): Server {
@@ -464,14 +473,22 @@ export function createMcpServer({ ctx, validator, pageSize, sessionId }: McpServ
   // notifications/resources/updated for these, on the session's GET stream (McpSessionTransport).
   const watched = new Set<string>();
   subscriptions.set(server, watched);
-  server.setRequestHandler(Subscribe, (req) => {
-    watched.add(subscribable(ctx, req.params?.uri));
+  // A resource of an MCP server behind the gateway is subscribed to at that server (once for all watchers).
+  const watcher = () => (sessionId() ? `session:${sessionId()}` : undefined);
+  let key: string | undefined;
+  server.setRequestHandler(Subscribe, async (req, extra) => {
+    key ??= watcher();
+    watched.add(await subscribe(ctx, key, req.params?.uri, principal(extra), true));
     return {};
   });
-  server.setRequestHandler(Unsubscribe, (req) => {
-    watched.delete(subscribable(ctx, req.params?.uri));
+  server.setRequestHandler(Unsubscribe, async (req, extra) => {
+    const uri = await subscribe(ctx, watcher(), req.params?.uri, principal(extra), false);
+    watched.delete(uri);
     return {};
   });
+  server.onclose = () => {
+    if (key) void ctx.watch.removeAll(key);
+  };
 
   server.onerror = (err) => ctx.logger.debug('mcp server error', { err: err.message });
   return server;

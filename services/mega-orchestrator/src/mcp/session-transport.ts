@@ -483,6 +483,11 @@ export class McpSessionTransport {
     this.broadcast('list_changed', (server) => server.sendToolListChanged());
   }
 
+  /** Tell every connected session that the resource list changed (an MCP server's resources came or went). */
+  notifyResourcesListChanged(): void {
+    this.broadcast('list_changed', (server) => server.sendResourceListChanged());
+  }
+
   /** Tell every connected session that the prompt list changed. */
   notifyPromptsChanged(): void {
     this.broadcast('list_changed', (server) => server.sendPromptListChanged());

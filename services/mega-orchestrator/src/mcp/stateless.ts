@@ -28,7 +28,10 @@ import {
   listResources,
   listResourceTemplates,
   readResource,
+  resourceOwner,
 } from './server';
+import { RESOURCE_URIS } from '../views';
+import { randomUUID } from 'node:crypto';
 import { ownerOf, TASKS_EXTENSION, type TaskSupport } from '../tasks';
 import { LazyEventStream, LOG_LEVELS, logPasses, progressNotification, type LogLevel } from './event-stream';
 import type { CallListeners } from './client-requests';
@@ -180,7 +183,13 @@ export async function handleStateless(
         // Only the caller's own live tasks are acknowledged.
         filter.taskIds = await ctx.tasks.visible(filter.taskIds, principalOf(res));
       }
-      return ctx.listen.serve(req, res, id, filter, { 'MCP-Protocol-Version': STATELESS_VERSION });
+      const watched = await watchResources(ctx, filter.resourceSubscriptions, principalOf(res));
+      try {
+        return ctx.listen.serve(req, res, id, filter, { 'MCP-Protocol-Version': STATELESS_VERSION }, watched);
+      } catch (err) {
+        watched.onEnd();
+        throw err;
+      }
     }
 
     const result = await dispatch(ctx, req, res, method, params, pageSize, meta!, stream);
@@ -342,6 +351,35 @@ function callListeners(meta: Record<string, unknown>, stream: LazyEventStream): 
         }
       : {}),
   };
+}
+
+/**
+ * The resources of MCP servers behind the gateway among a listen stream's resourceSubscriptions,
+ * subscribed to at their servers for as long as the stream is open (ResourceWatch); those that
+ * cannot be (unknown, not readable by the caller, a server without subscriptions) are left out of
+ * the acknowledgement.
+ */
+async function watchResources(
+  ctx: GatewayContext,
+  uris: readonly string[] | undefined,
+  principal: ReturnType<typeof principalOf>,
+): Promise<{ uris: ReadonlySet<string>; onEnd: () => void }> {
+  const watcher = `listen:${randomUUID()}`;
+  const watched = new Set<string>();
+  const theirs = [...new Set(uris ?? [])].filter((uri) => !RESOURCE_URIS.has(uri) && uri.length <= 2048).slice(0, 100);
+  await Promise.all(
+    theirs.map(async (uri) => {
+      const service = resourceOwner(ctx, uri, principal);
+      if (!service) return;
+      try {
+        await ctx.watch.add(watcher, uri, service);
+        watched.add(uri);
+      } catch (err) {
+        ctx.logger.debug('a listen stream cannot watch a resource', { uri: uri.slice(0, 200), err: (err as Error).message });
+      }
+    }),
+  );
+  return { uris: watched, onEnd: () => void ctx.watch.removeAll(watcher) };
 }
 
 /** True when the request's client capabilities declare the tasks extension. */

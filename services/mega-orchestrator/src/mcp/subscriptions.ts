@@ -16,11 +16,12 @@ import { HttpRpcError } from './jsonrpc';
 const SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
 const SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
 
-/** The list changes the gateway pushes; resources are its three fixed views, so their list never changes. */
-export type ListKind = 'tools' | 'prompts';
-const FILTER_FIELD: Record<ListKind, 'toolsListChanged' | 'promptsListChanged'> = {
+/** The list changes the gateway pushes (resources: those of the MCP servers behind it come and go). */
+export type ListKind = 'tools' | 'prompts' | 'resources';
+const FILTER_FIELD: Record<ListKind, 'toolsListChanged' | 'promptsListChanged' | 'resourcesListChanged'> = {
   tools: 'toolsListChanged',
   prompts: 'promptsListChanged',
+  resources: 'resourcesListChanged',
 };
 
 export interface SubscriptionFilter {
@@ -60,15 +61,16 @@ export function parseFilter(params: Record<string, unknown>): SubscriptionFilter
 }
 
 /**
- * What the gateway agrees to deliver: tools and prompts list changes, and updates of its own
- * resources among `resourceSubscriptions`. Resource list changes are not offered (the three
- * resources are fixed), so they are left out of the acknowledgement, as are unknown URIs.
+ * What the gateway agrees to deliver: tools, prompts and resources list changes, and updates of the
+ * resources among `resourceSubscriptions` that are its own or that `watched` holds (those of MCP
+ * servers behind it, subscribed to there). Unknown URIs are left out of the acknowledgement.
  */
-export function honored(filter: SubscriptionFilter): SubscriptionFilter {
-  const resources = [...new Set(filter.resourceSubscriptions ?? [])].filter((uri) => RESOURCE_URIS.has(uri));
+export function honored(filter: SubscriptionFilter, watched: ReadonlySet<string> = new Set()): SubscriptionFilter {
+  const resources = [...new Set(filter.resourceSubscriptions ?? [])].filter((uri) => RESOURCE_URIS.has(uri) || watched.has(uri));
   return {
     ...(filter.toolsListChanged ? { toolsListChanged: true } : {}),
     ...(filter.promptsListChanged ? { promptsListChanged: true } : {}),
+    ...(filter.resourcesListChanged ? { resourcesListChanged: true } : {}),
     ...(resources.length ? { resourceSubscriptions: resources } : {}),
     ...(filter.taskIds?.length ? { taskIds: [...new Set(filter.taskIds)] } : {}),
   };
@@ -102,7 +104,15 @@ export class ListenStreams {
   }
 
   /** Answers the listen request with its stream (the caller has checked headers, `_meta` and the id). */
-  serve(req: IncomingMessage, res: ServerResponse, id: string | number, filter: SubscriptionFilter, headers: Record<string, string>): void {
+  serve(
+    req: IncomingMessage,
+    res: ServerResponse,
+    id: string | number,
+    filter: SubscriptionFilter,
+    headers: Record<string, string>,
+    /** Resources of MCP servers subscribed to for this stream, and what to do when it ends (unsubscribe). */
+    watched: { uris: ReadonlySet<string>; onEnd: () => void } = { uris: new Set(), onEnd: () => undefined },
+  ): void {
     if (this.closed)
       throw new HttpRpcError(503, JSONRPC_CODES.INTERNAL_ERROR, 'The gateway is shutting down; listen again once it is back.');
     if (this.open.size >= this.options.maxStreams)
@@ -111,7 +121,7 @@ export class ListenStreams {
         JSONRPC_CODES.INTERNAL_ERROR,
         `Too many open subscriptions/listen streams (MCP_MAX_LISTEN_STREAMS=${this.options.maxStreams}); close one or try later.`,
       );
-    const ack = honored(filter);
+    const ack = honored(filter, watched.uris);
     res.statusCode = 200;
     const streamHeaders = {
       ...headers,
@@ -135,6 +145,7 @@ export class ListenStreams {
       end: (graceful) => {
         if (!this.open.delete(stream)) return;
         clearInterval(stream.timer);
+        watched.onEnd();
         for (const taskId of ack.taskIds ?? []) {
           const n = (this.followedTasks.get(taskId) ?? 1) - 1;
           if (n > 0) this.followedTasks.set(taskId, n);

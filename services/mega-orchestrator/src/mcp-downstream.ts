@@ -276,11 +276,12 @@ export class McpDownstream implements Downstream {
   }
 
   /**
-   * A log message of the server (notifications/message): to the caller of the call it belongs to (the
-   * same rule as requests), else into the gateway's own log at debug, with the server's id.
+   * A log message of the server (notifications/message): to the caller of the one call in flight,
+   * else into the gateway's own log at debug, with the server's id. Stricter than requests: a call
+   * waiting on its caller may still log, so with several in flight none is told (not the wrong one).
    */
   private serverLog(params: { level?: unknown; logger?: unknown; data?: unknown }): void {
-    const calls = this.sendingCalls(Date.now());
+    const calls = [...this.calls];
     const message = {
       level: String(params.level ?? 'info'),
       ...(typeof params.logger === 'string' ? { logger: params.logger } : {}),
@@ -336,7 +337,9 @@ export class McpDownstream implements Downstream {
         `The caller of ${call.tool} cannot answer ${method}: it did not come over MCP from a client that declared the capability.`,
       );
     const limit = this.options.inputTimeoutMs ?? DEFAULT_INPUT_TIMEOUT_MS;
-    const timeout = AbortSignal.timeout(limit);
+    const limiter = new AbortController();
+    const timer = setTimeout(() => limiter.abort(), limit);
+    const timeout = limiter.signal;
     call.clock.pause();
     call.asking += 1;
     call.askedAt = now;
@@ -349,6 +352,7 @@ export class McpDownstream implements Downstream {
         throw new McpError(ErrorCode.RequestTimeout, `The caller did not answer ${method} within ${limit} ms (MCP_INPUT_TIMEOUT_MS).`);
       throw err;
     } finally {
+      clearTimeout(timer);
       call.asking -= 1;
       call.clock.resume();
     }

@@ -284,6 +284,34 @@ describe('questions from MCP servers behind the gateway', () => {
       expect(bad.list[0].error).toMatchObject({ code: -32602, message: expect.stringContaining('debug, info') });
     });
 
+    it('keeps a log message to itself while another call is in flight on the server, even one parked on its client', async () => {
+      const parked = (await (
+        await post2026(
+          g.url,
+          'tools/call',
+          { name: 'test_elicitation', arguments: { message: 'm' } },
+          { meta: { ...META_2026, 'io.modelcontextprotocol/clientCapabilities': ALL } },
+        )
+      ).json()) as { result: Record<string, any> };
+      expect(parked.result.resultType).toBe('input_required');
+      await sleep(50);
+      // the parked call's server could be the one logging: neither caller is told
+      const logged = await messages({ 'io.modelcontextprotocol/logLevel': 'debug' }, 'test_logging_tool');
+      expect(logged.type).toMatch(/^application\/json/);
+      expect(logged.list.map((m) => m.method ?? 'result')).toEqual(['result']);
+      await post2026(
+        g.url,
+        'tools/call',
+        {
+          name: 'test_elicitation',
+          arguments: { message: 'm' },
+          inputResponses: { 'elicitation-1': { action: 'cancel' } },
+          requestState: parked.result.requestState,
+        },
+        { meta: { ...META_2026, 'io.modelcontextprotocol/clientCapabilities': ALL } },
+      );
+    });
+
     it('streams progress for _meta.progressToken, then the result', async () => {
       const { list } = await messages({ progressToken: 'p-1' }, 'test_tool_with_progress');
       expect(list.filter((m) => m.method === 'notifications/progress').map((m) => m.params)).toEqual([

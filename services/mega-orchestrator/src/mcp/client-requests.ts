@@ -354,10 +354,14 @@ export class InputExchanges {
     const abandon = () => this.abandon(ex, 'the client closed its request');
     requestSignal.addEventListener('abort', abandon, { once: true });
     try {
-      while (!ex.settled && ex.asked.size === 0) await new Promise<void>((wake) => (ex.wake = wake));
-      ex.wake = undefined;
-      // Requests a server sends at once (Promise.all) are asked together.
-      if (!ex.settled && this.options.gatherMs !== 0) await new Promise((r) => setTimeout(r, this.options.gatherMs ?? 5));
+      for (;;) {
+        while (!ex.settled && ex.asked.size === 0) await new Promise<void>((wake) => (ex.wake = wake));
+        ex.wake = undefined;
+        // Requests a server sends at once (Promise.all) are asked together.
+        if (!ex.settled && this.options.gatherMs !== 0) await new Promise((r) => setTimeout(r, this.options.gatherMs ?? 5));
+        // All withdrawn meanwhile: nothing to ask, wait on.
+        if (ex.settled || ex.asked.size > 0) break;
+      }
     } finally {
       requestSignal.removeEventListener('abort', abandon);
     }

@@ -246,7 +246,9 @@ export class McpDownstream implements Downstream {
           this.drop(`the connection closed (${err.message})`);
           throw new DownstreamFailure('connection', `${this.options.id} closed the connection: ${this.lastProblem}`, true, { cause: err });
         }
-        if (err.code === ErrorCode.RequestTimeout) throw new DownstreamFailure('timeout', `timed out after ${req.timeoutMs} ms`, true);
+        // The SDK's own time limit (its error carries data.timeout); a server's -32001 is its own error, passed on below.
+        if (err.code === ErrorCode.RequestTimeout && typeof (err.data as { timeout?: unknown } | undefined)?.timeout === 'number')
+          throw new DownstreamFailure('timeout', `timed out after ${req.timeoutMs} ms`, true);
         if (err.code === ErrorCode.InvalidParams)
           return { status: 400, json: this.error('VALIDATION_ERROR', stripPrefix(err.message), err.data) };
         if (err.code === ErrorCode.MethodNotFound)

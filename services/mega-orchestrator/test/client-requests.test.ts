@@ -397,6 +397,17 @@ describe('questions from MCP servers behind the gateway', () => {
       await client.close();
     });
 
+    it('tells the server when its client does not answer within MCP_INPUT_TIMEOUT_MS, and the caller sees the server’s own error', async () => {
+      const client = await session({ elicitation: {} }, async () => {
+        await sleep(INPUT_TIMEOUT_MS + 1000);
+        return { action: 'cancel' };
+      });
+      const result = (await client.callTool({ name: 'test_elicitation', arguments: { message: 'Too slow' } })) as CallToolResult;
+      expect(result.isError).toBe(true);
+      expect(JSON.stringify(result.content)).toContain(`did not answer elicitation/create within ${INPUT_TIMEOUT_MS} ms`);
+      await client.close();
+    }, 15_000);
+
     it('cannot be asked without the capability, and a request with two calls in flight on the server is refused as ambiguous', async () => {
       const bare = await session({});
       const refused = (await bare.callTool({ name: 'test_elicitation', arguments: { message: 'm' } })) as CallToolResult;

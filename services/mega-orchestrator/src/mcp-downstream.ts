@@ -200,7 +200,7 @@ export class McpDownstream implements Downstream {
       }
       if (req.method === 'POST' && req.path === '/resources/read') {
         const { uri } = JSON.parse(req.body ?? '{}') as { uri: string };
-        return { status: 200, json: await client.readResource({ uri }, opts) };
+        return { status: 200, json: await this.inFlight(`resource ${uri}`, req, clock, () => client.readResource({ uri }, opts)) };
       }
       // Resource subscriptions (the gateway's clients watching a resource of this server).
       if (req.method === 'POST' && (req.path === '/resources/subscribe' || req.path === '/resources/unsubscribe')) {
@@ -218,7 +218,10 @@ export class McpDownstream implements Downstream {
       }
       if (req.method === 'POST' && req.path === '/prompts/get') {
         const { name, arguments: args } = JSON.parse(req.body ?? '{}') as { name: string; arguments?: Record<string, string> };
-        return { status: 200, json: await client.getPrompt({ name, arguments: args }, opts) };
+        return {
+          status: 200,
+          json: await this.inFlight(`prompt ${name}`, req, clock, () => client.getPrompt({ name, arguments: args }, opts)),
+        };
       }
       if (req.method === 'POST' && req.path === '/completion/complete') {
         // A server without the completions capability has no suggestions (not an error).
@@ -227,13 +230,7 @@ export class McpDownstream implements Downstream {
       }
       if (req.method === 'POST' && req.path === '/tools/call') {
         const { name, arguments: args } = JSON.parse(req.body ?? '{}') as { name: string; arguments?: Record<string, unknown> };
-        const slot: CallSlot = { tool: name, requester: req.onClientRequest, onLog: req.onLog, clock, asking: 0, askedAt: 0 };
-        this.calls.add(slot);
-        try {
-          return this.toEnvelope(await this.callTool(client, name, args ?? {}, req.onProgress, opts));
-        } finally {
-          this.calls.delete(slot);
-        }
+        return this.toEnvelope(await this.inFlight(name, req, clock, () => this.callTool(client, name, args ?? {}, req.onProgress, opts)));
       }
       return { status: 404, json: this.error('NOT_FOUND', `${req.method} ${req.path} has no MCP equivalent`) };
     } catch (err) {
@@ -291,6 +288,20 @@ export class McpDownstream implements Downstream {
     };
     if (calls.length === 1 && calls[0].onLog) return calls[0].onLog(message);
     this.options.logger.debug(`${this.options.id} log message`, message);
+  }
+
+  /**
+   * A request in flight on this connection (a tool call, a prompt, a resource read): what the server
+   * asks its client or logs meanwhile goes to that request's caller (clientRequest, serverLog).
+   */
+  private async inFlight<T>(what: string, req: DownstreamRequest, clock: CallClock, work: () => Promise<T>): Promise<T> {
+    const slot: CallSlot = { tool: what, requester: req.onClientRequest, onLog: req.onLog, clock, asking: 0, askedAt: 0 };
+    this.calls.add(slot);
+    try {
+      return await work();
+    } finally {
+      this.calls.delete(slot);
+    }
   }
 
   private async callTool(

@@ -229,6 +229,44 @@ describe('questions from MCP servers behind the gateway', () => {
       expect(text(first)).toBe('User response: action=cancel, content={}');
     });
 
+    it('asks during prompts/get and resources/read too (a request of either kind, its own signed state)', async () => {
+      const meta = { meta: { ...META_2026, 'io.modelcontextprotocol/clientCapabilities': ALL } };
+      const rpc = async (method: string, params: Record<string, unknown>, name: string) =>
+        (await (await post2026(g.url, method, params, { ...meta, headers: { 'mcp-name': name } })).json()) as Rpc;
+      const first = await rpc('prompts/get', { name: 'ask_prompt' }, 'ask_prompt');
+      expect(first.result).toMatchObject({
+        resultType: 'input_required',
+        inputRequests: { 'elicitation-1': { method: 'elicitation/create', params: { message: 'What context should the prompt use?' } } },
+      });
+      // a prompt's state is not a tool's
+      const foreign = await call('ask_prompt', {}, { inputResponses: {}, requestState: first.result!.requestState });
+      expect(foreign.error).toMatchObject({ code: -32602, message: expect.stringContaining('integrity check') });
+      const prompt = await rpc(
+        'prompts/get',
+        {
+          name: 'ask_prompt',
+          inputResponses: { 'elicitation-1': { action: 'accept', content: { context: 'billing' } } },
+          requestState: first.result!.requestState,
+        },
+        'ask_prompt',
+      );
+      expect(prompt.result).toMatchObject({ resultType: 'complete', messages: [{ role: 'user', content: { text: 'Context: billing' } }] });
+
+      const uri = 'test://asking-resource';
+      const asked = await rpc('resources/read', { uri }, uri);
+      expect(asked.result?.resultType).toBe('input_required');
+      const read = await rpc(
+        'resources/read',
+        {
+          uri,
+          inputResponses: { 'elicitation-1': { action: 'accept', content: { part: 'two' } } },
+          requestState: asked.result!.requestState,
+        },
+        uri,
+      );
+      expect(read.result).toMatchObject({ resultType: 'complete', contents: [{ uri, text: 'part two' }], ttlMs: 0, cacheScope: 'private' });
+    });
+
     it('serves the official v2 SDK client, which answers input_required through its own elicitation handler', async () => {
       const client = new V2Client({ name: 'v2-asked', version: '1.0.0' }, {
         capabilities: { elicitation: {} },

@@ -87,6 +87,7 @@ describe('an MCP server behind the gateway, judged by the official conformance s
       'test://static-text',
       'test://static-binary',
       'test://watched-resource',
+      'test://asking-resource',
     ]);
     const templates = await rpc('resources/templates/list');
     expect(templates.result.resourceTemplates).toEqual([expect.objectContaining({ uriTemplate: 'test://template/{id}/data' })]);

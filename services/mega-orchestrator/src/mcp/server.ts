@@ -289,6 +289,8 @@ export async function getPrompt(
   p: Record<string, unknown>,
   signal?: AbortSignal,
   principal?: Principal,
+  /** Answers what the MCP server asks its client while it builds the prompt (2026-07-28: input_required). */
+  onClientRequest?: ClientRequester,
 ): Promise<GetPromptResult> {
   if (typeof p.name !== 'string') throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'prompts/get needs params.name (a string).');
   if (p.arguments !== undefined && !isPlainObject(p.arguments))
@@ -302,6 +304,7 @@ export async function getPrompt(
       body: JSON.stringify({ name: entry.prompt.name, arguments: p.arguments ?? {} }),
       timeoutMs: ctx.config.DOWNSTREAM_TIMEOUT_MS,
       signal,
+      onClientRequest,
     });
     const body = answer.json as { messages?: unknown; error?: unknown } | undefined;
     if (answer.status === 200 && Array.isArray(body?.messages)) return body as GetPromptResult;
@@ -365,6 +368,8 @@ export async function readResource(
   notFoundCode: number = JSONRPC_CODES.RESOURCE_NOT_FOUND,
   principal?: Principal,
   signal?: AbortSignal,
+  /** Answers what the MCP server asks its client while it reads the resource (2026-07-28: input_required). */
+  onClientRequest?: ClientRequester,
 ): Promise<{ contents: Record<string, unknown>[] }> {
   if (typeof uri !== 'string') throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'params.uri must be a string (a resource URI).');
   const views: Record<string, () => unknown> = {
@@ -381,6 +386,7 @@ export async function readResource(
     body: JSON.stringify({ uri }),
     timeoutMs: ctx.config.DOWNSTREAM_TIMEOUT_MS,
     signal,
+    onClientRequest,
   });
   const body = answer.json as { contents?: unknown; details?: { mcpError?: { code?: unknown; message?: unknown } } } | undefined;
   if (answer.status === 200 && Array.isArray(body?.contents)) return { contents: body.contents as Record<string, unknown>[] };

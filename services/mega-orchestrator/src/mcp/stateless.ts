@@ -35,6 +35,7 @@ import { randomUUID } from 'node:crypto';
 import { ownerOf, TASKS_EXTENSION, type TaskSupport } from '../tasks';
 import { LazyEventStream, LOG_LEVELS, logPasses, progressNotification, type LogLevel } from './event-stream';
 import type { CallListeners } from './client-requests';
+import type { ClientRequester } from '../downstream-client';
 
 export const STATELESS_VERSION = '2026-07-28';
 /** Versions served on this endpoint: the stateless one, and the session-based ones through the SDK. */
@@ -249,19 +250,22 @@ async function dispatch(
       return { resultType: 'complete', ...listResources(ctx, principalOf(res)), ...cache(principalOf(res) ? 0 : CATALOG_TTL_MS) };
     case 'resources/templates/list':
       return { resultType: 'complete', ...listResourceTemplates(ctx, principalOf(res)), ...cache(principalOf(res) ? 0 : CATALOG_TTL_MS) };
-    case 'resources/read':
-      // Live views (health, services): not to be reused.
-      return {
+    case 'resources/read': {
+      // Live views (health, services): not to be reused. An MCP server reading one may ask the client something.
+      const read = await withInput(ctx, res, params, meta, `resources/read ${String(params.uri)}`, {}, async (onClientRequest, signal) => ({
         resultType: 'complete',
-        ...(await readResource(ctx, params.uri, JSONRPC_CODES.INVALID_PARAMS, principalOf(res), abortOnClose(res))),
-        ttlMs: 0,
-        cacheScope: 'private',
-      };
+        ...(await readResource(ctx, params.uri, JSONRPC_CODES.INVALID_PARAMS, principalOf(res), signal, onClientRequest)),
+      }));
+      return read.resultType === 'complete' ? { ...read, ttlMs: 0, cacheScope: 'private' } : read;
+    }
     case 'prompts/list':
       // The prompts of the downstreams (MCP servers, marketplace skills).
       return { resultType: 'complete', ...listPrompts(ctx, principalOf(res)), ...cache(principalOf(res) ? 0 : CATALOG_TTL_MS) };
     case 'prompts/get':
-      return { resultType: 'complete', ...(await getPrompt(ctx, params, undefined, principalOf(res))) };
+      return withInput(ctx, res, params, meta, `prompts/get ${String(params.name)}`, {}, async (onClientRequest, signal) => ({
+        resultType: 'complete',
+        ...(await getPrompt(ctx, params, signal, principalOf(res), onClientRequest)),
+      }));
     case 'completion/complete':
       return { resultType: 'complete', ...(await complete(ctx, params, abortOnClose(res), principalOf(res))) };
     case 'tasks/get':
@@ -299,7 +303,32 @@ function paramHeadersAgree(ctx: GatewayContext, req: IncomingMessage, params: Re
  * client something (SEP-2322); a retry carrying `requestState` delivers the client's `inputResponses`
  * to the waiting call (client-requests.ts).
  */
-async function callWithInput(
+/**
+ * A request answered with its result, or `input_required` when the MCP server behind it asks the
+ * client something (SEP-2322: tools/call, prompts/get, resources/read); a retry carrying
+ * `requestState` delivers the client's `inputResponses` to the waiting request (client-requests.ts).
+ * `what` names the request for the signed state ("tools/call x", "prompts/get y").
+ */
+async function withInput(
+  ctx: GatewayContext,
+  res: HttpResponse,
+  params: Record<string, unknown>,
+  meta: Record<string, unknown>,
+  what: string,
+  listeners: CallListeners,
+  run: (onClientRequest: ClientRequester, signal: AbortSignal, relay: CallListeners) => Promise<Record<string, unknown>>,
+): Promise<Record<string, unknown>> {
+  const caller = { owner: ownerOf(principalOf(res)) ?? '', tool: what, capabilities: meta[META_CAPABILITIES] };
+  // a 2026-era client cancels by closing its request: the downstream call is aborted
+  const closed = abortOnClose(res);
+  if (params.requestState !== undefined) return ctx.inputs.resume(params.requestState, params.inputResponses, caller, closed, listeners);
+  if (params.inputResponses !== undefined && !isPlainObject(params.inputResponses))
+    throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'params.inputResponses must be an object keyed by the inputRequests keys.');
+  return ctx.inputs.call(run, caller, closed, listeners);
+}
+
+/** tools/call through withInput: progress and log messages stream as the request asked (callListeners). */
+function callWithInput(
   ctx: GatewayContext,
   req: IncomingMessage,
   res: HttpResponse,
@@ -307,26 +336,15 @@ async function callWithInput(
   meta: Record<string, unknown>,
   stream: LazyEventStream,
 ): Promise<Record<string, unknown>> {
-  const principal = principalOf(res);
-  const caller = { owner: ownerOf(principal) ?? '', tool: String(params.name), capabilities: meta[META_CAPABILITIES] };
   const listeners = callListeners(meta, stream);
-  // a 2026-era client cancels by closing its request: the downstream call is aborted
-  const closed = abortOnClose(res);
-  if (params.requestState !== undefined) return ctx.inputs.resume(params.requestState, params.inputResponses, caller, closed, listeners);
-  if (params.inputResponses !== undefined && !isPlainObject(params.inputResponses))
-    throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'params.inputResponses must be an object keyed by the inputRequests keys.');
-  checkCallParams(params);
+  if (params.requestState === undefined) checkCallParams(params);
+  const principal = principalOf(res);
   const requestId = callerRequestId(req, res);
   const traceparent = headerOf(req, 'traceparent');
-  return ctx.inputs.call(
-    async (onClientRequest, signal, relay) => ({
-      resultType: 'complete',
-      ...(await callTool(ctx, params, { requestId, traceparent, principal, signal, onClientRequest, ...relay })),
-    }),
-    caller,
-    closed,
-    listeners,
-  );
+  return withInput(ctx, res, params, meta, String(params.name), listeners, async (onClientRequest, signal, relay) => ({
+    resultType: 'complete',
+    ...(await callTool(ctx, params, { requestId, traceparent, principal, signal, onClientRequest, ...relay })),
+  }));
 }
 
 /**

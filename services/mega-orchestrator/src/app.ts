@@ -227,6 +227,8 @@ export function createApp(deps: GatewayDeps): Gateway {
   registry.on('health', () => resourcesChanged(RESOURCES_CHANGED_BY.health));
   // A resource of an MCP server that someone watches changed; the served resource list changed.
   registry.on('resource-updated', ({ uri }: ResourceUpdate) => resourcesChanged([uri]));
+  // A URL-mode elicitation an MCP server put to a session's client finished out of band.
+  registry.on('elicitation-complete', (elicitationId: string) => mcp.notifyElicitationComplete(elicitationId));
   registry.on('resources', () => {
     mcp.notifyResourcesListChanged();
     ctx.listen.notify('resources');

@@ -64,6 +64,8 @@ export interface McpDownstreamOptions {
   onToolsChanged?: () => void;
   /** Called when the server sends notifications/resources/updated for a URI the gateway subscribed to. */
   onResourceUpdated?: (uri: string) => void;
+  /** Called when the server says a URL-mode elicitation finished (notifications/elicitation/complete). */
+  onElicitationComplete?: (elicitationId: string) => void;
   /**
    * Declare elicitation, sampling and roots to the server and put what it asks during a tool call to
    * that call's caller (MCP_FORWARD_CLIENT_REQUESTS). Off: the gateway declares no client capabilities.
@@ -254,7 +256,7 @@ export class McpDownstream implements Downstream {
           status: 502,
           // the server's JSON-RPC error as it was (a task of this call reads failed with it)
           json: this.error('UPSTREAM_ERROR', `${this.options.id} answered an MCP error ${err.code}: ${stripPrefix(err.message)}`, {
-            mcpError: { code: err.code, message: stripPrefix(err.message) },
+            mcpError: { code: err.code, message: stripPrefix(err.message), ...(err.data !== undefined ? { data: err.data } : {}) },
           }),
         };
       }
@@ -518,6 +520,11 @@ export class McpDownstream implements Downstream {
         params?: { progressToken?: unknown; progress?: unknown; total?: unknown; message?: unknown };
       };
       if (m.method === 'notifications/message' && m.params) return this.serverLog(m.params as Record<string, unknown>);
+      if (m.method === 'notifications/elicitation/complete') {
+        const id = (m.params as { elicitationId?: unknown } | undefined)?.elicitationId;
+        if (typeof id === 'string') this.options.onElicitationComplete?.(id);
+        return;
+      }
       if (m.method === 'notifications/progress' && typeof m.params?.progressToken === 'string') {
         const listener = this.progress.get(m.params.progressToken);
         if (listener && typeof m.params.progress === 'number') {

@@ -67,6 +67,7 @@ export class ServiceState {
     options: RegistryOptions,
     onToolsChanged: () => void = () => undefined,
     onResourceUpdated: (uri: string) => void = () => undefined,
+    onElicitationComplete: (elicitationId: string) => void = () => undefined,
   ) {
     this.upstream = spec.mcp
       ? new McpDownstream(spec.mcp, {
@@ -78,6 +79,7 @@ export class ServiceState {
           inputTimeoutMs: options.inputTimeoutMs,
           onToolsChanged,
           onResourceUpdated,
+          onElicitationComplete,
         })
       : new DownstreamClient(spec.url, {
           connections: options.connections,
@@ -178,6 +180,7 @@ export class Registry extends EventEmitter {
           options,
           () => this.suspect(spec.id),
           (uri) => this.emit('resource-updated', { service: spec.id, uri } satisfies ResourceUpdate),
+          (elicitationId) => this.emit('elicitation-complete', elicitationId),
         ),
     );
     for (const s of this.services) {

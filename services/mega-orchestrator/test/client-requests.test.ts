@@ -8,9 +8,14 @@ import path from 'node:path';
 import { tempDir } from '@mcp-fleet/testing';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ElicitRequestSchema, LoggingMessageNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ElicitationCompleteNotificationSchema,
+  ElicitRequestSchema,
+  LoggingMessageNotificationSchema,
+  type CallToolResult,
+} from '@modelcontextprotocol/sdk/types.js';
 import { Client as V2Client, StreamableHTTPClientTransport as V2Transport } from '@modelcontextprotocol/client';
-import { META_2026, post2026, sleep, startGatewayWithStdioServer, type RunningGateway } from './helpers';
+import { META_2026, post2026, sleep, startGatewayWithStdioServer, until, type RunningGateway } from './helpers';
 
 const FIXTURE = path.join(__dirname, 'fixtures', 'conformance-fixture-server.ts');
 const ALL = { elicitation: {}, sampling: {}, roots: {} };
@@ -267,6 +272,25 @@ describe('questions from MCP servers behind the gateway', () => {
       expect(read.result).toMatchObject({ resultType: 'complete', contents: [{ uri, text: 'part two' }], ttlMs: 0, cacheScope: 'private' });
     });
 
+    it('passes an MCP server’s -32042 (URL elicitation required) to the caller as that JSON-RPC error, elicitations included', async () => {
+      const r = await call('needs_connect');
+      expect(r.status).toBe(200);
+      expect(r.error).toEqual({
+        code: -32042,
+        message: 'This request requires more information.',
+        data: {
+          elicitations: [
+            {
+              mode: 'url',
+              elicitationId: 'connect-1',
+              url: 'https://example.com/connect?session=1',
+              message: 'Connect your example.com account.',
+            },
+          ],
+        },
+      });
+    });
+
     it('serves the official v2 SDK client, which answers input_required through its own elicitation handler', async () => {
       const client = new V2Client({ name: 'v2-asked', version: '1.0.0' }, {
         capabilities: { elicitation: {} },
@@ -445,6 +469,25 @@ describe('questions from MCP servers behind the gateway', () => {
       expect(JSON.stringify(result.content)).toContain(`did not answer elicitation/create within ${INPUT_TIMEOUT_MS} ms`);
       await client.close();
     }, 15_000);
+
+    it('gets an MCP server’s -32042 (URL elicitation required) as that JSON-RPC error, and later its completion notice', async () => {
+      const client = await session({ elicitation: { url: {} } });
+      const bystander = await session({ elicitation: { url: {} } });
+      const completed: string[] = [];
+      const heard: string[] = [];
+      client.setNotificationHandler(ElicitationCompleteNotificationSchema, (n) => void completed.push(n.params.elicitationId));
+      bystander.setNotificationHandler(ElicitationCompleteNotificationSchema, (n) => void heard.push(n.params.elicitationId));
+      await sleep(100); // the GET streams open
+      const failure = await client.callTool({ name: 'needs_connect', arguments: {} }).catch((err: unknown) => err);
+      expect(failure).toMatchObject({ code: -32042, data: { elicitations: [{ elicitationId: 'connect-1', mode: 'url' }] } });
+      // the user finished at the URL: the server says so, and the gateway tells the session it asked
+      expect(text(await call('complete_connect'))).toBe('connect-1 complete');
+      await until(() => completed.length === 1);
+      expect(completed).toEqual(['connect-1']);
+      expect(heard).toEqual([]);
+      await client.close();
+      await bystander.close();
+    });
 
     it('cannot be asked without the capability, and a request with two calls in flight on the server is refused as ambiguous', async () => {
       const bare = await session({});

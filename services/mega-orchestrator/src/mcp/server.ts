@@ -173,6 +173,10 @@ export async function callTool(
     timeoutMs: call.timeoutMs,
   });
   if (!out.body.success && out.code === 'UNKNOWN_TOOL') throw new McpError(JSONRPC_CODES.INVALID_PARAMS, out.body.error);
+  // An MCP server that needs its user to visit a URL first (-32042, URL elicitation required): the
+  // caller gets that JSON-RPC error with its elicitations, as from the server itself, to open and retry.
+  const passedError = !out.body.success ? urlElicitationRequired(out.body) : undefined;
+  if (passedError) throw passedError;
   // An MCP server behind the gateway: its own content blocks, unchanged
   const { mcp: passed, ...envelope } = out.body;
   if (passed && Array.isArray(passed.content)) {
@@ -195,6 +199,21 @@ export async function callTool(
   }
   return { content: [{ type: 'text', text: JSON.stringify(out.body) }], structuredContent: out.body, isError: true };
 }
+
+/** The JSON-RPC error an MCP server behind the gateway answered, as its error envelope carries it (details.mcpError). */
+export function mcpErrorOf(envelope: unknown): { code: number; message: string; data?: unknown } | undefined {
+  const e = isPlainObject(envelope) && isPlainObject(envelope.details) ? envelope.details.mcpError : undefined;
+  return isPlainObject(e) && typeof e.code === 'number' && typeof e.message === 'string'
+    ? { code: e.code, message: e.message, ...(e.data !== undefined ? { data: e.data } : {}) }
+    : undefined;
+}
+
+/** The -32042 error an MCP server behind the gateway answered, as an McpError. */
+function urlElicitationRequired(envelope: Record<string, unknown>): McpError | undefined {
+  const e = mcpErrorOf(envelope);
+  return e?.code === URL_ELICITATION_REQUIRED ? new McpError(e.code, e.message, e.data) : undefined;
+}
+const URL_ELICITATION_REQUIRED = -32042;
 
 /**
  * The prompts a caller may see: reading a prompt is a read-only act on its service, so a token sees

@@ -170,8 +170,14 @@ export function streamEntries(transport: StreamableHTTPServerTransport): number 
 }
 
 /** MCP over Streamable HTTP: stateful sessions for clients that initialize, one-shot transports for the rest. */
+/** URL-mode elicitations put to sessions, remembered this long for their completion notice. */
+const URL_ELICITATION_MS = 3_600_000;
+const URL_ELICITATIONS_MAX = 10_000;
+
 export class McpSessionTransport {
   private readonly sessions = new Map<string, LiveSession>();
+  /** elicitationId -> the session that was asked to visit its URL (request or -32042 error), and until when. */
+  private readonly urlElicitations = new Map<string, { sessionId: string; until: number }>();
   private readonly sweeper: NodeJS.Timeout;
   private closed = false;
 
@@ -348,6 +354,9 @@ export class McpSessionTransport {
       payload = rpcError(id, code, message, e.data);
     }
     if (id !== null) live.running.delete(id);
+    // -32042 (URL elicitation required) passed from an MCP server: its completions come to this session.
+    const error = payload.error as { code?: unknown; data?: { elicitations?: unknown } } | undefined;
+    if (error?.code === -32042 && Array.isArray(error.data?.elicitations)) this.rememberUrlElicitations(live, error.data.elicitations);
     stream.finish(200, payload);
   }
 
@@ -360,6 +369,7 @@ export class McpSessionTransport {
   private asker(live: LiveSession, stream: LazyEventStream, callSignal: AbortSignal): ClientRequester {
     return (method, params, signal) => {
       if (!clientCan(live.server.getClientCapabilities(), method, params)) return Promise.reject(cannotAnswer(method, params));
+      if (method === 'elicitation/create' && params.mode === 'url') this.rememberUrlElicitations(live, [params]);
       if (!stream.start())
         return Promise.reject(
           new McpError(
@@ -481,6 +491,30 @@ export class McpSessionTransport {
   /** Tell every connected session that the tool list changed. */
   notifyToolsChanged(): void {
     this.broadcast('list_changed', (server) => server.sendToolListChanged());
+  }
+
+  private rememberUrlElicitations(live: LiveSession, elicitations: unknown[]): void {
+    for (const e of elicitations) {
+      const id = isPlainObject(e) && typeof e.elicitationId === 'string' ? e.elicitationId.slice(0, 200) : undefined;
+      if (!id) continue;
+      this.urlElicitations.delete(id);
+      this.urlElicitations.set(id, { sessionId: live.id, until: Date.now() + URL_ELICITATION_MS });
+    }
+    while (this.urlElicitations.size > URL_ELICITATIONS_MAX) this.urlElicitations.delete(this.urlElicitations.keys().next().value!);
+  }
+
+  /**
+   * notifications/elicitation/complete of an MCP server: to the session that was asked to visit that
+   * elicitation's URL (on its GET stream), once; unknown or expired ids are dropped.
+   */
+  notifyElicitationComplete(elicitationId: string): void {
+    const asked = this.urlElicitations.get(elicitationId);
+    this.urlElicitations.delete(elicitationId);
+    const live = asked && asked.until > Date.now() ? this.sessions.get(asked.sessionId) : undefined;
+    if (!live) return;
+    live.server
+      .notification({ method: 'notifications/elicitation/complete', params: { elicitationId } })
+      .catch((err: Error) => this.options.logger.debug('elicitation/complete not delivered', { err: err.message }));
   }
 
   /** Tell every connected session that the resource list changed (an MCP server's resources came or went). */

@@ -27,6 +27,7 @@ import {
   listToolsPage,
   listResources,
   listResourceTemplates,
+  mcpErrorOf,
   readResource,
   resourceOwner,
 } from './server';
@@ -455,7 +456,7 @@ async function callAsTask(
       const result = await callTool(ctx, params, { requestId, traceparent, principal, signal, timeoutMs, onProgress, onClientRequest });
       // An MCP server that answered a JSON-RPC error, not a tool result: the task failed with that error.
       const protocolError = result.isError ? mcpErrorOf(result.structuredContent) : undefined;
-      if (protocolError) throw new McpError(protocolError.code, protocolError.message);
+      if (protocolError) throw new McpError(protocolError.code, protocolError.message, protocolError.data);
       return { resultType: 'complete', ...result };
     },
     meta[META_CAPABILITIES],
@@ -468,12 +469,6 @@ async function callAsTask(
       `The gateway holds MCP_MAX_TASKS (${ctx.config.MCP_MAX_TASKS}) unexpired tasks; retry once some expire (each is kept for ${ctx.config.MCP_TASK_TTL_MS} ms).`,
     );
   return undefined;
-}
-
-/** The JSON-RPC error an MCP server behind the gateway answered, as its error envelope carries it. */
-function mcpErrorOf(envelope: unknown): { code: number; message: string } | undefined {
-  const e = isPlainObject(envelope) && isPlainObject(envelope.details) ? envelope.details.mcpError : undefined;
-  return isPlainObject(e) && typeof e.code === 'number' && typeof e.message === 'string' ? { code: e.code, message: e.message } : undefined;
 }
 
 /** tasks/get, tasks/update, tasks/cancel (the extension's methods; unknown ones while it is not served). */

@@ -91,12 +91,21 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
   const floorBack = spawn(process.execPath, [floorScript, 'back', String(floorPort + 1), dir], { stdio: 'ignore' });
   const floorFront = spawn(process.execPath, [floorScript, 'front', String(floorPort), String(floorPort + 1)], { stdio: 'ignore' });
   children.push(floorBack, floorFront);
+  // The same floor with a persistent NDJSON socket as its second hop (what a channel could save).
+  const channelPort = floorPort + 2;
+  const channelBack = spawn(process.execPath, [floorScript, 'back-channel', String(channelPort + 1), dir], { stdio: 'ignore' });
+  await new Promise((r) => setTimeout(r, 300)); // the front connects once, at its start
+  const channelFront = spawn(process.execPath, [floorScript, 'front-channel', String(channelPort), String(channelPort + 1)], {
+    stdio: 'ignore',
+  });
+  children.push(channelBack, channelFront);
   // The processes that serve each path (supergateway's tree includes the filesystem server it spawned).
   const [fsChild, gwChild] = children;
   const serving: Record<string, (ChildProcess | undefined)[]> = {
     supergateway: [sg],
     gateway: [gwChild, fsChild],
     floor: [floorFront, floorBack],
+    'floor-channel': [channelFront, channelBack],
     direct: [fsChild],
   };
   const cpuOf = (name: string) => {
@@ -144,6 +153,15 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
       },
       floor: {
         origin: `http://127.0.0.1:${floorPort}`,
+        call: {
+          path: '/mcp',
+          body: () =>
+            JSON.stringify({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name: 'file_list', arguments: { path: '.' } } }),
+          check: (b: string, s: number) => s === 200 && b.includes('file-19.txt'),
+        },
+      },
+      'floor-channel': {
+        origin: `http://127.0.0.1:${channelPort}`,
         call: {
           path: '/mcp',
           body: () =>
@@ -244,6 +262,8 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
             `Server CPU per call at 32 connections (every process and thread of the path, from /proc; independent of the load generator's share of the machine): supergateway and its filesystem server ${cpu32('supergateway')} ms, the gateway and filesystem-mcp ${cpu32('gateway')} ms (the alternative costs **${cpuRatio32}×** ours), the floor ${cpu32('floor')} ms, filesystem-mcp alone ${cpu32('direct')} ms.`,
           ]
         : []),
+      '',
+      `The floor with its second hop as one persistent socket of NDJSON frames instead of HTTP requests (floor-channel) reached ${get('floor-channel', 32).throughput} calls/s at 32 connections${cpu32('floor-channel') !== undefined && cpu32('floor') !== undefined ? ` at ${cpu32('floor-channel')} ms server CPU per call, ${Math.round((cpu32('floor')! - cpu32('floor-channel')!) * 1000) / 1000} ms less than over HTTP: what a persistent gateway↔service channel could save per call` : ''}.`,
     ].join('\n');
     return { json: { rows, ratio32, pairedRatios, medianRatio, addedP50, floorAddedP50, floorShare32, target32, cpuRatio32 }, markdown };
   } finally {

@@ -13,6 +13,7 @@ import {
   isPlainObject,
   makeSendError,
   pathOf,
+  requestIdFrom,
   requestContext,
   withFastPath,
   type FastRoute,
@@ -25,6 +26,7 @@ import { getPromptOf, listPromptsOf, promptGetBody, type PromptSource } from './
 import { invokeTool, toolToJson, type ToolDefinition } from './tool';
 import { getProcessTracer, type FleetSpan, type FleetTracer } from './tracing';
 import { parseOrThrow } from './validation';
+import { isChannelUpgrade, serveChannel, UPGRADE, type ChannelAnswer, type ChannelCall, type UpgradableListener } from './channel';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -238,6 +240,35 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
       sendJson(res, 200, successEnvelope(service, await callTool(name, args, callOptions(req, res))));
     };
   };
+  /** One call of the gateway's channel: what POST /tools/call does for it (span, logger, counters, envelope). */
+  const channelCall = async (frame: ChannelCall, signal: AbortSignal): Promise<ChannelAnswer> => {
+    const started = process.hrtime.bigint();
+    const span = tracer.startSpan('POST /tools/call', {
+      traceparent: typeof frame.traceparent === 'string' ? frame.traceparent : undefined,
+      attributes: { 'mcp_fleet.service': service, 'mcp_fleet.transport': 'channel' },
+    });
+    const log = logger.child({ trace_id: span.traceId, span_id: span.spanId });
+    let status = 200;
+    try {
+      const parsed = parseOrThrow(toolCallBody, frame.call, 'tool call; send {"name": "<tool>", "arguments": {...}}');
+      const requestId = requestIdFrom(frame.requestId);
+      const result = await callTool(parsed.name, parsed.arguments, { requestId, signal, logger: log, traceparent: span.traceparent });
+      return { status, body: successEnvelope(service, result) };
+    } catch (err) {
+      const appErr = toAppError(err);
+      status = appErr.status;
+      span.fail(appErr.code, appErr.message);
+      if (appErr.status >= 500) log.error(appErr.message, { code: appErr.code, requestId: frame.requestId, err: appErr.cause ?? appErr });
+      return { status, body: errorEnvelope(service, appErr) };
+    } finally {
+      metrics.httpRequests.inc({ method: 'POST', route: '/tools/call', status: String(status) });
+      metrics.httpDuration.observe({ method: 'POST', route: '/tools/call' }, Number(process.hrtime.bigint() - started) / 1e9);
+      span.setAttribute('http.route', '/tools/call');
+      span.setAttribute('http.response.status_code', status);
+      span.end();
+    }
+  };
+
   const hotRoute = (req: IncomingMessage): FastRoute | undefined => {
     const url = req.url ?? '';
     if (req.method !== 'POST' || !url.startsWith('/tools/') || req.headers[PROGRESS_HEADER] !== undefined) return undefined;
@@ -370,6 +401,20 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
     await options.onClose?.();
   };
 
-  const listener = options.extend ? app : withFastPath({ app, context, route: hotRoute, onError: (err, _req, res) => sendError(res, err) });
+  const listener: UpgradableListener = options.extend
+    ? app
+    : withFastPath({ app, context, route: hotRoute, onError: (err, _req, res) => sendError(res, err) });
+  // The gateway's channel (channel.ts): the hot route's calls without an HTTP request each. Not for a
+  // service whose extend mounts middleware: the channel would go around it.
+  if (!options.extend) {
+    const maxLine = limit;
+    listener[UPGRADE] = (req, socket, head) => {
+      if (!isChannelUpgrade(req)) {
+        socket.destroy();
+        return undefined;
+      }
+      return serveChannel(socket, head, channelCall, maxLine);
+    };
+  }
   return { app: listener, tools, close, ...kit };
 }

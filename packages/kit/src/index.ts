@@ -10,6 +10,7 @@ export * from './loki';
 export * from './metrics';
 export * from './pagination';
 export * from './server';
+export * from './channel';
 export * from './tool';
 export * from './prompt';
 export * from './validation';

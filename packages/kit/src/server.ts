@@ -1,6 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { Logger } from './logger';
+import { UPGRADE, type UpgradableListener, type Upgraded } from './channel';
 
 export interface RunningServer {
   server: http.Server;
@@ -22,6 +24,17 @@ export interface ListenOptions {
 /** Listen on host:port (port 0 picks a free one). */
 export async function listen(handler: http.RequestListener, options: ListenOptions): Promise<RunningServer> {
   const server = http.createServer(handler);
+  // The listener's upgrade handler (a kit service's channel to the gateway), if it has one; without
+  // one Node refuses every upgrade.
+  const upgrade = (handler as UpgradableListener)[UPGRADE];
+  const upgraded = new Set<Upgraded>();
+  if (upgrade)
+    server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+      const connection = upgrade(req, socket, head);
+      if (!connection) return;
+      upgraded.add(connection);
+      socket.once('close', () => upgraded.delete(connection));
+    });
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
   await new Promise<void>((resolve, reject) => {
@@ -36,9 +49,14 @@ export async function listen(handler: http.RequestListener, options: ListenOptio
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
-      const timer = setTimeout(() => server.closeAllConnections(), options.shutdownTimeoutMs ?? 10_000);
+      const timer = setTimeout(() => {
+        server.closeAllConnections();
+        for (const c of upgraded) c.destroy();
+      }, options.shutdownTimeoutMs ?? 10_000);
       timer.unref();
       server.closeIdleConnections();
+      // upgraded connections (the gateway's channel) are not the server's to close: drained here
+      for (const c of upgraded) c.drain();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       clearTimeout(timer);
       await options.onClose?.();

@@ -107,6 +107,7 @@ export function createApp(deps: GatewayDeps): Gateway {
     pollMs: config.HEALTH_POLL_MS,
     healthTimeoutMs: config.HEALTH_TIMEOUT_MS,
     connections: config.DOWNSTREAM_CONNECTIONS,
+    channel: config.DOWNSTREAM_CHANNEL,
     maxResponseBytes: config.DOWNSTREAM_MAX_RESPONSE_BYTES,
     breakerFailures: config.BREAKER_FAILURES,
     breakerCooldownMs: config.BREAKER_COOLDOWN_MS,

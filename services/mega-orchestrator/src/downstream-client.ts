@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import { DownstreamChannel } from './downstream-channel';
 
 /** Why a request to a downstream got no HTTP answer. */
 export type FailureKind = 'refused' | 'connection' | 'timeout' | 'aborted';
@@ -160,7 +161,14 @@ export class DownstreamClient implements Downstream {
 
   constructor(
     rawUrl: string,
-    private readonly options: { connections: number; maxResponseBytes: number; connectTimeoutMs: number; headers?: Record<string, string> },
+    private readonly options: {
+      connections: number;
+      maxResponseBytes: number;
+      connectTimeoutMs: number;
+      headers?: Record<string, string>;
+      /** Plain tool calls over the service's persistent channel when it offers one (DOWNSTREAM_CHANNEL). */
+      channel?: boolean;
+    },
   ) {
     const u = new URL(rawUrl);
     if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`downstream URL must be http(s), got ${u.protocol}`);
@@ -181,16 +189,31 @@ export class DownstreamClient implements Downstream {
       port: this.port,
       request: secure ? https.request : http.request,
     };
+    // Loopback-style plain HTTP without credentials or extra headers only: the channel carries none.
+    if (options.channel && !secure && !this.authorization && !Object.keys(options.headers ?? {}).length)
+      this.channel = new DownstreamChannel(
+        { hostname: this.target.hostname, port: this.port, basePath: this.basePath },
+        { maxResponseBytes: options.maxResponseBytes, connectTimeoutMs: options.connectTimeoutMs },
+      );
   }
 
+  /** The service's persistent channel, when DOWNSTREAM_CHANNEL asks for one. */
+  readonly channel?: DownstreamChannel;
+
   request(req: DownstreamRequest): Promise<DownstreamAnswer> {
-    const pending = this.send(req);
+    const pending =
+      this.channel && req.method === 'POST' && req.path === '/tools/call' && !req.onProgress ? this.viaChannel(req) : this.send(req);
     this.active.add(pending);
     void pending.then(
       () => this.active.delete(pending),
       () => this.active.delete(pending),
     );
     return pending;
+  }
+
+  /** A plain tool call over the channel, or over HTTP when there is none. */
+  private async viaChannel(req: DownstreamRequest): Promise<DownstreamAnswer> {
+    return (await this.channel!.call(req)) ?? this.send(req);
   }
 
   private async send(req: DownstreamRequest): Promise<DownstreamAnswer> {
@@ -305,10 +328,12 @@ export class DownstreamClient implements Downstream {
   /** Lets the requests in flight finish, then closes the sockets. */
   async close(): Promise<void> {
     await Promise.allSettled([...this.active]);
+    this.channel?.close();
     this.agent.destroy();
   }
 
   async destroy(): Promise<void> {
+    this.channel?.close();
     this.agent.destroy();
   }
 }

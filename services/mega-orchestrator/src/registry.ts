@@ -17,6 +17,8 @@ export interface RegistryOptions {
   logger: Logger;
   /** First restart delay of a stdio MCP server that died (doubles per failure, up to 30 s). */
   mcpRestartBackoffMs?: number;
+  /** Plain tool calls over kit services' persistent channels (DOWNSTREAM_CHANNEL). */
+  channel?: boolean;
   /** MCP servers' elicitation, sampling and roots requests go to the caller of the call (MCP_FORWARD_CLIENT_REQUESTS). */
   forwardClientRequests?: boolean;
   /** How long a caller has to answer one of them (MCP_INPUT_TIMEOUT_MS). */
@@ -83,6 +85,7 @@ export class ServiceState {
         })
       : new DownstreamClient(spec.url, {
           connections: options.connections,
+          channel: options.channel,
           maxResponseBytes: options.maxResponseBytes,
           connectTimeoutMs: Math.min(options.healthTimeoutMs, 10_000),
           headers: spec.headers,

@@ -1,0 +1,117 @@
+/**
+ * The gateway's persistent channel to a kit service (issue 14): tool calls as NDJSON frames over one
+ * connection upgraded from HTTP, answered in any order, instead of one HTTP request per call. It
+ * carries exactly what `POST /tools/call` carries (the call, the request id, the traceparent) and
+ * answers the same status and envelope; the HTTP routes stay for everything else.
+ *
+ *   gateway -> service   {"id": 1, "requestId": "...", "traceparent": "...", "call": {"name", "arguments"}}
+ *                        {"id": 1, "cancel": true}
+ *   service -> gateway   {"id": 1, "status": 200, "body": <envelope>}
+ */
+import type { IncomingMessage, RequestListener } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
+
+export const CHANNEL_PATH = '/_fleet/channel';
+export const CHANNEL_PROTOCOL = 'mcp-fleet-channel';
+
+/** Where a request listener keeps its handler of upgrade requests (listen() installs it on the server). */
+export const UPGRADE = Symbol.for('mcp-fleet.upgrade');
+/** An upgraded connection the server must drain (let its work finish, then end) and, at the deadline, destroy on shutdown. */
+export interface Upgraded {
+  drain(): void;
+  destroy(): void;
+}
+export type UpgradeHandler = (req: IncomingMessage, socket: Duplex, head: Buffer) => Upgraded | undefined;
+export type UpgradableListener = RequestListener & { [UPGRADE]?: UpgradeHandler };
+
+export interface ChannelCall {
+  id: number;
+  requestId?: string;
+  traceparent?: string;
+  call: unknown;
+}
+
+export interface ChannelAnswer {
+  status: number;
+  body: unknown;
+}
+
+/** True for the upgrade request that opens a channel. */
+export function isChannelUpgrade(req: IncomingMessage): boolean {
+  return req.url === CHANNEL_PATH && String(req.headers.upgrade ?? '').toLowerCase() === CHANNEL_PROTOCOL;
+}
+
+/**
+ * Serves one upgraded connection: every call frame is handled at once (answers go out as they
+ * finish), a cancel frame aborts its call, and the connection closing aborts all of them. A line
+ * longer than `maxLine` (the service's BODY_LIMIT) or one that is not a frame ends the connection.
+ */
+export function serveChannel(
+  socket: Duplex & { setNoDelay?: (on: boolean) => void },
+  head: Buffer,
+  handle: (frame: ChannelCall, signal: AbortSignal) => Promise<ChannelAnswer>,
+  maxLine: number,
+): Upgraded {
+  socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: ${CHANNEL_PROTOCOL}\r\nConnection: Upgrade\r\n\r\n`);
+  socket.setNoDelay?.(true);
+  const running = new Map<number, AbortController>();
+  // Shutting down: calls in flight finish, new ones are refused, and the connection ends after the last.
+  let draining = false;
+  const endIfDrained = () => {
+    if (draining && running.size === 0 && !socket.destroyed) socket.end();
+  };
+  const decoder = new StringDecoder('utf8');
+  let buffered = head.length ? decoder.write(head) : '';
+  const frame = (line: string) => {
+    let msg: { id?: unknown; cancel?: unknown };
+    try {
+      msg = JSON.parse(line) as typeof msg;
+    } catch {
+      socket.destroy();
+      return;
+    }
+    if (typeof msg.id !== 'number' || !Number.isSafeInteger(msg.id)) return void socket.destroy();
+    const id = msg.id;
+    if (msg.cancel === true) return void running.get(id)?.abort();
+    if (running.has(id)) return; // a reused id: the first call keeps it
+    if (draining) {
+      const body = { success: false, error: 'The service is shutting down; call again.', code: 'UPSTREAM_UNAVAILABLE' };
+      return void socket.write(`${JSON.stringify({ id, status: 503, body })}\n`);
+    }
+    const controller = new AbortController();
+    running.set(id, controller);
+    handle(msg as ChannelCall, controller.signal)
+      .catch((): ChannelAnswer => ({ status: 500, body: { success: false, error: 'Internal error.', code: 'INTERNAL' } }))
+      .then((answer) => {
+        running.delete(id);
+        if (!socket.destroyed) socket.write(`${JSON.stringify({ id, status: answer.status, body: answer.body })}\n`);
+        endIfDrained();
+      });
+  };
+  const take = () => {
+    for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
+      const line = buffered.slice(0, nl);
+      buffered = buffered.slice(nl + 1);
+      if (line) frame(line);
+    }
+    if (buffered.length > maxLine) socket.destroy();
+  };
+  socket.on('data', (chunk: Buffer) => {
+    buffered += decoder.write(chunk);
+    take();
+  });
+  socket.on('error', () => undefined);
+  socket.on('close', () => {
+    for (const c of running.values()) c.abort();
+    running.clear();
+  });
+  take();
+  return {
+    drain: () => {
+      draining = true;
+      endIfDrained();
+    },
+    destroy: () => socket.destroy(),
+  };
+}

@@ -1,0 +1,151 @@
+/**
+ * The gateway's end of a kit service's persistent channel (packages/kit/src/channel.ts): plain tool
+ * calls as NDJSON frames over one connection upgraded from HTTP, instead of one HTTP request each
+ * (DOWNSTREAM_CHANNEL; issue 14, measured by the bench's floor-channel row). A service that does not
+ * offer it (an MCP server, a kit service with its own middleware, anything else at the URL) is
+ * asked again after a minute and served over HTTP meanwhile; a channel that closes fails the calls
+ * in flight on it (as a connection cut mid-request does) and is opened again on a later call.
+ */
+import http from 'node:http';
+import type { Socket } from 'node:net';
+import { StringDecoder } from 'node:string_decoder';
+import { CHANNEL_PATH, CHANNEL_PROTOCOL } from '@mcp-fleet/kit';
+import { DownstreamFailure, type DownstreamAnswer, type DownstreamRequest } from './downstream-client';
+
+/** A service without a channel is asked again after this long. */
+const NOT_OFFERED_RETRY_MS = 60_000;
+/** A channel that closed is opened again no sooner than this. */
+const REOPEN_MS = 1000;
+
+type Finish = (outcome: DownstreamAnswer | DownstreamFailure, cancel?: boolean) => void;
+
+export class DownstreamChannel {
+  private socket?: Socket;
+  private opening?: Promise<Socket | undefined>;
+  private retryAt = 0;
+  private seq = 0;
+  /** Calls in flight, with the socket each went out on. */
+  private readonly pending = new Map<number, { socket: Socket; finish: Finish }>();
+  private closed = false;
+
+  constructor(
+    private readonly target: { hostname: string; port: number; basePath: string },
+    private readonly options: { maxResponseBytes: number; connectTimeoutMs: number },
+  ) {}
+
+  /** Whether a channel is open now (for /services and tests). */
+  get open(): boolean {
+    return this.socket !== undefined;
+  }
+
+  /** The call's answer over the channel; undefined when there is no channel to use (send it over HTTP). */
+  async call(req: DownstreamRequest): Promise<DownstreamAnswer | undefined> {
+    let socket = this.socket;
+    if (!socket) {
+      if (this.closed || Date.now() < this.retryAt) return undefined;
+      socket = await (this.opening ??= this.connect().finally(() => (this.opening = undefined)));
+      if (!socket) return undefined;
+    }
+    const id = ++this.seq;
+    const channel = socket;
+    return new Promise<DownstreamAnswer>((resolve, reject) => {
+      const timer = setTimeout(
+        () => finish(new DownstreamFailure('timeout', `timed out after ${req.timeoutMs} ms`, true), true),
+        req.timeoutMs,
+      );
+      const onAbort = () => finish(new DownstreamFailure('aborted', 'the caller went away', true), true);
+      const finish: Finish = (outcome, cancel = false) => {
+        if (!this.pending.delete(id)) return;
+        clearTimeout(timer);
+        req.signal?.removeEventListener('abort', onAbort);
+        if (cancel && !channel.destroyed) channel.write(`{"id":${id},"cancel":true}\n`);
+        if (outcome instanceof DownstreamFailure) reject(outcome);
+        else resolve(outcome);
+      };
+      this.pending.set(id, { socket: channel, finish });
+      if (req.signal?.aborted) return onAbort();
+      req.signal?.addEventListener('abort', onAbort, { once: true });
+      const extra =
+        (req.requestId ? `,"requestId":${JSON.stringify(req.requestId)}` : '') +
+        (req.traceparent ? `,"traceparent":${JSON.stringify(req.traceparent)}` : '');
+      channel.write(`{"id":${id}${extra},"call":${req.body ?? '{}'}}\n`);
+    });
+  }
+
+  private connect(): Promise<Socket | undefined> {
+    return new Promise((resolve) => {
+      const notOffered = () => {
+        this.retryAt = Date.now() + NOT_OFFERED_RETRY_MS;
+        resolve(undefined);
+      };
+      const out = http.request({
+        hostname: this.target.hostname,
+        port: this.target.port,
+        path: this.target.basePath + CHANNEL_PATH,
+        headers: { Connection: 'Upgrade', Upgrade: CHANNEL_PROTOCOL },
+      });
+      const timer = setTimeout(() => out.destroy(), this.options.connectTimeoutMs);
+      out.once('upgrade', (_res, socket: Socket, head: Buffer) => {
+        clearTimeout(timer);
+        if (this.closed) {
+          socket.destroy();
+          return resolve(undefined);
+        }
+        this.attach(socket, head);
+        resolve(socket);
+      });
+      out.once('response', (res) => {
+        clearTimeout(timer);
+        res.resume();
+        notOffered();
+      });
+      out.once('error', () => {
+        clearTimeout(timer);
+        notOffered();
+      });
+      out.end();
+    });
+  }
+
+  /** Reads answer frames off the socket; its close fails what is in flight. */
+  private attach(socket: Socket, head: Buffer): void {
+    socket.setNoDelay(true);
+    this.socket = socket;
+    const decoder = new StringDecoder('utf8');
+    let buffered = head.length ? decoder.write(head) : '';
+    const take = () => {
+      for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
+        const line = buffered.slice(0, nl);
+        buffered = buffered.slice(nl + 1);
+        let frame: { id?: unknown; status?: unknown; body?: unknown };
+        try {
+          frame = JSON.parse(line) as typeof frame;
+        } catch {
+          socket.destroy();
+          return;
+        }
+        if (typeof frame.id === 'number' && typeof frame.status === 'number')
+          this.pending.get(frame.id)?.finish({ status: frame.status, json: frame.body });
+      }
+      // one answer larger than a call may be: the channel goes (its calls fail), HTTP answers the next
+      if (buffered.length > this.options.maxResponseBytes) socket.destroy();
+    };
+    socket.on('data', (chunk: Buffer) => {
+      buffered += decoder.write(chunk);
+      take();
+    });
+    socket.on('error', () => undefined);
+    socket.once('close', () => {
+      if (this.socket === socket) this.socket = undefined;
+      this.retryAt = Date.now() + REOPEN_MS;
+      for (const p of [...this.pending.values()])
+        if (p.socket === socket) p.finish(new DownstreamFailure('connection', 'the channel to the service closed', true));
+    });
+    take();
+  }
+
+  close(): void {
+    this.closed = true;
+    this.socket?.destroy();
+  }
+}

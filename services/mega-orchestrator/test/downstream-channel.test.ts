@@ -1,0 +1,113 @@
+/**
+ * DOWNSTREAM_CHANNEL: plain tool calls to a kit service over its persistent channel (one upgraded
+ * connection of NDJSON frames) answer exactly what the HTTP path answers: results, the kit's error
+ * envelopes and statuses, the request id, time limits (the kit's call aborted), and a service that
+ * goes away and comes back. A service that offers no channel (its own middleware) is served over HTTP.
+ */
+import { createServiceApp, listen, type RunningServer } from '@mcp-fleet/kit';
+import { serve, tempDir, testConfig, testLogger } from '@mcp-fleet/testing';
+import request from 'supertest';
+import { alphaTools, betaTools, startDownstream, startGateway, until, type Downstream, type RunningGateway } from './helpers';
+import type { DownstreamClient } from '../src/downstream-client';
+
+describe('the persistent channel to kit services (DOWNSTREAM_CHANNEL)', () => {
+  const tmp = tempDir('mcp-fleet-channel-');
+  const calls = new Map<string, number>();
+  let alpha: RunningServer;
+  let alphaPort = 0;
+  let beta: Downstream;
+  let withChannel: RunningGateway;
+  let overHttp: RunningGateway;
+
+  const startAlpha = async () => {
+    // no `extend`: the kit offers its channel
+    const app = createServiceApp({ service: 'alpha-mcp', config: testConfig, logger: testLogger('alpha'), tools: alphaTools(calls) });
+    alpha = alphaPort ? await listen(app.app, { host: '127.0.0.1', port: alphaPort, shutdownTimeoutMs: 200 }) : await serve(app.app);
+    alphaPort = alpha.port;
+  };
+
+  beforeAll(async () => {
+    await startAlpha();
+    beta = await startDownstream('beta-mcp', betaTools); // mounts middleware: no channel
+    const services = [
+      { id: 'alpha-mcp', url: alpha.url },
+      { id: 'beta-mcp', url: beta.url },
+    ];
+    withChannel = await startGateway(services, tmp.dir, { DOWNSTREAM_CHANNEL: 'true', DOWNSTREAM_TIMEOUT_MS: '400' });
+    overHttp = await startGateway(services, tmp.dir, { DOWNSTREAM_TIMEOUT_MS: '400' });
+  });
+  afterAll(async () => {
+    await withChannel.stop();
+    await overHttp.stop();
+    alpha.server.closeAllConnections();
+    await alpha.stop();
+    await beta.stop();
+    tmp.cleanup();
+  });
+
+  const channelOf = (g: RunningGateway, id: string) => (g.gw.registry.get(id)!.upstream as DownstreamClient).channel;
+  const call = (g: RunningGateway, tool: string, args: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
+    request(g.url).post('/mcp').set(headers).send({ tool, arguments: args });
+  /** An answer without the parts that differ between two calls. */
+  const comparable = (body: Record<string, unknown>) => ({ ...body, timestamp: undefined, requestId: undefined, durationMs: undefined });
+
+  it('answers what HTTP answers, over one open channel: results, error envelopes and statuses', async () => {
+    const cases: [string, Record<string, unknown>][] = [
+      ['echo', { text: 'over the channel' }],
+      ['scalar', {}],
+      ['echo', { text: 7 }], // the kit's validation error
+      ['echo', { text: 'x', extra: true }], // strict schema
+      ['fail', {}], // the kit's internal error
+    ];
+    for (const [tool, args] of cases) {
+      const viaChannel = await call(withChannel, tool, args);
+      const viaHttp = await call(overHttp, tool, args);
+      expect({ tool, status: viaChannel.status }).toEqual({ tool, status: viaHttp.status });
+      expect(comparable(viaChannel.body)).toEqual(comparable(viaHttp.body));
+    }
+    expect(channelOf(withChannel, 'alpha-mcp')?.open).toBe(true);
+    expect(channelOf(overHttp, 'alpha-mcp')).toBeUndefined();
+  });
+
+  it('carries the caller’s request id to the tool', async () => {
+    const res = await call(withChannel, 'request_id', {}, { 'x-request-id': 'chan-req-1' });
+    expect(res.body.result).toEqual({ requestId: 'chan-req-1' });
+  });
+
+  it('times a call out at the gateway’s limit (the service is told to cancel it) and keeps the channel', async () => {
+    const before = calls.get('sleep') ?? 0;
+    const res = await call(withChannel, 'sleep', { ms: 2000 });
+    expect(res.status).toBe(504);
+    expect(res.body.code).toBe('TIMEOUT');
+    expect(calls.get('sleep')).toBe(before + 1);
+    // the channel is still good for the next call
+    expect((await call(withChannel, 'echo', { text: 'after' })).body.result).toEqual({ text: 'after' });
+  });
+
+  it('serves a service that offers no channel over HTTP', async () => {
+    const res = await call(withChannel, 'ping_beta');
+    expect(res.body.result).toEqual({ pong: true });
+    expect(channelOf(withChannel, 'beta-mcp')?.open).toBe(false);
+  });
+
+  it('lets the call in flight finish when the service stops (drained), then opens a new channel once it is back', async () => {
+    await call(withChannel, 'echo', { text: 'warm' });
+    expect(channelOf(withChannel, 'alpha-mcp')?.open).toBe(true);
+    const slow = call(withChannel, 'sleep', { ms: 300 }).then((r) => r); // sent now (supertest is lazy)
+    await new Promise((r) => setTimeout(r, 50));
+    alpha.server.closeAllConnections();
+    await alpha.stop();
+    const finished = await slow;
+    expect(finished.body).toMatchObject({ result: { slept: 300 } });
+    await until(() => channelOf(withChannel, 'alpha-mcp')?.open === false, 2000);
+    // down: the call fails fast, as over HTTP
+    const down = await call(withChannel, 'echo', { text: 'down' });
+    expect(down.body.code).toBe('UPSTREAM_UNAVAILABLE');
+    await startAlpha();
+    await withChannel.gw.refresh();
+    await new Promise((r) => setTimeout(r, 1100)); // the channel is opened again no sooner than a second after it closed
+    const back = await call(withChannel, 'echo', { text: 'back' });
+    expect(back.body.result).toEqual({ text: 'back' });
+    expect(channelOf(withChannel, 'alpha-mcp')?.open).toBe(true);
+  }, 15_000);
+});

@@ -14,8 +14,10 @@ import { DownstreamFailure, type DownstreamAnswer, type DownstreamRequest } from
 
 /** A service without a channel is asked again after this long. */
 const NOT_OFFERED_RETRY_MS = 60_000;
-/** A channel that closed is opened again no sooner than this. */
+/** A channel that closed (or a service that was down) is tried again no sooner than this. */
 const REOPEN_MS = 1000;
+/** Calls with larger arguments go over HTTP: a frame is all or nothing for the connection, a request only for itself. */
+const MAX_FRAME_BODY = 64 * 1024;
 
 type Finish = (outcome: DownstreamAnswer | DownstreamFailure, cancel?: boolean) => void;
 
@@ -40,6 +42,7 @@ export class DownstreamChannel {
 
   /** The call's answer over the channel; undefined when there is no channel to use (send it over HTTP). */
   async call(req: DownstreamRequest): Promise<DownstreamAnswer | undefined> {
+    if (req.body !== undefined && req.body.length > MAX_FRAME_BODY) return undefined;
     let socket = this.socket;
     if (!socket) {
       if (this.closed || Date.now() < this.retryAt) return undefined;
@@ -74,8 +77,8 @@ export class DownstreamChannel {
 
   private connect(): Promise<Socket | undefined> {
     return new Promise((resolve) => {
-      const notOffered = () => {
-        this.retryAt = Date.now() + NOT_OFFERED_RETRY_MS;
+      const notOffered = (retryMs: number) => {
+        this.retryAt = Date.now() + retryMs;
         resolve(undefined);
       };
       const out = http.request({
@@ -94,14 +97,15 @@ export class DownstreamChannel {
         this.attach(socket, head);
         resolve(socket);
       });
+      // An HTTP answer instead of the switch: not offered here. Refused: the service is down (try again soon).
       out.once('response', (res) => {
         clearTimeout(timer);
         res.resume();
-        notOffered();
+        notOffered(NOT_OFFERED_RETRY_MS);
       });
-      out.once('error', () => {
+      out.once('error', (err: NodeJS.ErrnoException) => {
         clearTimeout(timer);
-        notOffered();
+        notOffered(err.code === 'ECONNREFUSED' ? REOPEN_MS : NOT_OFFERED_RETRY_MS);
       });
       out.end();
     });
@@ -113,10 +117,25 @@ export class DownstreamChannel {
     this.socket = socket;
     const decoder = new StringDecoder('utf8');
     let buffered = head.length ? decoder.write(head) : '';
+    // An answer larger than maxResponseBytes fails its own call (its id leads the frame) and is skipped.
+    let skipping = false;
+    const max = this.options.maxResponseBytes;
+    const tooLarge = (text: string) => {
+      const id = /^\{"id":(\d+),/.exec(text)?.[1];
+      if (id) this.pending.get(Number(id))?.finish({ status: 502, json: undefined, problem: `an answer larger than ${max} bytes` });
+    };
     const take = () => {
       for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
         const line = buffered.slice(0, nl);
         buffered = buffered.slice(nl + 1);
+        if (skipping) {
+          skipping = false;
+          continue;
+        }
+        if (line.length > max) {
+          tooLarge(line);
+          continue;
+        }
         let frame: { id?: unknown; status?: unknown; body?: unknown };
         try {
           frame = JSON.parse(line) as typeof frame;
@@ -127,8 +146,11 @@ export class DownstreamChannel {
         if (typeof frame.id === 'number' && typeof frame.status === 'number')
           this.pending.get(frame.id)?.finish({ status: frame.status, json: frame.body });
       }
-      // one answer larger than a call may be: the channel goes (its calls fail), HTTP answers the next
-      if (buffered.length > this.options.maxResponseBytes) socket.destroy();
+      if (!skipping && buffered.length > max) {
+        tooLarge(buffered);
+        skipping = true;
+      }
+      if (skipping) buffered = '';
     };
     socket.on('data', (chunk: Buffer) => {
       buffered += decoder.write(chunk);

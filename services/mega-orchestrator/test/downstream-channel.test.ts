@@ -4,7 +4,8 @@
  * envelopes and statuses, the request id, time limits (the kit's call aborted), and a service that
  * goes away and comes back. A service that offers no channel (its own middleware) is served over HTTP.
  */
-import { createServiceApp, listen, type RunningServer } from '@mcp-fleet/kit';
+import { createServiceApp, defineTool, listen, type RunningServer } from '@mcp-fleet/kit';
+import { z } from 'zod';
 import { serve, tempDir, testConfig, testLogger } from '@mcp-fleet/testing';
 import request from 'supertest';
 import { alphaTools, betaTools, startDownstream, startGateway, until, type Downstream, type RunningGateway } from './helpers';
@@ -21,7 +22,19 @@ describe('the persistent channel to kit services (DOWNSTREAM_CHANNEL)', () => {
 
   const startAlpha = async () => {
     // no `extend`: the kit offers its channel
-    const app = createServiceApp({ service: 'alpha-mcp', config: testConfig, logger: testLogger('alpha'), tools: alphaTools(calls) });
+    const big = defineTool({
+      name: 'big_answer',
+      description: 'Answers kb kilobytes of text.',
+      input: z.object({ kb: z.number().int().min(1).max(512) }).strict(),
+      annotations: { readOnlyHint: true },
+      handler: ({ kb }) => ({ text: 'x'.repeat(kb * 1024) }),
+    });
+    const app = createServiceApp({
+      service: 'alpha-mcp',
+      config: testConfig,
+      logger: testLogger('alpha'),
+      tools: [...alphaTools(calls), big],
+    });
     alpha = alphaPort ? await listen(app.app, { host: '127.0.0.1', port: alphaPort, shutdownTimeoutMs: 200 }) : await serve(app.app);
     alphaPort = alpha.port;
   };
@@ -82,6 +95,32 @@ describe('the persistent channel to kit services (DOWNSTREAM_CHANNEL)', () => {
     expect(calls.get('sleep')).toBe(before + 1);
     // the channel is still good for the next call
     expect((await call(withChannel, 'echo', { text: 'after' })).body.result).toEqual({ text: 'after' });
+  });
+
+  it('fails only the call whose answer is too large, as HTTP does, and goes on with the others on the same channel', async () => {
+    const small = await startGateway([{ id: 'alpha-mcp', url: alpha.url }], tmp.dir, {
+      DOWNSTREAM_CHANNEL: 'true',
+      DOWNSTREAM_MAX_RESPONSE_BYTES: String(64 * 1024),
+    });
+    try {
+      const [big, fine] = await Promise.all([
+        call(small, 'big_answer', { kb: 100 }).then((r) => r),
+        call(small, 'echo', { text: 'small' }).then((r) => r),
+      ]);
+      expect(big.body).toMatchObject({ code: 'UPSTREAM_ERROR' });
+      expect(big.status).toBe(502);
+      expect(big.body.error).toContain(`an answer larger than ${64 * 1024} bytes`);
+      expect(fine.body.result).toEqual({ text: 'small' });
+      expect((await call(small, 'echo', { text: 'after' })).body.result).toEqual({ text: 'after' });
+      expect(channelOf(small, 'alpha-mcp')?.open).toBe(true);
+    } finally {
+      await small.stop();
+    }
+  });
+
+  it('sends a call with large arguments over HTTP (a frame is all or nothing for the connection)', async () => {
+    const res = await call(withChannel, 'write_note', { note: 'n'.repeat(70 * 1024) });
+    expect(res.body.result).toEqual({ written: 70 * 1024 });
   });
 
   it('serves a service that offers no channel over HTTP', async () => {

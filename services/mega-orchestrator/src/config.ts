@@ -16,8 +16,8 @@ export const configSchema = z.object({
   HEALTH_TIMEOUT_MS: ms(2000, 50, 60_000).describe('Time limit of one health or tools/list probe.'),
   DOWNSTREAM_TIMEOUT_MS: ms(30_000, 50, 600_000).describe('Time limit of one forwarded tool call (TIMEOUT 504 after it).'),
   DOWNSTREAM_CONNECTIONS: int(64, 1, 1024).describe('Keep-alive connections per downstream pool.'),
-  DOWNSTREAM_CHANNEL: bool(false).describe(
-    'Send plain tool calls to a kit service over its persistent channel (one upgraded connection of NDJSON frames) instead of one HTTP request each, where the service offers one; the rest (progress, health, lists) stays HTTP. Off by default while it is measured (pnpm bench vs-supergateway).',
+  DOWNSTREAM_CHANNEL: bool(true).describe(
+    'Send plain tool calls to a kit service over its persistent channel (one upgraded connection of NDJSON frames) instead of one HTTP request each, where the service offers one; the rest (progress, health, lists) stays HTTP. false: every call is an HTTP request.',
   ),
   DOWNSTREAM_MAX_RESPONSE_BYTES: int(32 * 1024 * 1024, 1024, 512 * 1024 * 1024).describe(
     'Largest downstream answer the gateway reads (UPSTREAM_ERROR beyond it).',

@@ -47,7 +47,7 @@ describe('the persistent channel to kit services (DOWNSTREAM_CHANNEL)', () => {
       { id: 'beta-mcp', url: beta.url },
     ];
     withChannel = await startGateway(services, tmp.dir, { DOWNSTREAM_CHANNEL: 'true', DOWNSTREAM_TIMEOUT_MS: '400' });
-    overHttp = await startGateway(services, tmp.dir, { DOWNSTREAM_TIMEOUT_MS: '400' });
+    overHttp = await startGateway(services, tmp.dir, { DOWNSTREAM_CHANNEL: 'false', DOWNSTREAM_TIMEOUT_MS: '400' });
   });
   afterAll(async () => {
     await withChannel.stop();

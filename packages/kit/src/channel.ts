@@ -56,6 +56,14 @@ export function serveChannel(
   socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: ${CHANNEL_PROTOCOL}\r\nConnection: Upgrade\r\n\r\n`);
   socket.setNoDelay?.(true);
   const running = new Map<number, AbortController>();
+  // Answers finished in the same tick leave in one write (corked until the next tick).
+  const send = (frame: string) => {
+    if (socket.writableCorked === 0) {
+      socket.cork();
+      process.nextTick(() => socket.uncork());
+    }
+    socket.write(frame);
+  };
   // Shutting down: calls in flight finish, new ones are refused, and the connection ends after the last.
   let draining = false;
   const endIfDrained = () => {
@@ -85,7 +93,7 @@ export function serveChannel(
       .catch((): ChannelAnswer => ({ status: 500, body: { success: false, error: 'Internal error.', code: 'INTERNAL' } }))
       .then((answer) => {
         running.delete(id);
-        if (!socket.destroyed) socket.write(`${JSON.stringify({ id, status: answer.status, body: answer.body })}\n`);
+        if (!socket.destroyed) send(`${JSON.stringify({ id, status: answer.status, body: answer.body })}\n`);
         endIfDrained();
       });
   };

@@ -71,8 +71,17 @@ export class DownstreamChannel {
       const extra =
         (req.requestId ? `,"requestId":${JSON.stringify(req.requestId)}` : '') +
         (req.traceparent ? `,"traceparent":${JSON.stringify(req.traceparent)}` : '');
-      channel.write(`{"id":${id}${extra},"call":${req.body ?? '{}'}}\n`);
+      this.send(channel, `{"id":${id}${extra},"call":${req.body ?? '{}'}}\n`);
     });
+  }
+
+  /** Frames written in the same tick leave in one write (corked until the next tick). */
+  private send(socket: Socket, frame: string): void {
+    if (socket.writableCorked === 0) {
+      socket.cork();
+      process.nextTick(() => socket.uncork());
+    }
+    socket.write(frame);
   }
 
   private connect(): Promise<Socket | undefined> {

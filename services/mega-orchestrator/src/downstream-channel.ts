@@ -49,6 +49,8 @@ export class DownstreamChannel {
       socket = await (this.opening ??= this.connect().finally(() => (this.opening = undefined)));
       if (!socket) return undefined;
     }
+    // closed a moment ago (its close handler has run): this call goes over HTTP
+    if (socket.destroyed || !socket.writable) return undefined;
     const id = ++this.seq;
     const channel = socket;
     return new Promise<DownstreamAnswer>((resolve, reject) => {

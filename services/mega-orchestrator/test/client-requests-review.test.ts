@@ -90,7 +90,7 @@ describe('a retry of an input_required call of a tool that may run as a task', (
   beforeAll(async () => {
     g = await startGatewayWithStdioServer('asker', FIXTURE, tmp.dir, 'confirm_delete', {
       MCP_MAX_TASKS: '1',
-      MCP_TASK_TTL_MS: '2000',
+      MCP_TASK_TTL_MS: '3000',
       MCP_INPUT_TIMEOUT_MS: '10000',
     });
   }, 60_000);
@@ -105,10 +105,21 @@ describe('a retry of an input_required call of a tool that may run as a task', (
       return (await res.json()) as { result?: Record<string, any>; error?: { code: number; message: string } };
     };
     // the one task the store may hold: an optional-task tool now answers synchronously
-    expect((await rpc({ name: 'slow_compute', arguments: { seconds: 0 } })).result?.resultType).toBe('task');
+    const task = await rpc({ name: 'slow_compute', arguments: { seconds: 0 } });
+    expect(task.result?.resultType).toBe('task');
+    // finished (still stored): its call is no longer in flight on the server, so the question below
+    // has one call to belong to (a busy machine may take a moment)
+    const taskId = task.result!.taskId as string;
+    for (let i = 0; i < 40; i++) {
+      const got = (await (await post2026(g.url, 'tasks/get', { taskId }, { meta, headers: { 'mcp-name': taskId } })).json()) as {
+        result?: { status?: string };
+      };
+      if (got.result?.status === 'completed') break;
+      await sleep(50);
+    }
     const first = await rpc({ name: 'confirm_delete', arguments: { filename: 'a.txt' } });
     expect(first.result?.resultType).toBe('input_required');
-    await sleep(2300); // the task expired: the store has room again
+    await sleep(3300); // the task expired: the store has room again
     const retry = await rpc({
       name: 'confirm_delete',
       arguments: { filename: 'a.txt' },

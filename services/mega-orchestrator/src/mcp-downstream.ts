@@ -36,6 +36,7 @@ import {
   type ProgressListener,
 } from './downstream-client';
 import { VERSION } from './config';
+import { awaitAnswer } from './mcp/client-requests';
 
 export interface StdioServerSpec {
   transport: 'stdio';
@@ -722,22 +723,7 @@ class CallClock {
 
 /** The promise's outcome, or a rejection as soon as the signal aborts (the caller may never answer). */
 function untilAborted<T>(promise: Promise<T>, signal: AbortSignal, onAbort: () => void): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const abort = () => {
-      onAbort();
-      reject(signal.reason);
-    };
-    if (signal.aborted) return abort();
-    signal.addEventListener('abort', abort, { once: true });
-    promise.then(
-      (v) => {
-        signal.removeEventListener('abort', abort);
-        resolve(v);
-      },
-      (err) => {
-        signal.removeEventListener('abort', abort);
-        reject(err);
-      },
-    );
-  });
+  const { answer, settle } = awaitAnswer<T>(signal, onAbort);
+  promise.then(settle.resolve, settle.reject);
+  return answer;
 }

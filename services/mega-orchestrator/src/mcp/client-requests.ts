@@ -109,6 +109,41 @@ export function checkAnswers(
   return given as [string, Record<string, unknown>][];
 }
 
+interface Settle<T> {
+  resolve(value: T): void;
+  reject(err: unknown): void;
+}
+
+/**
+ * A request waiting for its answer: settled once through `settle`, or, when the signal aborts
+ * first, withdrawn (`onWithdraw` runs, then the answer rejects with the signal's reason). The abort
+ * listener goes once it is settled. Every wait for a client's answer uses it (open requests, a
+ * session's requests, a call's time limit for its caller).
+ */
+export function awaitAnswer<T>(signal: AbortSignal, onWithdraw: () => void): { answer: Promise<T>; settle: Settle<T> } {
+  let settle!: Settle<T>;
+  const answer = new Promise<T>((resolve, reject) => {
+    const withdraw = () => {
+      onWithdraw();
+      reject(signal.reason);
+    };
+    const done = () => signal.removeEventListener('abort', withdraw);
+    settle = {
+      resolve: (value) => {
+        done();
+        resolve(value);
+      },
+      reject: (err) => {
+        done();
+        reject(err);
+      },
+    };
+    if (signal.aborted) return withdraw();
+    signal.addEventListener('abort', withdraw, { once: true });
+  });
+  return { answer, settle };
+}
+
 interface Asked {
   method: ClientRequestMethod;
   params: Record<string, unknown>;
@@ -132,30 +167,16 @@ export class OpenRequests {
   }
 
   ask(method: ClientRequestMethod, params: Record<string, unknown>, signal: AbortSignal): Promise<Record<string, unknown>> {
-    return new Promise((resolve, reject) => {
-      const key = inputKey(method, ++this.count);
-      const withdraw = () => {
-        this.byKey.delete(key);
-        reject(signal.reason);
-        this.onChange();
-      };
-      if (signal.aborted) return withdraw();
-      signal.addEventListener('abort', withdraw, { once: true });
-      const done = () => signal.removeEventListener('abort', withdraw);
-      this.byKey.set(key, {
-        method,
-        params,
-        resolve: (answer) => {
-          done();
-          resolve(answer);
-        },
-        reject: (err) => {
-          done();
-          reject(err);
-        },
-      });
+    const key = inputKey(method, ++this.count);
+    const { answer, settle } = awaitAnswer<Record<string, unknown>>(signal, () => {
+      this.byKey.delete(key);
       this.onChange();
     });
+    if (!signal.aborted) {
+      this.byKey.set(key, { method, params, ...settle });
+      this.onChange();
+    }
+    return answer;
   }
 
   /** Delivers checked answers (checkAnswers) to the waiting server. */

@@ -15,7 +15,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { idOf, invalidMessage, isRequest, rpcError, sendRpcError } from './jsonrpc';
 import { subscribedResources } from './server';
-import { cannotAnswer, clientCan } from './client-requests';
+import { awaitAnswer, cannotAnswer, clientCan } from './client-requests';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 
 interface LiveSession {
@@ -379,31 +379,19 @@ export class McpSessionTransport {
         );
       const id = `mcp-fleet-${randomUUID()}`;
       const both = AbortSignal.any([signal, callSignal]);
-      return new Promise((resolve, reject) => {
-        const withdraw = () => {
-          live.asking.delete(id);
-          stream.send({
-            jsonrpc: '2.0',
-            method: 'notifications/cancelled',
-            params: { requestId: id, reason: 'The MCP server no longer waits for it.' },
-          });
-          reject(both.reason);
-        };
-        if (both.aborted) return withdraw();
-        both.addEventListener('abort', withdraw, { once: true });
-        const done = () => both.removeEventListener('abort', withdraw);
-        live.asking.set(id, {
-          resolve: (result) => {
-            done();
-            resolve(result);
-          },
-          reject: (err) => {
-            done();
-            reject(err);
-          },
+      const { answer, settle } = awaitAnswer<Record<string, unknown>>(both, () => {
+        live.asking.delete(id);
+        stream.send({
+          jsonrpc: '2.0',
+          method: 'notifications/cancelled',
+          params: { requestId: id, reason: 'The MCP server no longer waits for it.' },
         });
-        stream.send({ jsonrpc: '2.0', id, method, params });
       });
+      if (!both.aborted) {
+        live.asking.set(id, settle);
+        stream.send({ jsonrpc: '2.0', id, method, params });
+      }
+      return answer;
     };
   }
 

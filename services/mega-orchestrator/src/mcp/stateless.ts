@@ -338,7 +338,6 @@ function callWithInput(
   stream: LazyEventStream,
 ): Promise<Record<string, unknown>> {
   const listeners = callListeners(meta, stream);
-  if (params.requestState === undefined) checkCallParams(params);
   const principal = principalOf(res);
   const requestId = callerRequestId(req, res);
   const traceparent = headerOf(req, 'traceparent');

@@ -56,21 +56,11 @@ export function serveChannel(
   socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: ${CHANNEL_PROTOCOL}\r\nConnection: Upgrade\r\n\r\n`);
   socket.setNoDelay?.(true);
   const running = new Map<number, AbortController>();
-  // Answers finished in the same tick leave in one write (corked until the next tick).
-  const send = (frame: string) => {
-    if (socket.writableCorked === 0) {
-      socket.cork();
-      process.nextTick(() => socket.uncork());
-    }
-    socket.write(frame);
-  };
   // Shutting down: calls in flight finish, new ones are refused, and the connection ends after the last.
   let draining = false;
   const endIfDrained = () => {
     if (draining && running.size === 0 && !socket.destroyed) socket.end();
   };
-  const decoder = new StringDecoder('utf8');
-  let buffered = head.length ? decoder.write(head) : '';
   const frame = (line: string) => {
     let msg: { id?: unknown; cancel?: unknown };
     try {
@@ -85,7 +75,7 @@ export function serveChannel(
     if (running.has(id)) return; // a reused id: the first call keeps it
     if (draining) {
       const body = { success: false, error: 'The service is shutting down; call again.', code: 'UPSTREAM_UNAVAILABLE' };
-      return void socket.write(`${JSON.stringify({ id, status: 503, body })}\n`);
+      return void sendFrame(socket, `${JSON.stringify({ id, status: 503, body })}\n`);
     }
     const controller = new AbortController();
     running.set(id, controller);
@@ -93,28 +83,24 @@ export function serveChannel(
       .catch((): ChannelAnswer => ({ status: 500, body: { success: false, error: 'Internal error.', code: 'INTERNAL' } }))
       .then((answer) => {
         running.delete(id);
-        if (!socket.destroyed) send(`${JSON.stringify({ id, status: answer.status, body: answer.body })}\n`);
+        if (!socket.destroyed) sendFrame(socket, `${JSON.stringify({ id, status: answer.status, body: answer.body })}\n`);
         endIfDrained();
       });
   };
-  const take = () => {
-    for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
-      const line = buffered.slice(0, nl);
-      buffered = buffered.slice(nl + 1);
+  readFrames(
+    socket,
+    head,
+    maxLine,
+    (line) => {
       if (line) frame(line);
-    }
-    if (buffered.length > maxLine) socket.destroy();
-  };
-  socket.on('data', (chunk: Buffer) => {
-    buffered += decoder.write(chunk);
-    take();
-  });
+    },
+    () => socket.destroy(),
+  );
   socket.on('error', () => undefined);
   socket.on('close', () => {
     for (const c of running.values()) c.abort();
     running.clear();
   });
-  take();
   return {
     drain: () => {
       draining = true;
@@ -122,4 +108,52 @@ export function serveChannel(
     },
     destroy: () => socket.destroy(),
   };
+}
+
+/**
+ * Reads a channel's frames, both ends: `onLine` for every complete line of UTF-8 text (`head`
+ * first), `onTooLong` with the start of a line longer than `maxLine` instead (the rest of that line
+ * is skipped). Stops once the socket is destroyed.
+ */
+export function readFrames(
+  socket: Duplex,
+  head: Buffer,
+  maxLine: number,
+  onLine: (line: string) => void,
+  onTooLong: (start: string) => void,
+): void {
+  const decoder = new StringDecoder('utf8');
+  let buffered = head.length ? decoder.write(head) : '';
+  let skipping = false;
+  const take = () => {
+    for (let nl = buffered.indexOf('\n'); nl >= 0 && !socket.destroyed; nl = buffered.indexOf('\n')) {
+      const line = buffered.slice(0, nl);
+      buffered = buffered.slice(nl + 1);
+      if (skipping) {
+        skipping = false;
+        continue;
+      }
+      if (line.length > maxLine) onTooLong(line);
+      else onLine(line);
+    }
+    if (!skipping && buffered.length > maxLine) {
+      onTooLong(buffered);
+      skipping = true;
+    }
+    if (skipping) buffered = '';
+  };
+  socket.on('data', (chunk: Buffer) => {
+    buffered += decoder.write(chunk);
+    take();
+  });
+  take();
+}
+
+/** Writes one frame; frames written in the same tick leave in one write (corked until the next tick). */
+export function sendFrame(socket: Duplex, frame: string): void {
+  if (socket.writableCorked === 0) {
+    socket.cork();
+    process.nextTick(() => socket.uncork());
+  }
+  socket.write(frame);
 }

@@ -8,8 +8,7 @@
  */
 import http from 'node:http';
 import type { Socket } from 'node:net';
-import { StringDecoder } from 'node:string_decoder';
-import { CHANNEL_PATH, CHANNEL_PROTOCOL } from '@mcp-fleet/kit';
+import { CHANNEL_PATH, CHANNEL_PROTOCOL, readFrames, sendFrame } from '@mcp-fleet/kit';
 import { DownstreamFailure, type DownstreamAnswer, type DownstreamRequest } from './downstream-client';
 
 /** A service without a channel is asked again after this long. */
@@ -73,17 +72,8 @@ export class DownstreamChannel {
       const extra =
         (req.requestId ? `,"requestId":${JSON.stringify(req.requestId)}` : '') +
         (req.traceparent ? `,"traceparent":${JSON.stringify(req.traceparent)}` : '');
-      this.send(channel, `{"id":${id}${extra},"call":${req.body ?? '{}'}}\n`);
+      sendFrame(channel, `{"id":${id}${extra},"call":${req.body ?? '{}'}}\n`);
     });
-  }
-
-  /** Frames written in the same tick leave in one write (corked until the next tick). */
-  private send(socket: Socket, frame: string): void {
-    if (socket.writableCorked === 0) {
-      socket.cork();
-      process.nextTick(() => socket.uncork());
-    }
-    socket.write(frame);
   }
 
   private connect(): Promise<Socket | undefined> {
@@ -126,27 +116,13 @@ export class DownstreamChannel {
   private attach(socket: Socket, head: Buffer): void {
     socket.setNoDelay(true);
     this.socket = socket;
-    const decoder = new StringDecoder('utf8');
-    let buffered = head.length ? decoder.write(head) : '';
     // An answer larger than maxResponseBytes fails its own call (its id leads the frame) and is skipped.
-    let skipping = false;
     const max = this.options.maxResponseBytes;
-    const tooLarge = (text: string) => {
-      const id = /^\{"id":(\d+),/.exec(text)?.[1];
-      if (id) this.pending.get(Number(id))?.finish({ status: 502, json: undefined, problem: `an answer larger than ${max} bytes` });
-    };
-    const take = () => {
-      for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
-        const line = buffered.slice(0, nl);
-        buffered = buffered.slice(nl + 1);
-        if (skipping) {
-          skipping = false;
-          continue;
-        }
-        if (line.length > max) {
-          tooLarge(line);
-          continue;
-        }
+    readFrames(
+      socket,
+      head,
+      max,
+      (line) => {
         let frame: { id?: unknown; status?: unknown; body?: unknown };
         try {
           frame = JSON.parse(line) as typeof frame;
@@ -156,17 +132,12 @@ export class DownstreamChannel {
         }
         if (typeof frame.id === 'number' && typeof frame.status === 'number')
           this.pending.get(frame.id)?.finish({ status: frame.status, json: frame.body });
-      }
-      if (!skipping && buffered.length > max) {
-        tooLarge(buffered);
-        skipping = true;
-      }
-      if (skipping) buffered = '';
-    };
-    socket.on('data', (chunk: Buffer) => {
-      buffered += decoder.write(chunk);
-      take();
-    });
+      },
+      (start) => {
+        const id = /^\{"id":(\d+),/.exec(start)?.[1];
+        if (id) this.pending.get(Number(id))?.finish({ status: 502, json: undefined, problem: `an answer larger than ${max} bytes` });
+      },
+    );
     socket.on('error', () => undefined);
     socket.once('close', () => {
       if (this.socket === socket) this.socket = undefined;
@@ -174,7 +145,6 @@ export class DownstreamChannel {
       for (const p of [...this.pending.values()])
         if (p.socket === socket) p.finish(new DownstreamFailure('connection', 'the channel to the service closed', true));
     });
-    take();
   }
 
   close(): void {

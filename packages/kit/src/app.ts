@@ -13,6 +13,7 @@ import {
   isPlainObject,
   makeSendError,
   pathOf,
+  recordRequest,
   requestIdFrom,
   requestContext,
   withFastPath,
@@ -189,23 +190,26 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
   app.disable('x-powered-by');
   app.set('query parser', 'extended');
 
+  /** A request's span (a child of the caller's traceparent, the gateway's span) and its logger; both the HTTP routes and the channel use them. */
+  const startRequestSpan = (name: string, traceparent: string | undefined, attributes: Record<string, string> = {}) => {
+    const span = tracer.startSpan(name, { traceparent, attributes: { 'mcp_fleet.service': service, ...attributes } });
+    return { span, logger: logger.child({ trace_id: span.traceId, span_id: span.spanId }) };
+  };
+  const endRequestSpan = (span: FleetSpan, route: string, status: number) => {
+    span.setAttribute('http.route', route);
+    span.setAttribute('http.response.status_code', status);
+    span.end();
+  };
+
   const context: RequestContextOptions = {
     metrics,
     // One span per request: a child of the caller's traceparent (the gateway's span) when sent.
     onStart: (req, res) => {
-      const span = tracer.startSpan(`${req.method} ${pathOf(req)}`, {
-        traceparent: header(req, 'traceparent'),
-        attributes: { 'mcp_fleet.service': service },
-      });
-      res.locals.span = span;
-      res.locals.logger = logger.child({ trace_id: span.traceId, span_id: span.spanId });
+      const started = startRequestSpan(`${req.method} ${pathOf(req)}`, header(req, 'traceparent'));
+      res.locals.span = started.span;
+      res.locals.logger = started.logger;
     },
-    onFinish: (_req, res, route) => {
-      const span = res.locals.span as FleetSpan;
-      span.setAttribute('http.route', route);
-      span.setAttribute('http.response.status_code', res.statusCode);
-      span.end();
-    },
+    onFinish: (_req, res, route) => endRequestSpan(res.locals.span as FleetSpan, route, res.statusCode),
   };
   app.use(requestContext(context));
 
@@ -243,11 +247,11 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
   /** One call of the gateway's channel: what POST /tools/call does for it (span, logger, counters, envelope). */
   const channelCall = async (frame: ChannelCall, signal: AbortSignal): Promise<ChannelAnswer> => {
     const started = process.hrtime.bigint();
-    const span = tracer.startSpan('POST /tools/call', {
-      traceparent: typeof frame.traceparent === 'string' ? frame.traceparent : undefined,
-      attributes: { 'mcp_fleet.service': service, 'mcp_fleet.transport': 'channel' },
-    });
-    const log = logger.child({ trace_id: span.traceId, span_id: span.spanId });
+    const { span, logger: log } = startRequestSpan(
+      'POST /tools/call',
+      typeof frame.traceparent === 'string' ? frame.traceparent : undefined,
+      { 'mcp_fleet.transport': 'channel' },
+    );
     let status = 200;
     try {
       const parsed = parseOrThrow(toolCallBody, frame.call, 'tool call; send {"name": "<tool>", "arguments": {...}}');
@@ -261,11 +265,8 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
       if (appErr.status >= 500) log.error(appErr.message, { code: appErr.code, requestId: frame.requestId, err: appErr.cause ?? appErr });
       return { status, body: errorEnvelope(service, appErr) };
     } finally {
-      metrics.httpRequests.inc({ method: 'POST', route: '/tools/call', status: String(status) });
-      metrics.httpDuration.observe({ method: 'POST', route: '/tools/call' }, Number(process.hrtime.bigint() - started) / 1e9);
-      span.setAttribute('http.route', '/tools/call');
-      span.setAttribute('http.response.status_code', status);
-      span.end();
+      recordRequest(metrics, 'POST', '/tools/call', status, started);
+      endRequestSpan(span, '/tools/call', status);
     }
   };
 

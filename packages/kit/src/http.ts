@@ -68,7 +68,6 @@ function routeOf(req: IncomingMessage, res: HttpResponse): string {
  * by route (the Express route, or `res.locals.route` set by a handler that answers before the router).
  */
 export function trackRequest(req: IncomingMessage, res: HttpResponse, options: RequestContextOptions): void {
-  const { httpRequests, httpDuration } = options.metrics;
   const requestId = requestIdFrom(req.headers['x-request-id']);
   res.locals.requestId = requestId;
   res.setHeader('X-Request-Id', requestId);
@@ -76,10 +75,15 @@ export function trackRequest(req: IncomingMessage, res: HttpResponse, options: R
   const started = process.hrtime.bigint();
   res.on('finish', () => {
     const route = routeOf(req, res);
-    httpRequests.inc({ method: req.method, route, status: String(res.statusCode) });
-    httpDuration.observe({ method: req.method, route }, Number(process.hrtime.bigint() - started) / 1e9);
+    recordRequest(options.metrics, req.method, route, res.statusCode, started);
     options.onFinish?.(req, res, route);
   });
+}
+
+/** Counts and times one answered request under its route (the HTTP routes, and the channel's calls as POST /tools/call). */
+export function recordRequest(metrics: HttpMetrics, method: string | undefined, route: string, status: number, started: bigint): void {
+  metrics.httpRequests.inc({ method, route, status: String(status) });
+  metrics.httpDuration.observe({ method, route }, Number(process.hrtime.bigint() - started) / 1e9);
 }
 
 /** trackRequest as the first Express middleware. */

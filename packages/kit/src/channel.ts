@@ -7,6 +7,11 @@
  *   gateway -> service   {"id": 1, "requestId": "...", "traceparent": "...", "call": {"name", "arguments"}}
  *                        {"id": 1, "cancel": true}
  *   service -> gateway   {"id": 1, "status": 200, "body": <envelope>}
+ *                        {"id": 1, "status": 200, "resultLength": 42, "body": {..., "result": <42 chars of JSON>}}
+ *
+ * The second form (answerFrame, for a success envelope) puts the result last and says how long its
+ * JSON text is, so the gateway can reuse that text for the MCP answer instead of serializing the
+ * result twice more; it is plain JSON all the same.
  */
 import type { IncomingMessage, RequestListener } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -35,6 +40,42 @@ export interface ChannelCall {
 export interface ChannelAnswer {
   status: number;
   body: unknown;
+}
+
+/**
+ * One answer frame (a line). A success envelope's result goes last, its JSON text's length (in
+ * UTF-16 code units, as JavaScript counts) announced in `resultLength`; anything else is the plain form.
+ */
+export function answerFrame(id: number, answer: ChannelAnswer): string {
+  const body = answer.body as { success?: unknown; result?: unknown } | null | undefined;
+  if (body?.success === true && body.result !== undefined) {
+    const { result, ...rest } = body;
+    const text = JSON.stringify(result) as string | undefined;
+    if (text !== undefined) {
+      const head = JSON.stringify({ id, status: answer.status, resultLength: text.length, body: rest });
+      return `${head.slice(0, -2)},"result":${text}}}\n`;
+    }
+  }
+  return `${JSON.stringify({ id, status: answer.status, body: answer.body })}\n`;
+}
+
+/**
+ * The result's JSON text of an answer frame in answerFrame's second form, given the frame as parsed
+ * (so the line is known to be valid JSON, and the text cannot reach outside the envelope); undefined
+ * for the plain form or a line that does not keep the form's promise.
+ */
+export function resultTextOf(line: string, frame: { resultLength?: unknown; body?: unknown }): string | undefined {
+  const n = frame.resultLength;
+  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n <= 0) return undefined;
+  const end = line.length - 2;
+  const start = end - n;
+  if (start < 10 || !line.endsWith('}}') || !line.startsWith(',"result":', start - 10)) return undefined;
+  const body = frame.body as { result?: unknown } | null | undefined;
+  const result = body !== null && typeof body === 'object' ? body.result : undefined;
+  if (result === undefined) return undefined;
+  const first = line[start];
+  const expected = result === null || typeof result !== 'object' ? first : Array.isArray(result) ? '[' : '{';
+  return first === expected ? line.slice(start, end) : undefined;
 }
 
 /** True for the upgrade request that opens a channel. */
@@ -75,7 +116,7 @@ export function serveChannel(
     if (running.has(id)) return; // a reused id: the first call keeps it
     if (draining) {
       const body = { success: false, error: 'The service is shutting down; call again.', code: 'UPSTREAM_UNAVAILABLE' };
-      return void sendFrame(socket, `${JSON.stringify({ id, status: 503, body })}\n`);
+      return void sendFrame(socket, answerFrame(id, { status: 503, body }));
     }
     const controller = new AbortController();
     running.set(id, controller);
@@ -83,7 +124,7 @@ export function serveChannel(
       .catch((): ChannelAnswer => ({ status: 500, body: { success: false, error: 'Internal error.', code: 'INTERNAL' } }))
       .then((answer) => {
         running.delete(id);
-        if (!socket.destroyed) sendFrame(socket, `${JSON.stringify({ id, status: answer.status, body: answer.body })}\n`);
+        if (!socket.destroyed) sendFrame(socket, answerFrame(id, answer));
         endIfDrained();
       });
   };
@@ -149,11 +190,16 @@ export function readFrames(
   take();
 }
 
-/** Writes one frame; frames written in the same tick leave in one write (corked until the next tick). */
+/**
+ * Writes one frame; the frames written in one turn of the event loop leave in one write (corked
+ * until its check phase). Uncorking at the next tick instead sent about one write per frame from a
+ * service (each answer finishes in its own callback); at the check phase about nine frames share a
+ * write at 32 connections, and both ends spent 6-7% less CPU per call (issue 14).
+ */
 export function sendFrame(socket: Duplex, frame: string): void {
   if (socket.writableCorked === 0) {
     socket.cork();
-    process.nextTick(() => socket.uncork());
+    setImmediate(() => socket.uncork());
   }
   socket.write(frame);
 }

@@ -80,7 +80,11 @@ export function readJsonBody(req: IncomingMessage, limit: number): Promise<unkno
 
 /** Writes a JSON answer as res.json would (same Content-Type), without an ETag. */
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
+  sendJsonText(res, status, JSON.stringify(body));
+}
+
+/** Writes JSON already serialized, as sendJson does. */
+export function sendJsonText(res: ServerResponse, status: number, text: string): void {
   res.statusCode = status;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Content-Length', Buffer.byteLength(text));

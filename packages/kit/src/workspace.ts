@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { realpathSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { AppError } from './errors';
@@ -83,7 +84,9 @@ export class Workspace {
     let real: string | undefined;
     for (;;) {
       try {
-        real = await fs.realpath(existing);
+        // Synchronous on purpose: realpath of a local path costs microseconds, a thread-pool round
+        // trip far more (issue 14); every file tool resolves its path here on each call.
+        real = realpathSync.native(existing);
         break;
       } catch (err) {
         const code = (err as NodeJS.ErrnoException).code;

@@ -55,6 +55,8 @@ export interface CallResult {
   status: number;
   /** The downstream's envelope (success or error), or the gateway's own error envelope. */
   body: CallEnvelope;
+  /** The JSON text of a success body's result as the service wrote it, when the answer carried it (DownstreamAnswer.resultText). */
+  resultText?: string;
   code?: string;
   service?: string;
   durationMs: number;
@@ -260,7 +262,11 @@ export class Dispatcher {
               status: answer.status,
               body: answer.json,
               service: service.id,
-              ...(ok ? {} : { code: code && isErrorCode(code) ? code : 'UPSTREAM_ERROR' }),
+              ...(ok
+                ? answer.resultText !== undefined
+                  ? { resultText: answer.resultText }
+                  : {}
+                : { code: code && isErrorCode(code) ? code : 'UPSTREAM_ERROR' }),
             },
           };
         }

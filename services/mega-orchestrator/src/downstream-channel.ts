@@ -8,7 +8,7 @@
  */
 import http from 'node:http';
 import type { Socket } from 'node:net';
-import { CHANNEL_PATH, CHANNEL_PROTOCOL, readFrames, sendFrame } from '@mcp-fleet/kit';
+import { CHANNEL_PATH, CHANNEL_PROTOCOL, readFrames, resultTextOf, sendFrame } from '@mcp-fleet/kit';
 import { DownstreamFailure, type DownstreamAnswer, type DownstreamRequest } from './downstream-client';
 
 /** A service without a channel is asked again after this long. */
@@ -123,15 +123,19 @@ export class DownstreamChannel {
       head,
       max,
       (line) => {
-        let frame: { id?: unknown; status?: unknown; body?: unknown };
+        let frame: { id?: unknown; status?: unknown; body?: unknown; resultLength?: unknown };
         try {
           frame = JSON.parse(line) as typeof frame;
         } catch {
           socket.destroy();
           return;
         }
-        if (typeof frame.id === 'number' && typeof frame.status === 'number')
-          this.pending.get(frame.id)?.finish({ status: frame.status, json: frame.body });
+        if (typeof frame.id === 'number' && typeof frame.status === 'number') {
+          const resultText = resultTextOf(line, frame);
+          this.pending
+            .get(frame.id)
+            ?.finish({ status: frame.status, json: frame.body, ...(resultText !== undefined ? { resultText } : {}) });
+        }
       },
       (start) => {
         const id = /^\{"id":(\d+),/.exec(start)?.[1];

@@ -32,6 +32,8 @@ export interface DownstreamAnswer {
   json: unknown;
   /** Set when the answer could not be read as JSON (short excerpt, for the error message). */
   problem?: string;
+  /** The JSON text of the envelope's result as the service wrote it (channel answers), to pass on without serializing it again. */
+  resultText?: string;
 }
 
 export interface DownstreamRequest {

@@ -8,7 +8,7 @@ import { createServiceApp, defineTool, listen, type RunningServer } from '@mcp-f
 import { z } from 'zod';
 import { serve, tempDir, testConfig, testLogger } from '@mcp-fleet/testing';
 import request from 'supertest';
-import { alphaTools, betaTools, startDownstream, startGateway, until, type Downstream, type RunningGateway } from './helpers';
+import { alphaTools, betaTools, initSession, startDownstream, startGateway, until, type Downstream, type RunningGateway } from './helpers';
 import type { DownstreamClient } from '../src/downstream-client';
 
 describe('the persistent channel to kit services (DOWNSTREAM_CHANNEL)', () => {
@@ -80,6 +80,46 @@ describe('the persistent channel to kit services (DOWNSTREAM_CHANNEL)', () => {
     }
     expect(channelOf(withChannel, 'alpha-mcp')?.open).toBe(true);
     expect(channelOf(overHttp, 'alpha-mcp')).toBeUndefined();
+  });
+
+  it('answers MCP tools/call byte for byte as over HTTP, reusing the result text the channel brings', async () => {
+    const [viaChannel, viaHttp] = [await initSession(withChannel.url), await initSession(overHttp.url)];
+    const mcpCall = (g: RunningGateway, sid: string, id: number, name: string, args: Record<string, unknown>) =>
+      request(g.url)
+        .post('/mcp')
+        .set({ accept: 'application/json, text/event-stream', 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' })
+        .send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } })
+        .buffer(true)
+        .parse((res, done) => {
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c.toString('utf8')));
+          res.on('end', () => done(null, text));
+        });
+    const cases: [string, Record<string, unknown>][] = [
+      // quotes, control characters, U+2028, a surrogate pair, markup: the escapes JSON.stringify writes
+      ['echo', { text: 'a "quoted" \\ back\nslash\t\u0001 \u2028 😀 </script>' }],
+      ['scalar', {}], // not an object: structuredContent is {result: 42}
+      ['echo', { text: 7 }], // an error result
+    ];
+    let id = 1;
+    for (const [tool, args] of cases) {
+      const a = await mcpCall(withChannel, viaChannel, id, tool, args);
+      const b = await mcpCall(overHttp, viaHttp, id++, tool, args);
+      expect(a.status).toBe(200);
+      if (tool === 'echo' && typeof args.text === 'string') {
+        expect(JSON.parse(a.body).result.structuredContent).toMatchObject({ text: args.text });
+        expect(a.body).toBe(b.body); // byte for byte
+      } else if (tool === 'scalar') {
+        expect(JSON.parse(a.body).result).toEqual({
+          content: [{ type: 'text', text: '42' }],
+          structuredContent: { result: 42 },
+          isError: false,
+        });
+        expect(a.body).toBe(b.body);
+      } else {
+        expect(JSON.parse(a.body).result.isError).toBe(true);
+      }
+    }
   });
 
   it('carries the caller’s request id to the tool', async () => {

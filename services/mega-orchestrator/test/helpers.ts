@@ -2,6 +2,7 @@ import path from 'node:path';
 import { createServiceApp, defineTool, listen, type PromptListing, type RunningServer, type ServiceApp } from '@mcp-fleet/kit';
 import { serve, testConfig, testLogger } from '@mcp-fleet/testing';
 import type { ServiceEntry } from '@mcp-fleet/inventory';
+import request from 'supertest';
 import { z } from 'zod';
 import { createApp, type Gateway } from '../src/app';
 import { configSchema, type Config } from '../src/config';
@@ -406,3 +407,18 @@ export const until = async (check: () => boolean, ms = 3000) => {
     await new Promise((r) => setTimeout(r, 10));
   }
 };
+
+/** A 2025-era MCP session opened by hand on a gateway: its Mcp-Session-Id. */
+export async function initSession(url: string): Promise<string> {
+  const init = await request(url)
+    .post('/mcp')
+    .set('accept', 'application/json, text/event-stream')
+    .send({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '0' } },
+    })
+    .expect(200);
+  return init.headers['mcp-session-id'] as string;
+}

@@ -9,7 +9,15 @@ import {
   ResourceUpdatedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { alphaTools, betaTools, startDownstream, startGateway, type Downstream, type RunningGateway } from './helpers';
+import {
+  alphaTools,
+  betaTools,
+  initSession as openSession,
+  startDownstream,
+  startGateway,
+  type Downstream,
+  type RunningGateway,
+} from './helpers';
 
 let tmp: ReturnType<typeof tempDir>;
 let alpha: Downstream;
@@ -45,18 +53,7 @@ async function connect(): Promise<{ client: Client; transport: StreamableHTTPCli
 }
 
 /** A 2025-era session opened by hand: its Mcp-Session-Id. */
-async function initSession(): Promise<string> {
-  const init = await request(g.url)
-    .post('/mcp')
-    .send({
-      jsonrpc: '2.0',
-      id: 0,
-      method: 'initialize',
-      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '0' } },
-    })
-    .expect(200);
-  return init.headers['mcp-session-id'];
-}
+const initSession = () => openSession(g.url);
 
 /** A JSON-RPC request the way curl sends it: no Accept, form Content-Type, no initialize. */
 const raw = (body: string, path = '/mcp') => request(g.url).post(path).set('Content-Type', 'application/x-www-form-urlencoded').send(body);

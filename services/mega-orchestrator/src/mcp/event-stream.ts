@@ -4,7 +4,8 @@
  * and the gateway answers JSON until the first such message comes.
  */
 import type { ServerResponse } from 'node:http';
-import { sendJson } from '@mcp-fleet/kit';
+import { sendJsonText } from '@mcp-fleet/kit';
+import { rpcAnswerText } from './answer-text';
 
 export class LazyEventStream {
   private started = false;
@@ -34,9 +35,9 @@ export class LazyEventStream {
   }
 
   /** One JSON-RPC message as an event (the stream starts with the first); dropped when it cannot be sent. */
-  send(message: unknown): boolean {
+  send(message: Record<string, unknown>): boolean {
     if (!this.start() || this.res.writableEnded) return false;
-    this.res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+    this.res.write(`event: message\ndata: ${rpcAnswerText(message)}\n\n`);
     return true;
   }
 
@@ -49,7 +50,7 @@ export class LazyEventStream {
       return;
     }
     for (const [name, value] of Object.entries(this.headers)) this.res.setHeader(name, value);
-    sendJson(this.res, status, payload);
+    sendJsonText(this.res, status, rpcAnswerText(payload));
   }
 }
 

@@ -11,6 +11,7 @@ import type { GatewayContext } from '../context';
 import { ROUTING_MODES, type RoutingMode } from '../types';
 import { healthView, RESOURCE_URIS, RESOURCES, schemaView, servicesView, toolListing } from '../views';
 import { paramHeaderScans } from './param-headers';
+import { withResultText } from './answer-text';
 
 // Loose request schemas: the handlers check params themselves so bad params are -32602, not -32603.
 const params = z.record(z.string(), z.unknown()).optional();
@@ -191,11 +192,13 @@ export async function callTool(
   }
   if (out.ok && out.body.success) {
     const result = out.body.result;
-    return {
-      content: [{ type: 'text', text: JSON.stringify(result) ?? 'null' }],
-      structuredContent: isPlainObject(result) ? result : { result },
+    const wrapped = !isPlainObject(result);
+    const answer: CallToolResult = {
+      content: [{ type: 'text', text: out.resultText ?? JSON.stringify(result) ?? 'null' }],
+      structuredContent: wrapped ? { result } : result,
       isError: false,
     };
+    return out.resultText !== undefined ? withResultText(answer, out.resultText, wrapped) : answer;
   }
   return { content: [{ type: 'text', text: JSON.stringify(out.body) }], structuredContent: out.body, isError: true };
 }

@@ -199,13 +199,31 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
         );
       }
     }
-    // Paired rounds at 32 connections, the alternative and ours back to back, so a noisy machine shows
-    // as a spread of ratios rather than one lucky or unlucky figure.
-    const rounds = Math.max(0, Number(process.env.BENCH_ROUNDS ?? 3));
+    // Paired rounds at 32 connections: short windows of the alternative and ours, interleaved (the
+    // order flipped every pair), so that the machine's drift in speed, which on a shared VM moves
+    // throughput by a fifth within a minute, falls on both sides alike rather than on one window.
+    const rounds = Math.max(0, Number(process.env.BENCH_ROUNDS ?? 10));
+    const pairMs = Math.max(500, Number(process.env.BENCH_PAIR_MS ?? 1500));
     const pairedRatios: number[] = [];
+    let oursCalls = 0;
+    let theirsCalls = 0;
     for (let r = 0; r < rounds; r++) {
-      const theirs32 = await runLoad(calls.supergateway.origin, calls.supergateway.call, 32, options.durationMs);
-      const ours32 = await runLoad(calls.gateway.origin, calls.gateway.call, 32, options.durationMs);
+      const theirsFirst = r % 2 === 0;
+      const first = await runLoad(
+        (theirsFirst ? calls.supergateway : calls.gateway).origin,
+        (theirsFirst ? calls.supergateway : calls.gateway).call,
+        32,
+        pairMs,
+      );
+      const second = await runLoad(
+        (theirsFirst ? calls.gateway : calls.supergateway).origin,
+        (theirsFirst ? calls.gateway : calls.supergateway).call,
+        32,
+        pairMs,
+      );
+      const [theirs32, ours32] = theirsFirst ? [first, second] : [second, first];
+      oursCalls += ours32.requests;
+      theirsCalls += theirs32.requests;
       pairedRatios.push(Math.round((ours32.throughput / theirs32.throughput) * 100) / 100);
       process.stdout.write(`vs-supergateway round ${r + 1}: ${ours32.throughput}/s vs ${theirs32.throughput}/s\n`);
     }
@@ -215,6 +233,7 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
           50,
         )
       : undefined;
+    const pooledRatio = theirsCalls > 0 ? Math.round((oursCalls / theirsCalls) * 100) / 100 : undefined;
     const row = (p: string, c: number) => rows.find((r) => r.path === p && r.result.concurrency === c)!;
     const get = (p: string, c: number) => row(p, c).result;
     const ratio32 = Math.round((get('gateway', 32).throughput / get('supergateway', 32).throughput) * 100) / 100;
@@ -249,7 +268,7 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
       '',
       ...(pairedRatios.length
         ? [
-            `Paired rounds at 32 connections (BENCH_ROUNDS=${rounds}, supergateway then the gateway, ${options.durationMs} ms each): ratios ${pairedRatios.join(', ')}; median **${medianRatio}×**.`,
+            `Paired rounds at 32 connections (BENCH_ROUNDS=${rounds} pairs of ${pairMs} ms windows, interleaved, the order flipped every pair): ratios ${pairedRatios.join(', ')}; median **${medianRatio}×**; all the gateway's calls over all the alternative's: **${pooledRatio}×**.`,
             '',
           ]
         : []),
@@ -265,7 +284,10 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
       '',
       `The floor with its second hop as one persistent socket of NDJSON frames instead of HTTP requests (floor-channel) reached ${get('floor-channel', 32).throughput} calls/s at 32 connections${cpu32('floor-channel') !== undefined && cpu32('floor') !== undefined ? ` at ${cpu32('floor-channel')} ms server CPU per call, ${Math.round((cpu32('floor')! - cpu32('floor-channel')!) * 1000) / 1000} ms less than over HTTP: what a persistent gateway↔service channel could save per call` : ''}.`,
     ].join('\n');
-    return { json: { rows, ratio32, pairedRatios, medianRatio, addedP50, floorAddedP50, floorShare32, target32, cpuRatio32 }, markdown };
+    return {
+      json: { rows, ratio32, pairedRatios, medianRatio, pooledRatio, pairMs, addedP50, floorAddedP50, floorShare32, target32, cpuRatio32 },
+      markdown,
+    };
   } finally {
     await stopProcesses(children);
     fs.rmSync(dir, { recursive: true, force: true });

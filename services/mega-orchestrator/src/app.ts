@@ -203,6 +203,8 @@ export function createApp(deps: GatewayDeps): Gateway {
       });
     },
     idleMs: config.MCP_SESSION_IDLE_MS,
+    sseRetryMs: config.MCP_SSE_RETRY_MS,
+    sseEventsPerStream: config.MCP_SSE_EVENTS_PER_STREAM,
     maxSessions: config.MCP_MAX_SESSIONS,
     listen: ctx.listen,
     logger,

@@ -59,6 +59,12 @@ export const configSchema = z.object({
   ),
   MCP_SESSION_IDLE_MS: ms(30 * 60_000, 1000, 7 * 24 * 3_600_000).describe('MCP sessions idle longer than this are closed.'),
   MCP_MAX_SESSIONS: int(1000, 1, 100_000).describe('At most this many live MCP sessions; the least recently used one is closed beyond it.'),
+  MCP_SSE_RETRY_MS: ms(1000, 0, 3_600_000).describe(
+    'The reconnection delay suggested (SSE retry) to 2025-11-25 clients on streams they can resume with Last-Event-ID.',
+  ),
+  MCP_SSE_EVENTS_PER_STREAM: int(1000, 1, 100_000).describe(
+    "Events kept per stream of a session (its GET stream, each tool call's event stream) for a client that resumes it.",
+  ),
   MCP_MAX_LISTEN_STREAMS: int(1000, 1, 100_000).describe(
     'At most this many open 2026-07-28 subscriptions/listen streams; one more is refused (HTTP 503, -32603).',
   ),

@@ -3,54 +3,121 @@
  * MCP server behind it): Streamable HTTP lets a POST be answered with JSON or with an event stream,
  * and the gateway answers JSON until the first such message comes.
  */
+import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { sendJsonText } from '@mcp-fleet/kit';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { rpcAnswerText } from './answer-text';
+import type { SessionEventStore } from './event-store';
+
+/** Event streams of tool calls get ids with this prefix in a session's event store. */
+export const CALL_STREAM = 'call-';
+
+/** A stream a client can resume (2025-11-25 and later sessions): where its events are kept, and the reconnection delay suggested. */
+export interface Resumption {
+  store: SessionEventStore;
+  retryMs: number;
+  /** Told the stream's id once it starts (the session finds a running call's stream by it). */
+  onStart?: (streamId: string) => void;
+}
+
+const SSE_HEADERS = { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' };
+
+const event = (data: string, id?: string) => `${id === undefined ? '' : `id: ${id}\n`}event: message\ndata: ${data}\n\n`;
+
+/**
+ * Answers a GET with Last-Event-ID for a call stream: the stream's events after that id, as an
+ * event stream on `res`. The caller ends it, or keeps writing the call's later events to it.
+ */
+function replay(res: ServerResponse, store: SessionEventStore, lastEventId: string, headers: Record<string, string>): void {
+  res.writeHead(200, { ...headers, ...SSE_HEADERS });
+  for (const e of store.after(lastEventId)) res.write(event(rpcAnswerText(e.message as Record<string, unknown>), e.id));
+}
+
+/** A call stream whose call has ended: what the client missed, its answer included, then the end. */
+export function replayEnded(res: ServerResponse, store: SessionEventStore, lastEventId: string, headers: Record<string, string>): void {
+  replay(res, store, lastEventId, headers);
+  res.end();
+}
 
 export class LazyEventStream {
   private started = false;
+  private ended = false;
+  private streamId?: string;
 
   constructor(
-    private readonly res: ServerResponse,
+    private res: ServerResponse,
     /** Whether the client accepts an event stream (else nothing is streamed). */
     readonly allowed: boolean,
     private readonly headers: Record<string, string> = {},
+    /** Set for a client that can resume a stream it lost: events get ids and are kept. */
+    private readonly resumption?: Resumption,
   ) {}
 
   get open(): boolean {
     return this.started;
   }
 
+  /** True once the stream started with an id to resume from: a lost connection does not abandon the call. */
+  get resumable(): boolean {
+    return this.started && this.resumption !== undefined;
+  }
+
   /** Turns the answer into an event stream now; false when that is not possible. */
   start(): boolean {
     if (this.started) return true;
-    if (!this.allowed || this.res.headersSent || this.res.writableEnded) return false;
+    if (!this.allowed || this.res.headersSent || this.res.writableEnded || this.res.destroyed) return false;
     this.started = true;
     this.res.statusCode = 200;
     for (const [name, value] of Object.entries(this.headers)) this.res.setHeader(name, value);
-    this.res.setHeader('Content-Type', 'text/event-stream');
-    this.res.setHeader('Cache-Control', 'no-cache');
+    for (const [name, value] of Object.entries(SSE_HEADERS)) this.res.setHeader(name, value);
     this.res.flushHeaders();
+    if (this.resumption) {
+      // the priming event (SEP-1699): an id to resume from, and how long to wait before reconnecting
+      this.streamId = `${CALL_STREAM}${randomUUID()}`;
+      const id = this.resumption.store.append(this.streamId);
+      this.res.write(`id: ${id}\nretry: ${this.resumption.retryMs}\ndata: \n\n`);
+      this.resumption.onStart?.(this.streamId);
+    }
     return true;
   }
 
-  /** One JSON-RPC message as an event (the stream starts with the first); dropped when it cannot be sent. */
+  /**
+   * One JSON-RPC message as an event (the stream starts with the first); dropped when it cannot be
+   * sent, except on a resumable stream, which keeps it for the client to fetch when it reconnects.
+   */
   send(message: Record<string, unknown>): boolean {
-    if (!this.start() || this.res.writableEnded) return false;
-    this.res.write(`event: message\ndata: ${rpcAnswerText(message)}\n\n`);
+    if (!this.start()) return false;
+    const id = this.streamId !== undefined ? this.resumption!.store.append(this.streamId, message as JSONRPCMessage) : undefined;
+    if (this.res.writableEnded || this.res.destroyed) return id !== undefined;
+    this.res.write(event(rpcAnswerText(message), id));
     return true;
   }
 
   /** The answer: the last event of the stream, or plain JSON with this status when nothing was streamed. */
   finish(status: number, payload: Record<string, unknown>): void {
-    if (this.res.writableEnded) return;
     if (this.started) {
       this.send(payload);
-      this.res.end();
+      this.ended = true;
+      if (!this.res.writableEnded && !this.res.destroyed) this.res.end();
       return;
     }
+    if (this.res.writableEnded) return;
     for (const [name, value] of Object.entries(this.headers)) this.res.setHeader(name, value);
     sendJsonText(this.res, status, rpcAnswerText(payload));
+  }
+
+  /**
+   * The client reconnected (GET with Last-Event-ID): it gets what it missed, then the call's later
+   * events on this response (an earlier connection still open is ended).
+   */
+  resume(res: ServerResponse, lastEventId: string): void {
+    if (!this.resumption) return void res.writeHead(400).end();
+    replay(res, this.resumption.store, lastEventId, this.headers);
+    if (this.ended) return void res.end();
+    const previous = this.res;
+    this.res = res;
+    if (previous !== res && !previous.writableEnded && !previous.destroyed) previous.end();
   }
 }
 

@@ -1,5 +1,6 @@
 import type { ClientRequester, LogListener, ProgressListener } from '../downstream-client';
-import { LazyEventStream, progressNotification } from './event-stream';
+import { CALL_STREAM, LazyEventStream, progressNotification, replayEnded } from './event-stream';
+import { SessionEventStore } from './event-store';
 import { randomUUID } from 'node:crypto';
 import { isPlainObject, JSONRPC_CODES, sendJson, type HttpResponse } from '@mcp-fleet/kit';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -30,7 +31,14 @@ interface LiveSession {
   running: Map<string | number, AbortController>;
   /** Requests the gateway put to the client (an MCP server's elicitation, sampling, roots), awaiting its answer by id. */
   asking: Map<string, { resolve(result: Record<string, unknown>): void; reject(err: unknown): void }>;
+  /** The session's SSE events, for a client that resumes a stream (GET with Last-Event-ID). */
+  events: SessionEventStore;
+  /** Event streams of the fast path's running calls, by stream id (a resuming client is attached to one). */
+  callStreams: Map<string, LazyEventStream>;
 }
+
+/** The first revision whose clients resume streams from a priming event (SEP-1699). */
+const RESUMABLE_FROM = '2025-11-25';
 
 /** True when the session's logging/setLevel is above this level (the SDK Server keeps the level per session). */
 function sessionIgnores(live: LiveSession, level: string): boolean {
@@ -80,6 +88,10 @@ export interface McpSessionTransportOptions {
   ) => Promise<unknown>;
   idleMs: number;
   maxSessions: number;
+  /** The reconnection delay suggested to clients of resumable streams (SSE retry, ms). */
+  sseRetryMs: number;
+  /** Events kept per stream for clients that resume one. */
+  sseEventsPerStream: number;
   /** The 2026-07-28 subscriptions/listen streams, ended (gracefully) with the sessions on close. */
   listen?: { close(): void };
   logger: Logger;
@@ -278,14 +290,19 @@ export class McpSessionTransport {
         );
       }
       for (const id of ids) live.inFlight.add(id);
+      const single = Array.isArray(body) ? undefined : (body as Record<string, unknown>);
+      if (single && single.method === 'tools/call' && 'id' in single && this.options.callTool) {
+        // in flight until the call ends, which may be after its connection closed (a resumable stream)
+        try {
+          await this.fastToolsCall(live, single, req, res, acceptsEvents);
+        } finally {
+          for (const id of ids) live.inFlight.delete(id);
+        }
+        return;
+      }
       res.on('close', () => {
         for (const id of ids) live.inFlight.delete(id);
       });
-      const single = Array.isArray(body) ? undefined : (body as Record<string, unknown>);
-      if (single && single.method === 'tools/call' && 'id' in single && this.options.callTool) {
-        await this.fastToolsCall(live, single, req, res, acceptsEvents);
-        return;
-      }
       // The SDK cancels its own requests; the fast path's calls are aborted here (the SDK still answers 202).
       for (const m of messages) if (m.method === 'notifications/cancelled') cancelRunning(live, m.params);
       try {
@@ -316,8 +333,10 @@ export class McpSessionTransport {
   ): Promise<void> {
     const id = idOf(msg);
     const controller = new AbortController();
+    // A client that lost a resumable stream comes back for the rest (GET with Last-Event-ID): the call
+    // goes on. Any other closed connection abandons it.
     res.on('close', () => {
-      if (!res.writableFinished) controller.abort();
+      if (!res.writableFinished && !stream.resumable) controller.abort();
     });
     if (id !== null) live.running.set(id, controller);
     let payload: Record<string, unknown>;
@@ -326,7 +345,17 @@ export class McpSessionTransport {
     // downstream's progress as notifications/progress, then the result (Streamable HTTP allows either).
     // So does a log message or a request of the MCP server behind the call (elicitation, sampling, roots).
     const token = (params._meta as { progressToken?: unknown } | undefined)?.progressToken;
-    const stream = new LazyEventStream(res, acceptsEvents, { 'mcp-session-id': live.id });
+    const version = req.headers['mcp-protocol-version'];
+    let streamId: string | undefined;
+    const resumption =
+      typeof version === 'string' && version >= RESUMABLE_FROM
+        ? {
+            store: live.events,
+            retryMs: this.options.sseRetryMs,
+            onStart: (started: string) => live.callStreams.set((streamId = started), stream),
+          }
+        : undefined;
+    const stream = new LazyEventStream(res, acceptsEvents, { 'mcp-session-id': live.id }, resumption);
     let onProgress: ProgressListener | undefined;
     if ((typeof token === 'string' || typeof token === 'number') && stream.start())
       onProgress = (progress, total, message) => stream.send(progressNotification(token, progress, total, message));
@@ -358,6 +387,7 @@ export class McpSessionTransport {
     const error = payload.error as { code?: unknown; data?: { elicitations?: unknown } } | undefined;
     if (error?.code === -32042 && Array.isArray(error.data?.elicitations)) this.rememberUrlElicitations(live, error.data.elicitations);
     stream.finish(200, payload);
+    if (streamId !== undefined) live.callStreams.delete(streamId);
   }
 
   /**
@@ -397,9 +427,13 @@ export class McpSessionTransport {
 
   private async initialize(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
     if (this.closed) return sendRpcError(res, 503, null, JSONRPC_CODES.CONNECTION_CLOSED, 'The gateway is shutting down.');
+    const events = new SessionEventStore(this.options.sseEventsPerStream);
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       enableJsonResponse: true,
+      // the GET stream's events, for a client that reconnects with Last-Event-ID
+      eventStore: events,
+      retryInterval: this.options.sseRetryMs,
       onsessioninitialized: (id) => {
         live.id = id;
         this.sessions.set(id, live);
@@ -419,6 +453,8 @@ export class McpSessionTransport {
       inFlight: new Set(),
       running: new Map(),
       asking: new Map(),
+      events,
+      callStreams: new Map(),
     };
     transport.onclose = () => {
       if (live.id) this.sessions.delete(live.id);
@@ -464,6 +500,19 @@ export class McpSessionTransport {
     const version = req.headers['mcp-protocol-version'];
     if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version))
       setHeader(req, 'mcp-protocol-version', LATEST_PROTOCOL_VERSION);
+    // Resuming a tool call's event stream (the SDK keeps the GET stream's own events).
+    const lastEventId = req.headers['last-event-id'];
+    const callStream = req.method === 'GET' && typeof lastEventId === 'string' ? live.events.streamOf(lastEventId) : undefined;
+    if (
+      callStream?.startsWith(CALL_STREAM) &&
+      typeof lastEventId === 'string' &&
+      (req.headers.accept ?? '').includes('text/event-stream')
+    ) {
+      const running = live.callStreams.get(callStream);
+      if (running) running.resume(res, lastEventId);
+      else replayEnded(res, live.events, lastEventId, { 'mcp-session-id': live.id });
+      return;
+    }
     await live.transport.handleRequest(req, res);
   }
 

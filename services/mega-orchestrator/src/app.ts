@@ -189,7 +189,23 @@ export function createApp(deps: GatewayDeps): Gateway {
   // One JSON Schema validator for every MCP server (building an Ajv per request would dominate its cost).
   const validator = new AjvJsonSchemaValidator();
   const mcp = new McpSessionTransport({
-    buildServer: (sessionId) => createMcpServer({ ctx, validator, pageSize: config.MCP_PAGE_SIZE, sessionId }),
+    buildServer: (sessionId, session) =>
+      createMcpServer({
+        ctx,
+        validator,
+        pageSize: config.MCP_PAGE_SIZE,
+        sessionId,
+        // a session's 2025-11-25 tasks (in memory, with the session)
+        ...(session && config.MCP_TASKS
+          ? {
+              sessionTasks: {
+                ttlMs: config.MCP_TASK_TTL_MS,
+                pollMs: config.MCP_TASK_POLL_MS,
+                maxUnfinished: config.MCP_TASK_MAX_PER_CALLER,
+              },
+            }
+          : {}),
+      }),
     callTool: (params, call) => {
       return callTool(ctx, params, {
         requestId: String(call.res.locals.requestId ?? requestIdFrom(header(call.req, 'x-request-id'))),

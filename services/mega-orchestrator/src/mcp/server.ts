@@ -2,7 +2,8 @@ import { paginate, AppError, ERROR_CODES, JSONRPC_CODES, isPlainObject, type Log
 import { allows, type Principal } from '../auth';
 import type { ClientRequester, LogListener, ProgressListener } from '../downstream-client';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { McpError, type CallToolResult, type GetPromptResult } from '@modelcontextprotocol/sdk/types.js';
+import { McpError, type CallToolResult, type CreateTaskResult, type GetPromptResult } from '@modelcontextprotocol/sdk/types.js';
+import type { RequestTaskStore } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { UriTemplate } from '@modelcontextprotocol/sdk/shared/uriTemplate.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { z } from 'zod';
@@ -12,6 +13,7 @@ import { ROUTING_MODES, type RoutingMode } from '../types';
 import { healthView, RESOURCE_URIS, RESOURCES, schemaView, servicesView, toolListing } from '../views';
 import { paramHeaderScans } from './param-headers';
 import { withResultText } from './answer-text';
+import { SessionTaskStore, type SessionTaskLimits } from './session-tasks';
 
 // Loose request schemas: the handlers check params themselves so bad params are -32602, not -32603.
 const params = z.record(z.string(), z.unknown()).optional();
@@ -51,17 +53,28 @@ interface McpTool {
   execution?: Record<string, unknown>;
 }
 
-const mcpToolCache = new WeakMap<Catalog, McpTool[]>();
-const mcpToolWithExecutionCache = new WeakMap<Catalog, McpTool[]>();
+/**
+ * Which `execution` tools/list shows: none (sessionless 2025-era requests, sessions without tasks),
+ * as declared (2026-07-28, tasks extension), or the session's (2025-11-25 tasks, see below).
+ */
+export type ExecutionView = 'none' | 'declared' | 'session';
+
+const mcpToolCaches: Record<ExecutionView, WeakMap<Catalog, McpTool[]>> = {
+  none: new WeakMap(),
+  declared: new WeakMap(),
+  session: new WeakMap(),
+};
 
 /**
- * The catalog as MCP tools. 2025-era sessions get no `execution`: the gateway serves them no tasks
- * and runs every call to its end (a downstream's required task included), and the v1 SDK client
- * refuses to call a tool listed as task-required. 2026-07-28 clients get each tool's `execution`
- * as its downstream declared it (tasks extension).
+ * The catalog as MCP tools. 2026-07-28 clients get each tool's `execution` as its downstream
+ * declared it (tasks extension). A 2025-11-25 session that serves tasks sees every tool that may
+ * run as a task as `taskSupport: "optional"`, a downstream's required one included: the gateway runs
+ * a call without params.task to its end (driving the downstream's task itself), so for the session
+ * the task is an option, and the v1 SDK client, which refuses a plain callTool of a tool listed as
+ * task-required, keeps calling it.
  */
-function mcpTools(catalog: Catalog, withExecution: boolean, logger: Logger): McpTool[] {
-  const cache = withExecution ? mcpToolWithExecutionCache : mcpToolCache;
+function mcpTools(catalog: Catalog, view: ExecutionView, logger: Logger, runsAsTask?: (name: string) => boolean): McpTool[] {
+  const cache = mcpToolCaches[view];
   let list = cache.get(catalog);
   if (!list) {
     // A tool whose x-mcp-header declarations break SEP-2243's rules is one an MCP client must reject: not listed.
@@ -74,7 +87,8 @@ function mcpTools(catalog: Catalog, withExecution: boolean, logger: Logger): Mcp
         description: t.description,
         inputSchema: t.inputSchema,
         annotations: t.annotations,
-        ...(withExecution && t.execution ? { execution: t.execution } : {}),
+        ...(view === 'declared' && t.execution ? { execution: t.execution } : {}),
+        ...(view === 'session' && runsAsTask?.(t.name) ? { execution: { taskSupport: 'optional' as const } } : {}),
       }));
     cache.set(catalog, list);
   }
@@ -89,6 +103,8 @@ export interface McpServerOptions {
   pageSize: number;
   /** The Mcp-Session-Id, once the session exists (undefined for sessionless requests). */
   sessionId: () => string | undefined;
+  /** Set for a session's server: it serves 2025-11-25 tasks (src/mcp/session-tasks.ts) within these limits. */
+  sessionTasks?: SessionTaskLimits;
 }
 
 /** The low-level SDK Server behind one MCP session (or one sessionless request). */
@@ -102,11 +118,12 @@ export function listToolsPage(
   pageSize: number,
   cursor: unknown,
   principal?: Principal,
-  withExecution = false,
+  view: ExecutionView = 'none',
 ): { tools: McpTool[]; nextCursor?: string } {
   if (cursor !== undefined && typeof cursor !== 'string') throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'cursor must be a string');
   try {
-    const all = mcpTools(ctx.registry.catalog, withExecution, ctx.logger);
+    const catalog = ctx.registry.catalog;
+    const all = mcpTools(catalog, view, ctx.logger, (name) => ctx.tasks.supportOf(catalog, name) !== undefined);
     const visible = principal ? all.filter((t) => allows(principal, serviceOf(ctx, t.name), t.annotations as ToolAnnotations)) : all;
     const page = paginate(visible, pageSize, cursor);
     return { tools: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
@@ -201,6 +218,56 @@ export async function callTool(
     return out.resultText !== undefined ? withResultText(answer, out.resultText, wrapped) : answer;
   }
   return { content: [{ type: 'text', text: JSON.stringify(out.body) }], structuredContent: out.body, isError: true };
+}
+
+export const NO_TASKS_HERE =
+  'No tasks here: 2025-11-25 tasks need a session (initialize first) and MCP_TASKS on. Call the tool without params.task.';
+
+/** What a session that serves tasks declares (2025-11-25): tools/call as a task, tasks/list, tasks/cancel. */
+const SESSION_TASKS = { list: {}, cancel: {}, requests: { tools: { call: {} } } };
+
+/**
+ * A 2025-11-25 task-augmented tools/call (params.task): the task is answered at once and the call
+ * runs on, with the task's time limit (MCP_TASK_TIMEOUT_MS), until it ends, tasks/cancel aborts it or
+ * the session ends. A tool's own failure (isError) leaves the task failed with that result, as the
+ * revision says; a JSON-RPC error (an unknown tool) too, as a tool error saying it. A tool whose
+ * execution.taskSupport is absent ("forbidden") is -32601, as the revision says, before any task exists.
+ */
+async function startTask(
+  ctx: GatewayContext,
+  params: Record<string, unknown>,
+  call: { requestId: string; traceparent?: string; sessionId?: string; principal?: Principal },
+  store: SessionTaskStore,
+  requestStore: RequestTaskStore,
+): Promise<CreateTaskResult> {
+  checkCallParams(params);
+  const name = params.name as string;
+  if (!ctx.registry.catalog.byName.has(name))
+    throw new McpError(JSONRPC_CODES.INVALID_PARAMS, `Unknown tool "${name.slice(0, 100)}"; tools/list shows the tools.`);
+  if (!ctx.tasks.supportOf(ctx.registry.catalog, name))
+    throw new McpError(
+      JSONRPC_CODES.METHOD_NOT_FOUND,
+      `The tool "${name.slice(0, 100)}" does not run as a task (no execution.taskSupport in tools/list); call it without params.task.`,
+    );
+  const task = isPlainObject(params.task) ? params.task : {};
+  const created = await requestStore.createTask({ ttl: typeof task.ttl === 'number' ? task.ttl : undefined });
+  const controller = store.track(created.taskId);
+  const { task: _task, ...plain } = params;
+  void (async () => {
+    let status: 'completed' | 'failed' = 'completed';
+    let result: CallToolResult;
+    try {
+      result = await callTool(ctx, plain, { ...call, signal: controller.signal, timeoutMs: ctx.config.MCP_TASK_TIMEOUT_MS });
+      if (result.isError) status = 'failed';
+    } catch (err) {
+      status = 'failed';
+      result = { content: [{ type: 'text', text: err instanceof Error ? err.message : String(err) }], isError: true };
+    }
+    // a task cancelled (or expired) meanwhile keeps its state
+    await requestStore.storeTaskResult(created.taskId, status, result).catch(() => undefined);
+    store.untrack(created.taskId);
+  })();
+  return { task: created };
 }
 
 /** The JSON-RPC error an MCP server behind the gateway answered, as its error envelope carries it (details.mcpError). */
@@ -461,13 +528,16 @@ async function subscribe(
   return uri;
 }
 
-export function createMcpServer({ ctx, validator, pageSize, sessionId }: McpServerOptions): Server {
+export function createMcpServer({ ctx, validator, pageSize, sessionId, sessionTasks }: McpServerOptions): Server {
+  const taskStore = sessionTasks ? new SessionTaskStore(sessionTasks) : undefined;
   const server = new Server(
     { name: ctx.service, title: 'mcp-fleet gateway', version: ctx.version },
     {
       // logging: logging/setLevel is answered by the SDK (per session); the gateway sends a
       // notifications/message when a downstream leaves or rejoins (docs/gateway.md).
-      capabilities: { ...CAPABILITIES, logging: {} },
+      capabilities: { ...CAPABILITIES, logging: {}, ...(taskStore ? { tasks: SESSION_TASKS } : {}) },
+      // tasks/get, tasks/result, tasks/list and tasks/cancel are answered by the SDK from the store
+      ...(taskStore ? { taskStore } : {}),
       jsonSchemaValidator: validator,
       instructions: INSTRUCTIONS,
     },
@@ -475,18 +545,27 @@ export function createMcpServer({ ctx, validator, pageSize, sessionId }: McpServ
 
   const principal = (extra: { authInfo?: { extra?: Record<string, unknown> } }) =>
     extra.authInfo?.extra?.principal as Principal | undefined;
-  server.setRequestHandler(ListTools, (req, extra) => listToolsPage(ctx, pageSize, req.params?.cursor, principal(extra)));
+  // A session that serves tasks lists each tool's execution.taskSupport.
+  server.setRequestHandler(ListTools, (req, extra) =>
+    listToolsPage(ctx, pageSize, req.params?.cursor, principal(extra), taskStore ? 'session' : 'none'),
+  );
 
-  server.setRequestHandler(CallTool, async (req, extra): Promise<CallToolResult> => {
+  server.setRequestHandler(CallTool, async (req, extra): Promise<CallToolResult | CreateTaskResult> => {
     const headerId = extra.requestInfo?.headers['x-request-id'];
     const traceparent = extra.requestInfo?.headers.traceparent;
-    return callTool(ctx, req.params ?? {}, {
+    const call = {
       requestId: typeof headerId === 'string' ? headerId : String(extra.requestId),
       signal: extra.signal,
       traceparent: typeof traceparent === 'string' ? traceparent : undefined,
       sessionId: sessionId(),
       principal: principal(extra),
-    });
+    };
+    const params = (req.params ?? {}) as Record<string, unknown>;
+    if (params.task !== undefined) {
+      if (!taskStore || !extra.taskStore) throw new McpError(JSONRPC_CODES.INVALID_PARAMS, NO_TASKS_HERE);
+      return startTask(ctx, params, call, taskStore, extra.taskStore);
+    }
+    return callTool(ctx, params, call);
   });
 
   server.setRequestHandler(ListPrompts, (_req, extra) => listPrompts(ctx, principal(extra)));
@@ -516,6 +595,7 @@ export function createMcpServer({ ctx, validator, pageSize, sessionId }: McpServ
   });
   server.onclose = () => {
     if (key) void ctx.watch.removeAll(key);
+    taskStore?.close();
   };
 
   server.onerror = (err) => ctx.logger.debug('mcp server error', { err: err.message });

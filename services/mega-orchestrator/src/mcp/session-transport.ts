@@ -15,7 +15,7 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
 import { idOf, invalidMessage, isRequest, rpcError, sendRpcError } from './jsonrpc';
-import { subscribedResources } from './server';
+import { NO_TASKS_HERE, subscribedResources } from './server';
 import { awaitAnswer, cannotAnswer, clientCan } from './client-requests';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 
@@ -68,8 +68,8 @@ function settleAnswer(live: LiveSession, m: Record<string, unknown>): boolean {
 }
 
 export interface McpSessionTransportOptions {
-  /** Builds the SDK Server for a session (or for one sessionless request). */
-  buildServer: (sessionId: () => string | undefined) => Server;
+  /** Builds the SDK Server for a session (`session` true) or for one sessionless request. */
+  buildServer: (sessionId: () => string | undefined, session: boolean) => Server;
   /**
    * Answers one tools/call of a live session without the SDK transport (the hot path): the
    * result, or a thrown McpError for a JSON-RPC error. Everything else goes through the SDK.
@@ -291,7 +291,9 @@ export class McpSessionTransport {
       }
       for (const id of ids) live.inFlight.add(id);
       const single = Array.isArray(body) ? undefined : (body as Record<string, unknown>);
-      if (single && single.method === 'tools/call' && 'id' in single && this.options.callTool) {
+      // (a task-augmented call goes to the SDK Server, which serves the session's tasks)
+      const task = isPlainObject(single?.params) && single.params.task !== undefined;
+      if (single && single.method === 'tools/call' && 'id' in single && !task && this.options.callTool) {
         // in flight until the call ends, which may be after its connection closed (a resumable stream)
         try {
           await this.fastToolsCall(live, single, req, res, acceptsEvents);
@@ -443,7 +445,7 @@ export class McpSessionTransport {
         if (id) this.sessions.delete(id);
       },
     });
-    const server = this.options.buildServer(() => transport.sessionId);
+    const server = this.options.buildServer(() => transport.sessionId, true);
     const live: LiveSession = {
       id: '',
       server,
@@ -466,8 +468,13 @@ export class McpSessionTransport {
   }
 
   private async sessionless(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+    // (the SDK would answer -32603 "does not support task creation", which does not say why)
+    const asTask = (Array.isArray(body) ? body : [body]).find(
+      (m) => isPlainObject(m) && m.method === 'tools/call' && isPlainObject(m.params) && m.params.task !== undefined,
+    );
+    if (asTask) return void sendJson(res, 200, rpcError(idOf(asTask), JSONRPC_CODES.INVALID_PARAMS, NO_TASKS_HERE));
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    const server = this.options.buildServer(() => undefined);
+    const server = this.options.buildServer(() => undefined, false);
     res.on('close', () => {
       void server.close().catch(() => undefined);
     });

@@ -233,7 +233,7 @@ async function dispatch(
     case 'tools/list':
       return {
         resultType: 'complete',
-        ...listToolsPage(ctx, pageSize, params.cursor, principalOf(res), true),
+        ...listToolsPage(ctx, pageSize, params.cursor, principalOf(res), 'declared'),
         ...cache(principalOf(res) ? 0 : CATALOG_TTL_MS),
       };
     case 'tools/call': {

@@ -168,6 +168,8 @@ export class Registry extends EventEmitter {
   private readonly warned = new Set<string>();
   /** Which downstreams' prompt lists are served now; 'prompts' is emitted when it changes. */
   private servedPrompts = '';
+  /** Every service's health as last published (a 'health' event when it changes). */
+  private publishedHealth = '';
   private servedResources = '';
 
   constructor(
@@ -191,6 +193,7 @@ export class Registry extends EventEmitter {
       this.byId.set(s.id, s);
     }
     this.catalog = this.build();
+    this.publishedHealth = this.services.map((s) => s.health).join(',');
   }
 
   get(id: string): ServiceState | undefined {
@@ -226,15 +229,35 @@ export class Registry extends EventEmitter {
     this.suspectTimer.unref();
   }
 
+  /**
+   * Polls these services, publishing what each poll finds as soon as it ends: one slow downstream
+   * (a stdio server still starting, a probe waiting out HEALTH_TIMEOUT_MS) does not keep the others'
+   * tools out of the catalog until the whole round is over.
+   */
   private async pollServices(list: readonly ServiceState[]): Promise<void> {
     if (this.closed) return;
-    const before = this.services.map((s) => s.health).join(',');
-    await Promise.all(list.map((s) => this.pollOne(s)));
+    await Promise.all(
+      list.map(async (s) => {
+        await this.pollOne(s);
+        this.publish();
+      }),
+    );
+  }
+
+  /** Rebuilds the catalog (the same object while nothing in it changed) and tells what changed. */
+  private publish(): void {
     if (this.closed) return;
     const previous = this.catalog;
-    this.catalog = this.build();
-    if (this.services.map((s) => s.health).join(',') !== before) this.emit('health');
-    if (previous.signature !== this.catalog.signature) this.emit('catalog', this.catalog);
+    const next = this.build();
+    if (next.signature !== previous.signature) {
+      this.catalog = next;
+      this.emit('catalog', this.catalog);
+    }
+    const health = this.services.map((s) => s.health).join(',');
+    if (health !== this.publishedHealth) {
+      this.publishedHealth = health;
+      this.emit('health');
+    }
     // The served prompts change when a downstream's list changes or it comes or goes.
     const prompts = this.promptSignature();
     if (prompts !== this.servedPrompts) {

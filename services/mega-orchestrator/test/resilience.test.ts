@@ -273,3 +273,41 @@ describe('a misbehaving downstream behind a path prefix and Basic auth', () => {
     await call(g, { tool: 'html', arguments: {} }).expect(503);
   });
 });
+
+describe('a downstream that hangs on its health probe', () => {
+  it('does not keep the other services’ tools out of the catalog while its probe waits out HEALTH_TIMEOUT_MS', async () => {
+    // accepts connections and never answers
+    const net = await import('node:net');
+    const held: import('node:net').Socket[] = [];
+    const hung = net.createServer((socket) => held.push(socket));
+    await new Promise<void>((r) => hung.listen(0, '127.0.0.1', () => r()));
+    const alpha = await startDownstream('alpha-mcp', alphaTools);
+    const gw = createApp({
+      config: gatewayConfig(tmp.dir, { HEALTH_POLL_MS: '600000', HEALTH_TIMEOUT_MS: '3000' }),
+      logger: testLogger('gateway'),
+      services: [
+        { id: 'hung-mcp', url: `http://127.0.0.1:${(hung.address() as import('node:net').AddressInfo).port}` },
+        { id: 'alpha-mcp', url: alpha.url },
+      ],
+      inventory: TEST_INVENTORY,
+      autoStart: false,
+    });
+    try {
+      let roundOver = false;
+      const round = gw.refresh().then(() => (roundOver = true));
+      const started = Date.now();
+      while (!gw.registry.catalog.byName.has('echo') && Date.now() - started < 2500) await new Promise((r) => setTimeout(r, 20));
+      // alpha's tools are served while the round still waits for the hung probe
+      expect(gw.registry.catalog.byName.get('echo')?.service).toBe('alpha-mcp');
+      expect(roundOver).toBe(false);
+      await round;
+      expect(gw.registry.get('hung-mcp')?.healthy).toBe(false);
+      expect(gw.registry.catalog.byName.has('echo')).toBe(true);
+    } finally {
+      await gw.close();
+      await alpha.stop();
+      for (const s of held) s.destroy();
+      await new Promise((r) => hung.close(r));
+    }
+  }, 15_000);
+});

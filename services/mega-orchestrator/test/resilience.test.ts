@@ -1,4 +1,5 @@
 import type http from 'node:http';
+import net from 'node:net';
 import request from 'supertest';
 import type { RunningServer } from '@mcp-fleet/kit';
 import { serve, tempDir, testLogger } from '@mcp-fleet/testing';
@@ -277,8 +278,7 @@ describe('a misbehaving downstream behind a path prefix and Basic auth', () => {
 describe('a downstream that hangs on its health probe', () => {
   it('does not keep the other services’ tools out of the catalog while its probe waits out HEALTH_TIMEOUT_MS', async () => {
     // accepts connections and never answers
-    const net = await import('node:net');
-    const held: import('node:net').Socket[] = [];
+    const held: net.Socket[] = [];
     const hung = net.createServer((socket) => held.push(socket));
     await new Promise<void>((r) => hung.listen(0, '127.0.0.1', () => r()));
     const alpha = await startDownstream('alpha-mcp', alphaTools);
@@ -286,7 +286,7 @@ describe('a downstream that hangs on its health probe', () => {
       config: gatewayConfig(tmp.dir, { HEALTH_POLL_MS: '600000', HEALTH_TIMEOUT_MS: '3000' }),
       logger: testLogger('gateway'),
       services: [
-        { id: 'hung-mcp', url: `http://127.0.0.1:${(hung.address() as import('node:net').AddressInfo).port}` },
+        { id: 'hung-mcp', url: `http://127.0.0.1:${(hung.address() as net.AddressInfo).port}` },
         { id: 'alpha-mcp', url: alpha.url },
       ],
       inventory: TEST_INVENTORY,

@@ -11,6 +11,7 @@ import {
   abortOnClose,
   header,
   isPlainObject,
+  logAppError,
   makeSendError,
   pathOf,
   recordRequest,
@@ -262,7 +263,7 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
       const appErr = toAppError(err);
       status = appErr.status;
       span.fail(appErr.code, appErr.message);
-      if (appErr.status >= 500) log.error(appErr.message, { code: appErr.code, requestId: frame.requestId, err: appErr.cause ?? appErr });
+      logAppError(log, appErr, frame.requestId);
       return { status, body: errorEnvelope(service, appErr) };
     } finally {
       recordRequest(metrics, 'POST', '/tools/call', status, started);

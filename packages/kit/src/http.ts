@@ -128,6 +128,12 @@ export function withFastPath(options: FastPathOptions): RequestListener {
 
 export type SendError = (res: HttpResponse, err: unknown) => void;
 
+/** A failed request's error in the log: a server error with its cause, a caller's mistake at debug. */
+export function logAppError(log: Logger, appErr: AppError, requestId: string | undefined): void {
+  if (appErr.status >= 500) log.error(appErr.message, { code: appErr.code, requestId, err: appErr.cause ?? appErr });
+  else log.debug(appErr.message, { code: appErr.code, requestId });
+}
+
 /**
  * The error sender: anything thrown becomes the error envelope with its status (and Retry-After);
  * 5xx are logged as errors with their cause, the rest at debug. `onError` sees every error first
@@ -139,11 +145,7 @@ export function makeSendError(service: string, logger: Logger, onError?: (res: H
     const appErr = toAppError(err);
     const log: Logger = res.locals.logger ?? logger;
     onError?.(res, appErr);
-    if (appErr.status >= 500) {
-      log.error(appErr.message, { code: appErr.code, requestId: res.locals.requestId, err: appErr.cause ?? appErr });
-    } else {
-      log.debug(appErr.message, { code: appErr.code, requestId: res.locals.requestId });
-    }
+    logAppError(log, appErr, res.locals.requestId as string | undefined);
     if (res.headersSent) {
       res.end();
       return;

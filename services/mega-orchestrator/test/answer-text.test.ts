@@ -3,7 +3,7 @@
  * the text goes out as it came (not serialized again), and only for a result nothing has changed since.
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { rpcAnswerText, withResultText } from '../src/mcp/answer-text';
+import { carryResultText, rpcAnswerText, withResultText } from '../src/mcp/answer-text';
 
 const noted = (text: string, wrapped = false): CallToolResult => {
   const value = JSON.parse(text) as unknown;
@@ -41,6 +41,24 @@ describe('rpcAnswerText', () => {
       const payload = { jsonrpc: '2.0', id: 7, result: noted(text, wrapped) };
       expect(rpcAnswerText(payload)).toBe(JSON.stringify(payload));
     }
+  });
+
+  it('stitches a 2026-07-28 copy that leads with resultType "complete" (carryResultText), and only that', () => {
+    const text = '{ "a": 1 }';
+    const original = noted(text);
+    const typed = carryResultText(original, { resultType: 'complete', ...original });
+    const out = rpcAnswerText({ jsonrpc: '2.0', id: 2, result: typed });
+    expect(out).toContain(`"structuredContent":${text}`);
+    expect(JSON.parse(out).result).toEqual({
+      resultType: 'complete',
+      content: [{ type: 'text', text }],
+      structuredContent: { a: 1 },
+      isError: false,
+    });
+    const other = carryResultText(original, { resultType: 'input_required', ...original });
+    expect(rpcAnswerText({ jsonrpc: '2.0', id: 2, result: other })).toBe(JSON.stringify({ jsonrpc: '2.0', id: 2, result: other }));
+    const notNoted = carryResultText({ content: [], isError: false }, { resultType: 'complete' });
+    expect(rpcAnswerText({ jsonrpc: '2.0', id: 2, result: notNoted })).toBe(JSON.stringify({ jsonrpc: '2.0', id: 2, result: notNoted }));
   });
 
   it('serializes a noted result that was changed since, and anything not noted, with JSON.stringify', () => {

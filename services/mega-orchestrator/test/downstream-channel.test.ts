@@ -8,7 +8,17 @@ import { createServiceApp, defineTool, listen, type RunningServer } from '@mcp-f
 import { z } from 'zod';
 import { serve, tempDir, testConfig, testLogger } from '@mcp-fleet/testing';
 import request from 'supertest';
-import { alphaTools, betaTools, initSession, startDownstream, startGateway, until, type Downstream, type RunningGateway } from './helpers';
+import {
+  alphaTools,
+  betaTools,
+  initSession,
+  post2026,
+  startDownstream,
+  startGateway,
+  until,
+  type Downstream,
+  type RunningGateway,
+} from './helpers';
 import type { DownstreamClient } from '../src/downstream-client';
 
 describe('the persistent channel to kit services (DOWNSTREAM_CHANNEL)', () => {
@@ -119,6 +129,16 @@ describe('the persistent channel to kit services (DOWNSTREAM_CHANNEL)', () => {
       } else {
         expect(JSON.parse(a.body).result.isError).toBe(true);
       }
+    }
+    // a 2026-07-28 answer (resultType first) too
+    for (const [tool, args] of cases.slice(0, 2)) {
+      const [a, b] = [
+        await post2026(withChannel.url, 'tools/call', { name: tool, arguments: args }),
+        await post2026(overHttp.url, 'tools/call', { name: tool, arguments: args }),
+      ];
+      const [ta, tb] = [await a.text(), await b.text()];
+      expect(JSON.parse(ta).result).toMatchObject({ resultType: 'complete', isError: false });
+      expect(ta).toBe(tb);
     }
   });
 

@@ -22,20 +22,32 @@ export function withResultText(result: CallToolResult, text: string, wrapped: bo
   return result;
 }
 
+/** `to`, a copy of a noted result with `resultType` first (a 2026-07-28 answer), noted as well. */
+export function carryResultText<T extends Record<string, unknown>>(from: CallToolResult, to: T): T {
+  const k = known.get(from);
+  if (k) known.set(to, k);
+  return to;
+}
+
 /** A JSON-RPC answer as JSON text: stitched from a noted result that nothing has changed since, else JSON.stringify. */
 export function rpcAnswerText(payload: Record<string, unknown>): string {
   const result = payload.result as Record<string, unknown> | undefined;
   const k = result !== null && typeof result === 'object' ? known.get(result) : undefined;
   if (k && unchanged(payload, result!, k)) {
     const structured = k.wrapped ? `{"result":${k.text}}` : k.text;
-    return `{"jsonrpc":"2.0","id":${JSON.stringify(payload.id)},"result":{"content":[{"type":"text","text":${JSON.stringify(k.text)}}],"structuredContent":${structured},"isError":false}}`;
+    const resultType = 'resultType' in result! ? '"resultType":"complete",' : '';
+    return `{"jsonrpc":"2.0","id":${JSON.stringify(payload.id)},"result":{${resultType}"content":[{"type":"text","text":${JSON.stringify(k.text)}}],"structuredContent":${structured},"isError":false}}`;
   }
   return JSON.stringify(payload);
 }
 
 function unchanged(payload: Record<string, unknown>, result: Record<string, unknown>, k: Known): boolean {
   if (payload.jsonrpc !== '2.0' || Object.keys(payload).length !== 3 || !('id' in payload)) return false;
-  if (Object.keys(result).length !== 3 || result.isError !== false) return false;
+  // a 2026-07-28 answer leads with resultType "complete" (carryResultText)
+  const keys = Object.keys(result);
+  const typed = keys[0] === 'resultType';
+  if (typed && result.resultType !== 'complete') return false;
+  if (keys.length !== (typed ? 4 : 3) || result.isError !== false) return false;
   if (result.content !== k.content || result.structuredContent !== k.structuredContent) return false;
   const content = result.content as Record<string, unknown>[];
   if (content.length !== 1) return false;

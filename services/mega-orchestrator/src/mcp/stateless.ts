@@ -13,6 +13,7 @@ import type { IncomingMessage } from 'node:http';
 import { abortOnClose, header as headerOf, JSONRPC_CODES, isPlainObject, type HttpResponse } from '@mcp-fleet/kit';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { GatewayContext } from '../context';
+import { carryResultText } from './answer-text';
 import { HttpRpcError, rpcError, type RpcId } from './jsonrpc';
 import { parseFilter } from './subscriptions';
 import { checkParamHeaders, paramHeaderScans } from './param-headers';
@@ -341,10 +342,11 @@ function callWithInput(
   const principal = principalOf(res);
   const requestId = callerRequestId(req, res);
   const traceparent = headerOf(req, 'traceparent');
-  return withInput(ctx, res, params, meta, String(params.name), listeners, async (onClientRequest, signal, relay) => ({
-    resultType: 'complete',
-    ...(await callTool(ctx, params, { requestId, traceparent, principal, signal, onClientRequest, ...relay })),
-  }));
+  return withInput(ctx, res, params, meta, String(params.name), listeners, async (onClientRequest, signal, relay) => {
+    const result = await callTool(ctx, params, { requestId, traceparent, principal, signal, onClientRequest, ...relay });
+    // noted as the result was, so its answer is stitched from the channel's text too (answer-text.ts)
+    return carryResultText(result, { resultType: 'complete', ...result });
+  });
 }
 
 /**

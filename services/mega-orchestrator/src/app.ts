@@ -221,6 +221,7 @@ export function createApp(deps: GatewayDeps): Gateway {
     idleMs: config.MCP_SESSION_IDLE_MS,
     sseRetryMs: config.MCP_SSE_RETRY_MS,
     sseEventsPerStream: config.MCP_SSE_EVENTS_PER_STREAM,
+    sseBytesPerSession: config.MCP_SSE_BYTES_PER_SESSION,
     maxSessions: config.MCP_MAX_SESSIONS,
     listen: ctx.listen,
     logger,

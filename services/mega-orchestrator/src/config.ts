@@ -65,6 +65,9 @@ export const configSchema = z.object({
   MCP_SSE_EVENTS_PER_STREAM: int(1000, 1, 100_000).describe(
     "Events kept per stream of a session (its GET stream, each tool call's event stream) for a client that resumes it.",
   ),
+  MCP_SSE_BYTES_PER_SESSION: int(2 * 1024 * 1024, 1024, 1024 * 1024 * 1024).describe(
+    'Bytes of events kept per session for resuming streams; beyond it the least recently written streams are forgotten.',
+  ),
   MCP_MAX_LISTEN_STREAMS: int(1000, 1, 100_000).describe(
     'At most this many open 2026-07-28 subscriptions/listen streams; one more is refused (HTTP 503, -32603).',
   ),

@@ -137,6 +137,15 @@ describe('resumable event streams (2025-11-25 sessions, SEP-1699)', () => {
     expect(((await again.json()) as { result?: unknown }).result).toBeDefined();
   });
 
+  it('forgets a stream whose answer reached its client on the same connection (nothing to resume)', async () => {
+    const sid = await initSession(g.url);
+    const res = await slowCall(sid, 5, new AbortController().signal);
+    const all: SseEvent[] = [];
+    for await (const e of events(res)) all.push(e);
+    expect(message(all.at(-1)!)).toMatchObject({ id: 5, result: { isError: false } });
+    expect((await resume(sid, all[1].id!)).status).toBe(400);
+  });
+
   it('gives a 2025-06-18 client no ids and no priming event (its streams cannot be resumed)', async () => {
     const sid = await initSession(g.url);
     const res = await slowCall(sid, 3, new AbortController().signal, '2025-06-18');

@@ -5,7 +5,9 @@
  * SDK transport keeps the events of the session's GET stream here (EventStore); the gateway's own
  * tools/call event streams keep theirs here too (LazyEventStream), which is what lets a tool call
  * outlive a dropped connection. In memory, per session (a session lives on one instance), bounded:
- * the newest MCP_SSE_EVENTS_PER_STREAM events of each stream, the 100 most recently written streams.
+ * the newest MCP_SSE_EVENTS_PER_STREAM events of each stream, the 100 most recently written streams,
+ * and MCP_SSE_BYTES_PER_SESSION of messages in all (the least recently written streams go first). A
+ * call stream whose answer reached its client on the same connection is dropped at once.
  */
 import type { EventStore } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
@@ -14,6 +16,13 @@ interface StoredEvent {
   seq: number;
   /** Undefined for a priming event (an id to resume from, no message). */
   message?: JSONRPCMessage;
+  /** The message's size as JSON (its share of the byte budget). */
+  bytes: number;
+}
+
+interface Stream {
+  events: StoredEvent[];
+  bytes: number;
 }
 
 const MAX_STREAMS = 100;
@@ -30,21 +39,54 @@ function parseEventId(id: string): { streamId: string; seq: number } | undefined
 export class SessionEventStore implements EventStore {
   private seq = 0;
   /** Streams in the order they were last written to (the least recent first, dropped first). */
-  private readonly streams = new Map<string, StoredEvent[]>();
+  private readonly streams = new Map<string, Stream>();
+  private bytes = 0;
 
-  constructor(private readonly perStream: number) {}
+  constructor(private readonly limits: { perStream: number; bytes: number }) {}
 
-  /** Keeps an event (a message, or a priming event without one) and answers its id. */
-  append(streamId: string, message?: JSONRPCMessage): string {
+  /** Bytes of messages kept (for tests and the budget). */
+  get size(): number {
+    return this.bytes;
+  }
+
+  /**
+   * Keeps an event (a message, or a priming event without one) and answers its id. `bytes` is the
+   * message's size as JSON when the caller has it (else it is measured).
+   */
+  append(streamId: string, message?: JSONRPCMessage, bytes?: number): string {
     const seq = ++this.seq;
-    let events = this.streams.get(streamId);
-    if (events) this.streams.delete(streamId);
-    else events = [];
-    this.streams.set(streamId, events);
-    events.push(message === undefined ? { seq } : { seq, message });
-    if (events.length > this.perStream) events.splice(0, events.length - this.perStream);
-    while (this.streams.size > MAX_STREAMS) this.streams.delete(this.streams.keys().next().value!);
+    let stream = this.streams.get(streamId);
+    if (stream) this.streams.delete(streamId);
+    else stream = { events: [], bytes: 0 };
+    this.streams.set(streamId, stream);
+    const size = message === undefined ? 0 : (bytes ?? JSON.stringify(message).length);
+    stream.events.push(message === undefined ? { seq, bytes: 0 } : { seq, message, bytes: size });
+    stream.bytes += size;
+    this.bytes += size;
+    if (stream.events.length > this.limits.perStream) this.trim(stream, stream.events.length - this.limits.perStream);
+    while (this.streams.size > MAX_STREAMS) this.drop(this.streams.keys().next().value!);
+    // over the byte budget: the least recently written streams go, then this one's oldest events
+    for (const [id] of this.streams) {
+      if (this.bytes <= this.limits.bytes || id === streamId) break;
+      this.drop(id);
+    }
+    if (this.bytes > this.limits.bytes) this.trim(stream, stream.events.length - 1);
     return eventId(streamId, seq);
+  }
+
+  /** Forgets a stream (its client has everything). */
+  drop(streamId: string): void {
+    const stream = this.streams.get(streamId);
+    if (!stream) return;
+    this.bytes -= stream.bytes;
+    this.streams.delete(streamId);
+  }
+
+  private trim(stream: Stream, count: number): void {
+    for (const e of stream.events.splice(0, count)) {
+      stream.bytes -= e.bytes;
+      this.bytes -= e.bytes;
+    }
   }
 
   /** The stream a known event id belongs to; undefined for ids this store did not give (or no longer holds the stream of). */
@@ -56,7 +98,7 @@ export class SessionEventStore implements EventStore {
   /** The messages of the event's stream after it, with their ids (priming events carry no message and are skipped). */
   after(id: string): { id: string; message: JSONRPCMessage }[] {
     const parsed = parseEventId(id);
-    const events = parsed ? this.streams.get(parsed.streamId) : undefined;
+    const events = parsed ? this.streams.get(parsed.streamId)?.events : undefined;
     if (!parsed || !events) return [];
     return events
       .filter((e) => e.seq > parsed.seq && e.message !== undefined)

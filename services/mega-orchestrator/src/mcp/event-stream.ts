@@ -88,18 +88,28 @@ export class LazyEventStream {
    */
   send(message: Record<string, unknown>): boolean {
     if (!this.start()) return false;
-    const id = this.streamId !== undefined ? this.resumption!.store.append(this.streamId, message as JSONRPCMessage) : undefined;
-    if (this.res.writableEnded || this.res.destroyed) return id !== undefined;
-    this.res.write(event(rpcAnswerText(message), id));
+    const text = rpcAnswerText(message);
+    const id =
+      this.streamId !== undefined ? this.resumption!.store.append(this.streamId, message as JSONRPCMessage, text.length) : undefined;
+    if (!this.connected) return id !== undefined;
+    this.res.write(event(text, id));
     return true;
+  }
+
+  /** Whether the current response can still be written to. */
+  private get connected(): boolean {
+    return !this.res.writableEnded && !this.res.destroyed;
   }
 
   /** The answer: the last event of the stream, or plain JSON with this status when nothing was streamed. */
   finish(status: number, payload: Record<string, unknown>): void {
     if (this.started) {
+      const delivered = this.connected;
       this.send(payload);
       this.ended = true;
-      if (!this.res.writableEnded && !this.res.destroyed) this.res.end();
+      if (this.connected) this.res.end();
+      // the client has the whole stream: nothing to resume
+      if (delivered && this.streamId !== undefined) this.resumption!.store.drop(this.streamId);
       return;
     }
     if (this.res.writableEnded) return;

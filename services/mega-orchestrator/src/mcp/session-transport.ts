@@ -92,6 +92,8 @@ export interface McpSessionTransportOptions {
   sseRetryMs: number;
   /** Events kept per stream for clients that resume one. */
   sseEventsPerStream: number;
+  /** Bytes of events kept per session for clients that resume a stream. */
+  sseBytesPerSession: number;
   /** The 2026-07-28 subscriptions/listen streams, ended (gracefully) with the sessions on close. */
   listen?: { close(): void };
   logger: Logger;
@@ -429,7 +431,7 @@ export class McpSessionTransport {
 
   private async initialize(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
     if (this.closed) return sendRpcError(res, 503, null, JSONRPC_CODES.CONNECTION_CLOSED, 'The gateway is shutting down.');
-    const events = new SessionEventStore(this.options.sseEventsPerStream);
+    const events = new SessionEventStore({ perStream: this.options.sseEventsPerStream, bytes: this.options.sseBytesPerSession });
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       enableJsonResponse: true,
@@ -600,6 +602,8 @@ export class McpSessionTransport {
 
   private async end(live: LiveSession): Promise<void> {
     this.sessions.delete(live.id);
+    // its calls' answers can no longer reach anyone (a call whose connection dropped ran on for a resume)
+    for (const controller of live.running.values()) controller.abort();
     await live.transport.close().catch(() => undefined);
     await live.server.close().catch(() => undefined);
   }

@@ -12,7 +12,7 @@ const note = (n: number, pad = ''): JSONRPCMessage => ({
   params: { progressToken: 't', progress: n, pad },
 });
 const progressAfter = (store: SessionEventStore, id: string) =>
-  store.after(id).map((e) => (e.message as { params: { progress: number } }).params.progress);
+  store.after(id).map((e) => (e.message as unknown as { params: { progress: number } }).params.progress);
 
 describe('SessionEventStore', () => {
   it('replays the events of the id’s stream after it, skipping priming events, with their ids', async () => {

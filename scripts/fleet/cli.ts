@@ -79,12 +79,15 @@ async function main() {
   );
   launcher.start(plan.specs);
   await Promise.all([launcher.waitHealthy(), waitMonitoring(monitors, 30_000)]);
+  const gateway = plan.specs.find((s) => s.entry.pattern === 'gateway');
+  // Ready means the gateway has polled every service once, so its catalog is whole (a stdio server
+  // it starts itself may take a moment longer than the processes the launcher watches).
+  if (gateway) await catalogWhole(gateway.url, 30_000);
   const writeState = () => fs.writeFileSync(plan.stateFile, JSON.stringify({ pid: process.pid, services: launcher.state() }, null, 2));
   writeState();
   const ok = launcher.services.filter((s) => s.state === 'healthy').length;
   process.stdout.write(`\n${launcher.table()}\n\n`);
   if (monitoring) process.stdout.write(`monitoring:\n${monitoringTable(monitors)}\n\n`);
-  const gateway = plan.specs.find((s) => s.entry.pattern === 'gateway');
   process.stdout.write(
     `fleet ready: ${ok}/${launcher.services.length} healthy. Gateway: ${gateway?.url}/mcp (MCP clients: Streamable HTTP at that URL). Ctrl-C stops everything.\n`,
   );
@@ -95,3 +98,18 @@ main().catch((err) => {
   process.stderr.write(`fleet: ${(err as Error).message}\n`);
   process.exit(1);
 });
+
+/** Waits until the gateway has polled every service at least once (GET /status), for at most `ms`. */
+async function catalogWhole(url: string, ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    try {
+      const res = await fetch(`${url}/status`, { signal: AbortSignal.timeout(1000) });
+      const body = (await res.json()) as { services?: { total?: number; polled?: number } };
+      if (body.services?.polled !== undefined && body.services.polled >= (body.services.total ?? 0)) return;
+    } catch {
+      // not answering yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}

@@ -245,7 +245,7 @@ describe('inventory routes', () => {
 
   it('GET /status, /modes and /mcp/schema', async () => {
     const status = await request(g.url).get('/status').expect(200);
-    expect(status.body).toMatchObject({ status: 'healthy', services: { healthy: 2, total: 2 } });
+    expect(status.body).toMatchObject({ status: 'healthy', services: { healthy: 2, total: 2, polled: 2 } });
     const modes = await request(g.url).get('/modes').expect(200);
     expect(modes.body.default).toBe('auto');
     expect(modes.body.modes.map((m: { name: string }) => m.name)).toEqual(['auto', 'primary']);

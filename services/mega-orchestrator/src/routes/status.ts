@@ -17,7 +17,8 @@ export function registerStatusRoutes(app: Express, ctx: GatewayContext): void {
       service: ctx.service,
       version: ctx.version,
       uptimeSeconds: Math.round((Date.now() - stats.startedAt) / 1000),
-      services: { healthy, total: registry.services.length },
+      // polled: checked at least once (the catalog holds every healthy service's tools once polled === total)
+      services: { healthy, total: registry.services.length, polled: registry.services.filter((s) => s.lastChecked !== undefined).length },
       tools: registry.catalog.entries.length,
       mcpSessions: ctx.mcpSessionCount(),
       timestamp: new Date().toISOString(),

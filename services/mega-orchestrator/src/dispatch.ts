@@ -262,11 +262,7 @@ export class Dispatcher {
               status: answer.status,
               body: answer.json,
               service: service.id,
-              ...(ok
-                ? answer.resultText !== undefined
-                  ? { resultText: answer.resultText }
-                  : {}
-                : { code: code && isErrorCode(code) ? code : 'UPSTREAM_ERROR' }),
+              ...(ok ? { resultText: answer.resultText } : { code: code && isErrorCode(code) ? code : 'UPSTREAM_ERROR' }),
             },
           };
         }

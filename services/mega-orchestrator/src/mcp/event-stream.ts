@@ -43,7 +43,8 @@ export function replayEnded(res: ServerResponse, store: SessionEventStore, lastE
 export class LazyEventStream {
   private started = false;
   private ended = false;
-  private streamId?: string;
+  /** The id of a resumable stream in its session's event store, once it started. */
+  streamId?: string;
 
   constructor(
     private res: ServerResponse,
@@ -122,8 +123,8 @@ export class LazyEventStream {
    * events on this response (an earlier connection still open is ended).
    */
   resume(res: ServerResponse, lastEventId: string): void {
-    if (!this.resumption) return void res.writeHead(400).end();
-    replay(res, this.resumption.store, lastEventId, this.headers);
+    // (only a started resumable stream has an id a client can resume from)
+    replay(res, this.resumption!.store, lastEventId, this.headers);
     if (this.ended) return void res.end();
     const previous = this.res;
     this.res = res;

@@ -37,6 +37,11 @@ interface LiveSession {
   callStreams: Map<string, LazyEventStream>;
 }
 
+/** A 2025-11-25 task-augmented tools/call (params.task): the SDK Server of a session serves it. */
+function isTaskCall(m: unknown): boolean {
+  return isPlainObject(m) && m.method === 'tools/call' && isPlainObject(m.params) && m.params.task !== undefined;
+}
+
 /** The first revision whose clients resume streams from a priming event (SEP-1699). */
 const RESUMABLE_FROM = '2025-11-25';
 
@@ -293,9 +298,7 @@ export class McpSessionTransport {
       }
       for (const id of ids) live.inFlight.add(id);
       const single = Array.isArray(body) ? undefined : (body as Record<string, unknown>);
-      // (a task-augmented call goes to the SDK Server, which serves the session's tasks)
-      const task = isPlainObject(single?.params) && single.params.task !== undefined;
-      if (single && single.method === 'tools/call' && 'id' in single && !task && this.options.callTool) {
+      if (single && single.method === 'tools/call' && 'id' in single && !isTaskCall(single) && this.options.callTool) {
         // in flight until the call ends, which may be after its connection closed (a resumable stream)
         try {
           await this.fastToolsCall(live, single, req, res, acceptsEvents);
@@ -350,14 +353,9 @@ export class McpSessionTransport {
     // So does a log message or a request of the MCP server behind the call (elicitation, sampling, roots).
     const token = (params._meta as { progressToken?: unknown } | undefined)?.progressToken;
     const version = req.headers['mcp-protocol-version'];
-    let streamId: string | undefined;
     const resumption =
       typeof version === 'string' && version >= RESUMABLE_FROM
-        ? {
-            store: live.events,
-            retryMs: this.options.sseRetryMs,
-            onStart: (started: string) => live.callStreams.set((streamId = started), stream),
-          }
+        ? { store: live.events, retryMs: this.options.sseRetryMs, onStart: (streamId: string) => live.callStreams.set(streamId, stream) }
         : undefined;
     const stream = new LazyEventStream(res, acceptsEvents, { 'mcp-session-id': live.id }, resumption);
     let onProgress: ProgressListener | undefined;
@@ -391,7 +389,7 @@ export class McpSessionTransport {
     const error = payload.error as { code?: unknown; data?: { elicitations?: unknown } } | undefined;
     if (error?.code === -32042 && Array.isArray(error.data?.elicitations)) this.rememberUrlElicitations(live, error.data.elicitations);
     stream.finish(200, payload);
-    if (streamId !== undefined) live.callStreams.delete(streamId);
+    if (stream.streamId !== undefined) live.callStreams.delete(stream.streamId);
   }
 
   /**
@@ -471,9 +469,7 @@ export class McpSessionTransport {
 
   private async sessionless(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
     // (the SDK would answer -32603 "does not support task creation", which does not say why)
-    const asTask = (Array.isArray(body) ? body : [body]).find(
-      (m) => isPlainObject(m) && m.method === 'tools/call' && isPlainObject(m.params) && m.params.task !== undefined,
-    );
+    const asTask = (Array.isArray(body) ? body : [body]).find(isTaskCall);
     if (asTask) return void sendJson(res, 200, rpcError(idOf(asTask), JSONRPC_CODES.INVALID_PARAMS, NO_TASKS_HERE));
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     const server = this.options.buildServer(() => undefined, false);
@@ -511,16 +507,14 @@ export class McpSessionTransport {
       setHeader(req, 'mcp-protocol-version', LATEST_PROTOCOL_VERSION);
     // Resuming a tool call's event stream (the SDK keeps the GET stream's own events).
     const lastEventId = req.headers['last-event-id'];
-    const callStream = req.method === 'GET' && typeof lastEventId === 'string' ? live.events.streamOf(lastEventId) : undefined;
-    if (
-      callStream?.startsWith(CALL_STREAM) &&
-      typeof lastEventId === 'string' &&
-      (req.headers.accept ?? '').includes('text/event-stream')
-    ) {
-      const running = live.callStreams.get(callStream);
-      if (running) running.resume(res, lastEventId);
-      else replayEnded(res, live.events, lastEventId, { 'mcp-session-id': live.id });
-      return;
+    if (req.method === 'GET' && typeof lastEventId === 'string' && (req.headers.accept ?? '').includes('text/event-stream')) {
+      const callStream = live.events.streamOf(lastEventId);
+      if (callStream?.startsWith(CALL_STREAM)) {
+        const running = live.callStreams.get(callStream);
+        if (running) running.resume(res, lastEventId);
+        else replayEnded(res, live.events, lastEventId, { 'mcp-session-id': live.id });
+        return;
+      }
     }
     await live.transport.handleRequest(req, res);
   }

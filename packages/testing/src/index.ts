@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
@@ -116,4 +117,16 @@ export function describeWithProgram(program: string, debianPackage: string, titl
   } else {
     describe.skip(`${title} [${program} not installed: apt-get install ${debianPackage}]`, fn);
   }
+}
+
+/** A free TCP port on 127.0.0.1 (bound and released; the small race is acceptable in tests). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
 }

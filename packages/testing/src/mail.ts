@@ -19,6 +19,9 @@ import { ImapFlow } from 'imapflow';
 import nodemailer from 'nodemailer';
 import { SMTPServer } from 'smtp-server';
 import { localhostCert } from './support';
+import { freePort } from './index';
+
+export { freePort };
 
 export const DOVECOT_LMTP = '/usr/lib/dovecot/lmtp';
 
@@ -58,18 +61,6 @@ export interface MailServerOptions {
    * IMAP port and listens for imaps, the SMTP server offers STARTTLS and listens for smtps too.
    */
   tls?: boolean;
-}
-
-/** A free TCP port on 127.0.0.1 (bound and released; the small race is acceptable in tests). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 function waitForPort(port: number, timeoutMs: number, failed: () => string | undefined): Promise<void> {

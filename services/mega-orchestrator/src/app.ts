@@ -117,6 +117,10 @@ export function createApp(deps: GatewayDeps): Gateway {
     logger,
   });
   for (const reason of config.skippedServers ?? []) logger.warn(`stdio server not started: ${reason}`);
+  if (config.MCP_INSTANCE_URL && !config.MCP_STATE_SECRET)
+    logger.warn(
+      "MCP_INSTANCE_URL is set without MCP_STATE_SECRET: other instances cannot check this one's requestState, so they refuse the retries of its input_required calls instead of forwarding them; set one MCP_STATE_SECRET on every instance",
+    );
   const inventory = deps.inventory ?? INVENTORY;
   const resolver = new ToolResolver(registry, inventory, Math.max(1, Math.ceil(config.HEALTH_POLL_MS / 1000)));
   const history = new CallHistory({
@@ -175,8 +179,14 @@ export function createApp(deps: GatewayDeps): Gateway {
       maxPerCaller: config.MCP_TASK_MAX_PER_CALLER,
       maxResultBytes: config.MCP_TASK_MAX_RESULT_BYTES,
       leaseMs: config.MCP_TASK_LEASE_MS,
+      instanceUrl: config.MCP_INSTANCE_URL,
     }),
-    inputs: new InputExchanges({ ttlMs: config.MCP_INPUT_TIMEOUT_MS, logger }),
+    inputs: new InputExchanges({
+      ttlMs: config.MCP_INPUT_TIMEOUT_MS,
+      logger,
+      instanceUrl: config.MCP_INSTANCE_URL,
+      secret: config.MCP_STATE_SECRET,
+    }),
     watch: new ResourceWatch(registry, { timeoutMs: config.DOWNSTREAM_TIMEOUT_MS, logger }),
     listen: new ListenStreams({
       maxStreams: config.MCP_MAX_LISTEN_STREAMS,

@@ -80,6 +80,16 @@ export const configSchema = z.object({
   MCP_INPUT_TIMEOUT_MS: ms(300_000, 1000, 24 * 3_600_000).describe(
     "How long the caller of a tool call has to answer one such request (its call's own time limit stops meanwhile); then the MCP server gets a timeout error, and a 2026-07-28 requestState expires.",
   ),
+  MCP_INSTANCE_URL: optionalUrl().describe(
+    "This instance's MCP endpoint as the other gateway instances reach it (e.g. http://10.0.0.5:7000/mcp). Set on every instance (with one MCP_STATE_SECRET), a 2026-07-28 retry with requestState, or a tasks/update, that reaches the wrong instance is forwarded to the one holding the call; unset, that instance answers -32602 and the load balancer must route the retry back.",
+  ),
+  MCP_STATE_SECRET: z
+    .string()
+    .min(32)
+    .optional()
+    .describe(
+      "Key (32 characters or more) signing the requestState of input_required results; the same on every instance, so that any instance checks another's requestState before forwarding it (MCP_INSTANCE_URL). Unset: a random key per process.",
+    ),
   MCP_TASKS: bool(true).describe(
     'Serve the MCP tasks extension (io.modelcontextprotocol/tasks) to 2026-07-28 clients that declare it: calls of long-running tools answer a task handle; false: every call answers its result.',
   ),

@@ -63,7 +63,8 @@ CREATE TABLE IF NOT EXISTS tasks (
   lease_until ${t.int64} NOT NULL,
   result TEXT,
   error TEXT,
-  input_requests TEXT
+  input_requests TEXT,
+  instance_url TEXT
 );
 CREATE INDEX IF NOT EXISTS tasks_by_expiry ON tasks (expires_at);
 CREATE INDEX IF NOT EXISTS tasks_by_status ON tasks (status, lease_until);
@@ -73,12 +74,16 @@ CREATE INDEX IF NOT EXISTS tasks_by_owner ON tasks (owner, status);
 const SQLITE_SCHEMA = schema({ int64: 'INTEGER', serial: 'INTEGER PRIMARY KEY AUTOINCREMENT', double: 'REAL' });
 const PG_SCHEMA = schema({ int64: 'BIGINT', serial: 'BIGSERIAL PRIMARY KEY', double: 'DOUBLE PRECISION' });
 
+/** Columns of the tasks table added after its first release (TEXT): a store made before gets them on open. */
+const ADDED_TASK_COLUMNS = ['input_requests', 'instance_url'] as const;
+
 export async function openSqliteHistory(file: string): Promise<HistoryDb> {
   const db = await SqliteDb.open(file);
   await db.exec(SQLITE_SCHEMA);
-  // a store made before tasks could ask for input
+  // a store made before tasks could ask for input, or named their instance's URL
   const columns = await db.all<{ name: string }>('PRAGMA table_info(tasks)');
-  if (!columns.some((c) => c.name === 'input_requests')) await db.exec('ALTER TABLE tasks ADD COLUMN input_requests TEXT');
+  for (const column of ADDED_TASK_COLUMNS)
+    if (!columns.some((c) => c.name === column)) await db.exec(`ALTER TABLE tasks ADD COLUMN ${column} TEXT`);
   const self: HistoryDb = {
     kind: 'sqlite',
     run: async (sql, params = []) => void (await db.run(sql, params as never[])),
@@ -95,7 +100,18 @@ const toPg = (sql: string) => {
   return sql.replace(/\?/g, () => `$${++n}`);
 };
 /** Text columns whose values may look like numbers (a tool named "42", a JSON result "7"): never converted. */
-const TEXT_COLUMNS = new Set(['args', 'tool', 'owner', 'status_message', 'result', 'error', 'task_id', 'instance', 'input_requests']);
+const TEXT_COLUMNS = new Set([
+  'args',
+  'tool',
+  'owner',
+  'status_message',
+  'result',
+  'error',
+  'task_id',
+  'instance',
+  'input_requests',
+  'instance_url',
+]);
 /** BIGINT and COUNT(*) arrive as strings from pg; the store works in numbers. */
 const numeric = <T>(row: Record<string, unknown>): T => {
   const out: Record<string, unknown> = {};
@@ -112,7 +128,7 @@ export async function openPostgresHistory(url: string): Promise<HistoryDb> {
     // One gateway creates the tables; the others wait on the lock instead of racing it.
     await client.query('SELECT pg_advisory_lock(774411)');
     await client.query(PG_SCHEMA);
-    await client.query('ALTER TABLE tasks ADD COLUMN IF NOT EXISTS input_requests TEXT');
+    for (const column of ADDED_TASK_COLUMNS) await client.query(`ALTER TABLE tasks ADD COLUMN IF NOT EXISTS ${column} TEXT`);
   } finally {
     await client.query('SELECT pg_advisory_unlock(774411)').catch(() => undefined);
     client.release();

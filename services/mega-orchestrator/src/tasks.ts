@@ -19,6 +19,7 @@ import type { ClientRequester, ProgressListener } from './downstream-client';
 import { cannotAnswer, checkAnswers, clientCan, OpenRequests } from './mcp/client-requests';
 import type { HistoryDb } from './history-db';
 import { TaskChannel } from './task-channel';
+import { HeldElsewhere } from './mcp/peer-forward';
 
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 
@@ -37,6 +38,8 @@ interface TaskRow {
   expires_at: number;
   poll_ms: number;
   instance: string;
+  /** MCP_INSTANCE_URL of that instance: where a tasks/update reaching another instance is forwarded. */
+  instance_url?: string | null;
   lease_until: number;
   result: string | null;
   error: string | null;
@@ -65,6 +68,8 @@ export interface TaskManagerOptions {
   maxPerCaller: number;
   maxResultBytes: number;
   leaseMs: number;
+  /** MCP_INSTANCE_URL: stored with each task started here, so that another instance forwards its tasks/update. */
+  instanceUrl?: string;
 }
 
 /**
@@ -260,6 +265,7 @@ export class TaskManager extends EventEmitter {
       expires_at: now + this.options.ttlMs,
       poll_ms: this.options.pollMs,
       instance: this.instance,
+      instance_url: this.options.instanceUrl ?? null,
       lease_until: now + this.options.leaseMs,
       result: null,
       error: null,
@@ -485,11 +491,12 @@ export class TaskManager extends EventEmitter {
     const here = this.inputs.get(taskId);
     if (!here) {
       checkAnswers(new Map(), responses, 'send tasks/update again');
-      if (row.status === 'input_required')
-        throw new McpError(
-          JSONRPC_CODES.INVALID_PARAMS,
-          'This task runs on another gateway instance, which holds its open requests: route tasks/update to it by its Mcp-Name header (the task id).',
-        );
+      if (row.status === 'input_required') {
+        const refusal =
+          'This task runs on another gateway instance, which holds its open requests: route tasks/update to it by its Mcp-Name header (the task id), or set MCP_INSTANCE_URL on every instance so that they forward it.';
+        if (row.instance !== this.instance && row.instance_url) throw new HeldElsewhere(row.instance_url, refusal);
+        throw new McpError(JSONRPC_CODES.INVALID_PARAMS, refusal);
+      }
       return;
     }
     here.open.answer(checkAnswers(here.open.byKey, responses, 'send tasks/update again'));
@@ -653,8 +660,8 @@ export class TaskManager extends EventEmitter {
 
 async function insertTask(db: HistoryDb, row: TaskRow): Promise<void> {
   await db.run(
-    `INSERT INTO tasks (task_id, owner, tool, status, status_message, created_at, updated_at, ttl_ms, expires_at, poll_ms, instance, lease_until, result, error)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO tasks (task_id, owner, tool, status, status_message, created_at, updated_at, ttl_ms, expires_at, poll_ms, instance, instance_url, lease_until, result, error)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     [
       row.task_id,
       row.owner,
@@ -667,6 +674,7 @@ async function insertTask(db: HistoryDb, row: TaskRow): Promise<void> {
       row.expires_at,
       row.poll_ms,
       row.instance,
+      row.instance_url ?? null,
       row.lease_until,
       row.result,
       row.error,

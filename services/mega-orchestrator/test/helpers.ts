@@ -281,7 +281,9 @@ export async function startGateway(
     autoStart: false,
   });
   await gw.refresh();
-  const running = await serve(gw.app);
+  // A given PORT is listened on (a test that must know the URL before the gateway starts).
+  const port = Number(overrides.PORT ?? 0);
+  const running = port ? await listen(gw.app, { host: '127.0.0.1', port, shutdownTimeoutMs: 200 }) : await serve(gw.app);
   return {
     gw,
     url: running.url,

@@ -20,6 +20,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { ClientRequester, ClientRequestMethod, LogListener, ProgressListener } from '../downstream-client';
 import { HttpRpcError } from './jsonrpc';
+import { HeldElsewhere } from './peer-forward';
 
 /** The capability each request needs. */
 const CAPABILITY: Record<ClientRequestMethod, string> = {
@@ -244,22 +245,32 @@ export interface InputExchangesOptions {
   gatherMs?: number;
   /** Calls waiting for their client at most; beyond it a call that asks something fails. */
   maxOpen?: number;
+  /** MCP_INSTANCE_URL: named in each requestState, so that another instance forwards the retry here. */
+  instanceUrl?: string;
+  /** MCP_STATE_SECRET: the signing key shared by the instances (default: random per process). */
+  secret?: string;
 }
 
-const STATE_VERSION = 'v1';
+const STATE_VERSION = 'v2';
 
 /**
  * 2026-07-28 tools/calls whose MCP server asked the caller something: each answered `input_required`
  * with the open requests and an HMAC-signed `requestState` (its call id and round, bound to the
  * caller and the tool), kept in memory until the client retries with the answers, or MCP_INPUT_TIMEOUT_MS
- * passes (the server's call is then aborted). The call lives in this instance: behind a load balancer,
- * a retry that reaches another instance is told its requestState is unknown there.
+ * passes (the server's call is then aborted). The call lives in this instance: the requestState
+ * names it (MCP_INSTANCE_URL), so that another instance sharing the key forwards the retry here
+ * (HeldElsewhere, peer-forward.ts); without it, another instance can only say it does not hold the call.
  */
 export class InputExchanges {
   private readonly open = new Map<string, Exchange>();
-  private readonly key = randomBytes(32);
+  private readonly key: Buffer;
+  /** This instance in a requestState: its URL, base64url ('' when none is configured). */
+  private readonly here: string;
 
-  constructor(private readonly options: InputExchangesOptions) {}
+  constructor(private readonly options: InputExchangesOptions) {
+    this.key = options.secret ? Buffer.from(options.secret) : randomBytes(32);
+    this.here = options.instanceUrl ? Buffer.from(options.instanceUrl).toString('base64url') : '';
+  }
 
   get waiting(): number {
     return this.open.size;
@@ -334,23 +345,25 @@ export class InputExchanges {
   /** The exchange a requestState names, checked: signature, caller and tool, still open, the latest round. */
   private exchangeOf(state: unknown, caller: ExchangeCaller): Exchange {
     const parts = typeof state === 'string' ? state.split('.') : [];
-    const [version, id, round, mac] = parts;
+    const [version, instance, id, round, mac] = parts;
     if (
-      parts.length !== 4 ||
+      parts.length !== 5 ||
       version !== STATE_VERSION ||
       !/^\d{1,9}$/.test(round ?? '') ||
-      !this.verify(`${version}.${id}.${round}`, caller, mac)
+      !this.verify(`${version}.${instance}.${id}.${round}`, caller, mac)
     )
       throw new McpError(
         JSONRPC_CODES.INVALID_PARAMS,
-        'params.requestState failed its integrity check: it was altered, or was issued for another tool or caller. Send it back exactly as the input_required result gave it, or call the tool again without it.',
+        'params.requestState failed its integrity check: it was altered, was issued for another tool or caller, or by a gateway instance with another MCP_STATE_SECRET. Send it back exactly as the input_required result gave it, or call the tool again without it.',
       );
+    const gone =
+      'params.requestState names a call that is no longer waiting: it expired (MCP_INPUT_TIMEOUT_MS), ended, or lives on another gateway instance. Call the tool again without requestState.';
+    if (instance !== this.here) {
+      const url = Buffer.from(instance!, 'base64url').toString();
+      if (/^https?:\/\//.test(url)) throw new HeldElsewhere(url, gone);
+    }
     const ex = this.open.get(id);
-    if (!ex || ex.owner !== caller.owner || ex.tool !== caller.tool)
-      throw new McpError(
-        JSONRPC_CODES.INVALID_PARAMS,
-        'params.requestState names a call that is no longer waiting: it expired (MCP_INPUT_TIMEOUT_MS), ended, or lives on another gateway instance. Call the tool again without requestState.',
-      );
+    if (!ex || ex.owner !== caller.owner || ex.tool !== caller.tool) throw new McpError(JSONRPC_CODES.INVALID_PARAMS, gone);
     if (Number(round) !== ex.round)
       throw new McpError(
         JSONRPC_CODES.INVALID_PARAMS,
@@ -406,7 +419,7 @@ export class InputExchanges {
     clearTimeout(ex.expiry);
     ex.expiry = setTimeout(() => this.abandon(ex, `no answer within ${this.options.ttlMs} ms`), this.options.ttlMs);
     ex.expiry.unref();
-    const payload = `${STATE_VERSION}.${ex.id}.${ex.round}`;
+    const payload = `${STATE_VERSION}.${this.here}.${ex.id}.${ex.round}`;
     return {
       resultType: 'input_required',
       inputRequests: ex.asked.list(),

@@ -16,6 +16,7 @@ import type { GatewayContext } from '../context';
 import { carryResultText } from './answer-text';
 import { HttpRpcError, rpcError, type RpcId } from './jsonrpc';
 import { parseFilter } from './subscriptions';
+import { forwardToPeer, HeldElsewhere, wasForwarded } from './peer-forward';
 import { checkParamHeaders, paramHeaderScans } from './param-headers';
 import {
   CAPABILITIES,
@@ -198,6 +199,16 @@ export async function handleStateless(
     const result = await dispatch(ctx, req, res, method, params, pageSize, meta!, stream);
     send(200, { jsonrpc: '2.0', id, result });
   } catch (err) {
+    // A retry (or tasks/update) for a call another instance holds goes there, once.
+    if (err instanceof HeldElsewhere) {
+      if (
+        !wasForwarded(req) &&
+        !stream.open &&
+        (await forwardToPeer(req, res, err.instanceUrl, body, ctx.config.MCP_INSTANCE_URL, ctx.logger))
+      )
+        return;
+      return send(200, rpcError(id, JSONRPC_CODES.INVALID_PARAMS, err.refusal));
+    }
     if (err instanceof HttpRpcError) return send(err.status, rpcError(id, err.code, err.message, err.data));
     if (err instanceof McpError) {
       const status = err.code === JSONRPC_CODES.METHOD_NOT_FOUND ? 404 : 200;

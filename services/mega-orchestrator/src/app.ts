@@ -29,7 +29,7 @@ import { Dispatcher } from './dispatch';
 import { gatewayContext, gatewaySendError } from './middleware';
 import { McpSessionTransport } from './mcp/session-transport';
 import { looksLikeJsonRpc, onlyNotifications, sendRpcError } from './mcp/jsonrpc';
-import { callTool, createMcpServer } from './mcp/server';
+import { callTool, createMcpServer, getPrompt, readResource } from './mcp/server';
 import { InputExchanges } from './mcp/client-requests';
 import { ResourceWatch } from './resource-watch';
 import { ListenStreams } from './mcp/subscriptions';
@@ -216,13 +216,17 @@ export function createApp(deps: GatewayDeps): Gateway {
             }
           : {}),
       }),
-    callTool: (params, call) => {
+    answer: (method, params, call) => {
+      const principal = principalOf(call.res);
+      if (method === 'prompts/get') return getPrompt(ctx, params, call.signal, principal, call.onClientRequest);
+      if (method === 'resources/read')
+        return readResource(ctx, params.uri, JSONRPC_CODES.RESOURCE_NOT_FOUND, principal, call.signal, call.onClientRequest);
       return callTool(ctx, params, {
         requestId: String(call.res.locals.requestId ?? requestIdFrom(header(call.req, 'x-request-id'))),
         signal: call.signal,
         traceparent: header(call.req, 'traceparent'),
         sessionId: call.sessionId,
-        principal: principalOf(call.res),
+        principal,
         onProgress: call.onProgress,
         onClientRequest: call.onClientRequest,
         onLog: call.onLog,

@@ -428,7 +428,10 @@ describe('questions from MCP servers behind the gateway', () => {
   });
 
   describe('a 2025-era session', () => {
-    async function session(capabilities: Record<string, unknown>, answer?: () => Promise<Record<string, unknown>>) {
+    async function session(
+      capabilities: Record<string, unknown>,
+      answer?: (req: { params: { message: string } }) => Promise<Record<string, unknown>>,
+    ) {
       const client = new Client({ name: 'v1-asked', version: '1.0.0' }, { capabilities });
       if (answer) client.setRequestHandler(ElicitRequestSchema, answer as never);
       await client.connect(new StreamableHTTPClientTransport(new URL(`${g.url}/mcp`)));
@@ -444,6 +447,31 @@ describe('questions from MCP servers behind the gateway', () => {
       expect((result.content[0] as { text: string }).text).toContain('slow@example.com');
       expect(result.isError).toBeFalsy();
       await client.close();
+    });
+
+    it('is asked during prompts/get and resources/read too, on that request’s stream; a client without the capability is not', async () => {
+      const asked: string[] = [];
+      const client = await session({ elicitation: {} }, async (req) => {
+        asked.push(req.params.message);
+        return { action: 'accept', content: req.params.message.startsWith('Which') ? { part: 'two' } : { context: 'billing' } };
+      });
+      const prompt = await client.getPrompt({ name: 'ask_prompt' });
+      expect(prompt.messages).toEqual([{ role: 'user', content: { type: 'text', text: 'Context: billing' } }]);
+      const read = await client.readResource({ uri: 'test://asking-resource' });
+      expect(read.contents).toEqual([{ uri: 'test://asking-resource', mimeType: 'text/plain', text: 'part two' }]);
+      expect(asked).toEqual(['What context should the prompt use?', 'Which part?']);
+      // Unknown names keep their JSON-RPC errors; the simple ones their results.
+      await expect(client.getPrompt({ name: 'no_such_prompt' })).rejects.toMatchObject({ code: -32602 });
+      await expect(client.readResource({ uri: 'test://nothing-here' })).rejects.toMatchObject({ code: -32002 });
+      expect((await client.readResource({ uri: 'test://static-text' })).contents[0]).toMatchObject({
+        text: expect.stringContaining('static text'),
+      });
+      await client.close();
+
+      // Without elicitation the server is told it cannot ask, and its own answer to that is the caller's error.
+      const plain = await session({});
+      await expect(plain.getPrompt({ name: 'ask_prompt' })).rejects.toThrow();
+      await plain.close();
     });
 
     it('gets the server’s log messages on the call’s stream, filtered by the session’s logging/setLevel', async () => {

@@ -37,6 +37,10 @@ interface LiveSession {
   callStreams: Map<string, LazyEventStream>;
 }
 
+/** The requests of a live session answered without the SDK transport (McpSessionTransportOptions.answer). */
+export type DirectMethod = 'tools/call' | 'prompts/get' | 'resources/read';
+const DIRECT_METHODS: ReadonlySet<unknown> = new Set<DirectMethod>(['tools/call', 'prompts/get', 'resources/read']);
+
 /** A 2025-11-25 task-augmented tools/call (params.task): the SDK Server of a session serves it. */
 function isTaskCall(m: unknown): boolean {
   return isPlainObject(m) && m.method === 'tools/call' && isPlainObject(m.params) && m.params.task !== undefined;
@@ -76,10 +80,13 @@ export interface McpSessionTransportOptions {
   /** Builds the SDK Server for a session (`session` true) or for one sessionless request. */
   buildServer: (sessionId: () => string | undefined, session: boolean) => Server;
   /**
-   * Answers one tools/call of a live session without the SDK transport (the hot path): the
-   * result, or a thrown McpError for a JSON-RPC error. Everything else goes through the SDK.
+   * Answers one tools/call, prompts/get or resources/read of a live session without the SDK
+   * transport: the result, or a thrown McpError for a JSON-RPC error. tools/call is the hot path;
+   * all three may have an MCP server behind them that asks the client something, which goes on the
+   * request's own event stream. Everything else goes through the SDK.
    */
-  callTool?: (
+  answer?: (
+    method: DirectMethod,
     params: Record<string, unknown>,
     call: {
       sessionId: string;
@@ -298,10 +305,10 @@ export class McpSessionTransport {
       }
       for (const id of ids) live.inFlight.add(id);
       const single = Array.isArray(body) ? undefined : (body as Record<string, unknown>);
-      if (single && single.method === 'tools/call' && 'id' in single && !isTaskCall(single) && this.options.callTool) {
+      if (single && DIRECT_METHODS.has(single.method) && 'id' in single && !isTaskCall(single) && this.options.answer) {
         // in flight until the call ends, which may be after its connection closed (a resumable stream)
         try {
-          await this.fastToolsCall(live, single, req, res, acceptsEvents);
+          await this.answerDirectly(live, single, req, res, acceptsEvents);
         } finally {
           for (const id of ids) live.inFlight.delete(id);
         }
@@ -330,8 +337,10 @@ export class McpSessionTransport {
    * tools/call in a live session, answered straight from the dispatcher: no Node/Web request
    * conversion and no second validation of the message (issue 14; about 0.4 ms per call). The
    * answer is what the SDK would send: the result, or a JSON-RPC error with status 200.
+   * prompts/get and resources/read take the same way, so that the MCP server behind them can ask
+   * the client something on the request's event stream (the SDK answers them as plain JSON).
    */
-  private async fastToolsCall(
+  private async answerDirectly(
     live: LiveSession,
     msg: Record<string, unknown>,
     req: IncomingMessage,
@@ -359,7 +368,7 @@ export class McpSessionTransport {
         : undefined;
     const stream = new LazyEventStream(res, acceptsEvents, { 'mcp-session-id': live.id }, resumption);
     let onProgress: ProgressListener | undefined;
-    if ((typeof token === 'string' || typeof token === 'number') && stream.start())
+    if (msg.method === 'tools/call' && (typeof token === 'string' || typeof token === 'number') && stream.start())
       onProgress = (progress, total, message) => stream.send(progressNotification(token, progress, total, message));
     // The server's log messages, filtered by this session's logging/setLevel (the SDK keeps it).
     const onLog: LogListener = (log) => {
@@ -367,7 +376,7 @@ export class McpSessionTransport {
     };
     const onClientRequest = this.asker(live, stream, controller.signal);
     try {
-      const result = await this.options.callTool!(params, {
+      const result = await this.options.answer!(msg.method as DirectMethod, params, {
         sessionId: live.id,
         req,
         res,
@@ -381,7 +390,7 @@ export class McpSessionTransport {
       const e = err as { code?: unknown; message?: string; data?: unknown };
       const code = typeof e.code === 'number' ? e.code : JSONRPC_CODES.INTERNAL_ERROR;
       const message = code === JSONRPC_CODES.INTERNAL_ERROR ? 'Internal error' : String(e.message ?? '').replace(/^MCP error -?\d+: /, '');
-      if (code === JSONRPC_CODES.INTERNAL_ERROR) this.options.logger.error('tools/call failed', { err });
+      if (code === JSONRPC_CODES.INTERNAL_ERROR) this.options.logger.error(`${String(msg.method)} failed`, { err });
       payload = rpcError(id, code, message, e.data);
     }
     if (id !== null) live.running.delete(id);

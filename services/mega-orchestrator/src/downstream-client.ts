@@ -70,6 +70,8 @@ export type ClientRequester = (
   method: ClientRequestMethod,
   params: Record<string, unknown>,
   signal: AbortSignal,
+  /** The server's own name for the request (a 2026-07-28 server's inputRequests key): kept where the caller sees keys. */
+  key?: string,
 ) => Promise<Record<string, unknown>>;
 
 const NOT_DELIVERED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNECT_TIMEOUT']);

@@ -36,6 +36,7 @@ import {
   type ProgressListener,
 } from './downstream-client';
 import { VERSION } from './config';
+import { asMcpError, connectModern, MODERN_VERSION, withInputRounds, type ModernClient } from './mcp-modern';
 import { awaitAnswer } from './mcp/client-requests';
 
 export interface StdioServerSpec {
@@ -51,6 +52,8 @@ export interface HttpServerSpec {
   transport: 'streamable-http';
   url: string;
   headers: Record<string, string>;
+  /** A server of the stateless revision: spoken to with the v2 client (mcp-modern.ts). */
+  protocolVersion?: '2026-07-28';
 }
 
 export type McpServerSpec = StdioServerSpec | HttpServerSpec;
@@ -110,6 +113,8 @@ export class McpDownstream implements Downstream {
   readonly port: number;
   private client?: Client;
   private connecting?: Promise<Client>;
+  /** A 2026-07-28 server's v2 client (connected by server/discover), while it answers. */
+  private modern?: Promise<ModernClient>;
   private failures = 0;
   private nextAttemptAt = 0;
   private connectedAt = 0;
@@ -147,6 +152,7 @@ export class McpDownstream implements Downstream {
   }
 
   async request(req: DownstreamRequest): Promise<DownstreamAnswer> {
+    if (this.spec.transport === 'streamable-http' && this.spec.protocolVersion === MODERN_VERSION) return this.requestModern(req);
     const client = await this.connected(req.timeoutMs);
     const controller = new AbortController();
     const clock = new CallClock(req.timeoutMs, () => controller.abort(TIMEOUT));
@@ -237,37 +243,165 @@ export class McpDownstream implements Downstream {
       }
       return { status: 404, json: this.error('NOT_FOUND', `${req.method} ${req.path} has no MCP equivalent`) };
     } catch (err) {
-      if (controller.signal.aborted) {
-        if (controller.signal.reason === TIMEOUT) throw new DownstreamFailure('timeout', `timed out after ${req.timeoutMs} ms`, true);
-        throw new DownstreamFailure('aborted', 'the caller went away', true);
-      }
-      if (err instanceof McpError) {
-        if (err.code === ErrorCode.ConnectionClosed) {
-          this.drop(`the connection closed (${err.message})`);
-          throw new DownstreamFailure('connection', `${this.options.id} closed the connection: ${this.lastProblem}`, true, { cause: err });
-        }
-        // The SDK's own time limit (its error carries data.timeout); a server's -32001 is its own error, passed on below.
-        if (err.code === ErrorCode.RequestTimeout && typeof (err.data as { timeout?: unknown } | undefined)?.timeout === 'number')
-          throw new DownstreamFailure('timeout', `timed out after ${req.timeoutMs} ms`, true);
-        if (err.code === ErrorCode.InvalidParams)
-          return { status: 400, json: this.error('VALIDATION_ERROR', stripPrefix(err.message), err.data) };
-        if (err.code === ErrorCode.MethodNotFound)
-          return { status: 404, json: this.error('NOT_FOUND', `${this.options.id} does not support this: ${stripPrefix(err.message)}`) };
-        return {
-          status: 502,
-          // the server's JSON-RPC error as it was (a task of this call reads failed with it)
-          json: this.error('UPSTREAM_ERROR', `${this.options.id} answered an MCP error ${err.code}: ${stripPrefix(err.message)}`, {
-            mcpError: { code: err.code, message: stripPrefix(err.message), ...(err.data !== undefined ? { data: err.data } : {}) },
-          }),
-        };
-      }
-      // a transport failure (HTTP refused, the child gone): not delivered only when nothing was sent
-      this.drop((err as Error).message);
-      throw new DownstreamFailure('connection', `${this.options.id}: ${(err as Error).message}`, true, { cause: err });
+      return this.failure(err, controller.signal, req);
     } finally {
       clock.stop();
       req.signal?.removeEventListener('abort', onAbort);
     }
+  }
+
+  /**
+   * A request to a 2026-07-28 server (mcp-modern.ts): the same routes as request() on the v2 client.
+   * What the server asks in an input_required result goes to the caller of this very call (no
+   * attribution rule needed), keyed as the server keyed it. No ping (the revision removed it):
+   * health is server/discover. Resource subscriptions are not offered (a subscriptions/listen stream
+   * would be needed); list changes are found by the gateway's polling.
+   */
+  private async requestModern(req: DownstreamRequest): Promise<DownstreamAnswer> {
+    const controller = new AbortController();
+    const clock = new CallClock(req.timeoutMs, () => controller.abort(TIMEOUT));
+    const onAbort = () => controller.abort(req.signal?.reason);
+    req.signal?.addEventListener('abort', onAbort, { once: true });
+    const opts = {
+      signal: controller.signal,
+      timeout: req.onClientRequest ? SDK_BACKSTOP_MS : req.timeoutMs + 1000,
+      cacheMode: 'bypass' as const,
+    };
+    const body = () => JSON.parse(req.body ?? '{}') as Record<string, unknown>;
+    // every page of a list, under its key
+    const listed = async <K extends string>(
+      key: K,
+      page: (cursor: { cursor: string } | undefined) => Promise<{ nextCursor?: string }>,
+    ) => ({
+      status: 200,
+      json: { [key]: await allPages(page, (r) => (r as Record<string, unknown>)[key] as unknown[]) },
+    });
+    const asker = (slot: CallSlot) => (method: ClientRequestMethod, params: Record<string, unknown>, key: string) =>
+      this.askCaller(slot, method, params, controller.signal, key);
+    try {
+      const client = await this.modernClient(req.timeoutMs);
+      const caps = client.getServerCapabilities() ?? {};
+      const route = `${req.method} ${req.path}`;
+      switch (route) {
+        case 'GET /health':
+          await client.discover(opts);
+          return { status: 200, json: { status: 'healthy', transport: this.spec.transport, protocolVersion: MODERN_VERSION } };
+        case 'GET /tools/list':
+          return listed('tools', (c) => client.listTools(c, opts));
+        case 'GET /prompts/list':
+          if (!caps.prompts) return { status: 200, json: { prompts: [] } };
+          return listed('prompts', (c) => client.listPrompts(c, opts));
+        case 'GET /resources/list':
+          if (!caps.resources) return { status: 404, json: this.error('NOT_FOUND', 'no resources') };
+          return listed('resources', (c) => client.listResources(c, opts));
+        case 'GET /resources/templates/list':
+          if (!caps.resources) return { status: 404, json: this.error('NOT_FOUND', 'no resources') };
+          return listed('resourceTemplates', (c) => client.listResourceTemplates(c, opts));
+        case 'POST /resources/read': {
+          const uri = String(body().uri);
+          const json = await this.inFlight(`resource ${uri}`, req, clock, (slot) =>
+            withInputRounds(
+              `Reading ${uri}`,
+              (extra) => client.readResource({ uri, ...extra }, { ...opts, allowInputRequired: true } as never),
+              asker(slot),
+            ),
+          );
+          return { status: 200, json };
+        }
+        case 'POST /prompts/get': {
+          const { name, arguments: args } = body() as { name: string; arguments?: Record<string, string> };
+          const json = await this.inFlight(`prompt ${name}`, req, clock, (slot) =>
+            withInputRounds(
+              `The prompt ${name}`,
+              (extra) => client.getPrompt({ name, arguments: args, ...extra }, { ...opts, allowInputRequired: true } as never),
+              asker(slot),
+            ),
+          );
+          return { status: 200, json };
+        }
+        case 'POST /completion/complete':
+          if (!caps.completions) return { status: 404, json: this.error('NOT_FOUND', 'no completions') };
+          return { status: 200, json: await client.complete(body() as never, opts) };
+        case 'POST /tools/call': {
+          const { name, arguments: args } = body() as { name: string; arguments?: Record<string, unknown> };
+          const progress = req.onProgress
+            ? { onprogress: (p: { progress: number; total?: number; message?: string }) => req.onProgress!(p.progress, p.total, p.message) }
+            : {};
+          const result = await this.inFlight(name, req, clock, (slot) =>
+            withInputRounds<CallToolResult>(
+              `The tool ${name}`,
+              (extra) =>
+                client.callTool({ name, arguments: args ?? {}, ...extra }, { ...opts, ...progress, allowInputRequired: true } as never),
+              asker(slot),
+            ),
+          );
+          return this.toEnvelope(result);
+        }
+        default:
+          return { status: 404, json: this.error('NOT_FOUND', `${req.method} ${req.path} has no MCP equivalent at ${this.options.id}`) };
+      }
+    } catch (err) {
+      if (err instanceof DownstreamFailure) throw err;
+      return this.failure(asMcpError(err), controller.signal, req);
+    } finally {
+      clock.stop();
+      req.signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** The 2026-07-28 server's client, connected (server/discover) on first use and again after a failure. */
+  private modernClient(timeoutMs: number): Promise<ModernClient> {
+    if (this.closed) return Promise.reject(new DownstreamFailure('refused', `${this.options.id} is stopped`, false));
+    const spec = this.spec as HttpServerSpec;
+    const capabilities = this.options.forwardClientRequests === true ? FORWARDED_CAPABILITIES : {};
+    this.modern ??= connectModern(spec.url, spec.headers, capabilities, Math.min(timeoutMs, START_TIMEOUT_MS)).then(
+      (client) => {
+        this.starts += 1;
+        this.connectedAt = Date.now();
+        const server = client.getServerVersion();
+        this.options.logger.info(`${this.options.id} connected over MCP ${MODERN_VERSION}`, {
+          server: server ? `${server.name} ${server.version}` : undefined,
+        });
+        return client;
+      },
+      (err: Error) => {
+        this.modern = undefined;
+        this.lastProblem = err.message;
+        throw new DownstreamFailure('refused', `${this.options.id} did not answer server/discover: ${err.message}`, false, { cause: err });
+      },
+    );
+    return this.modern;
+  }
+
+  /** A failed request: the caller's error (an MCP error as the fleet's envelope), or a DownstreamFailure for the breaker. */
+  private failure(err: unknown, signal: AbortSignal, req: DownstreamRequest): DownstreamAnswer {
+    if (signal.aborted) {
+      if (signal.reason === TIMEOUT) throw new DownstreamFailure('timeout', `timed out after ${req.timeoutMs} ms`, true);
+      throw new DownstreamFailure('aborted', 'the caller went away', true);
+    }
+    if (err instanceof McpError) {
+      if (err.code === ErrorCode.ConnectionClosed) {
+        this.drop(`the connection closed (${err.message})`);
+        throw new DownstreamFailure('connection', `${this.options.id} closed the connection: ${this.lastProblem}`, true, { cause: err });
+      }
+      // The SDK's own time limit (its error carries data.timeout); a server's -32001 is its own error, passed on below.
+      if (err.code === ErrorCode.RequestTimeout && typeof (err.data as { timeout?: unknown } | undefined)?.timeout === 'number')
+        throw new DownstreamFailure('timeout', `timed out after ${req.timeoutMs} ms`, true);
+      if (err.code === ErrorCode.InvalidParams)
+        return { status: 400, json: this.error('VALIDATION_ERROR', stripPrefix(err.message), err.data) };
+      if (err.code === ErrorCode.MethodNotFound)
+        return { status: 404, json: this.error('NOT_FOUND', `${this.options.id} does not support this: ${stripPrefix(err.message)}`) };
+      return {
+        status: 502,
+        // the server's JSON-RPC error as it was (a task of this call reads failed with it)
+        json: this.error('UPSTREAM_ERROR', `${this.options.id} answered an MCP error ${err.code}: ${stripPrefix(err.message)}`, {
+          mcpError: { code: err.code, message: stripPrefix(err.message), ...(err.data !== undefined ? { data: err.data } : {}) },
+        }),
+      };
+    }
+    // a transport failure (HTTP refused, the child gone): not delivered only when nothing was sent
+    this.drop((err as Error).message);
+    throw new DownstreamFailure('connection', `${this.options.id}: ${(err as Error).message}`, true, { cause: err });
   }
 
   /** The calls in flight that can be sending a message now: those not blocked on their caller's answer (else all). */
@@ -297,11 +431,11 @@ export class McpDownstream implements Downstream {
    * A request in flight on this connection (a tool call, a prompt, a resource read): what the server
    * asks its client or logs meanwhile goes to that request's caller (clientRequest, serverLog).
    */
-  private async inFlight<T>(what: string, req: DownstreamRequest, clock: CallClock, work: () => Promise<T>): Promise<T> {
+  private async inFlight<T>(what: string, req: DownstreamRequest, clock: CallClock, work: (slot: CallSlot) => Promise<T>): Promise<T> {
     const slot: CallSlot = { tool: what, requester: req.onClientRequest, onLog: req.onLog, clock, asking: 0, askedAt: 0 };
     this.calls.add(slot);
     try {
-      return await work();
+      return await work(slot);
     } finally {
       this.calls.delete(slot);
     }
@@ -346,7 +480,18 @@ export class McpDownstream implements Downstream {
           ? `The mcp-fleet gateway answers ${method} only during a tool call, on behalf of that call's caller.`
           : `${calls.length} tool calls are in flight on this connection and MCP does not say which one ${method} belongs to: the mcp-fleet gateway cannot tell which caller to ask.`,
       );
-    const [call] = calls;
+    return this.askCaller(calls[0], method, params, signal);
+  }
+
+  /** Puts one request of the server to the caller of `call` (its clock stopped meanwhile; MCP_INPUT_TIMEOUT_MS to answer). */
+  private async askCaller(
+    call: CallSlot,
+    method: ClientRequestMethod,
+    params: Record<string, unknown>,
+    signal: AbortSignal,
+    key?: string,
+  ): Promise<Record<string, unknown>> {
+    const now = Date.now();
     if (!call.requester)
       throw new McpError(
         ErrorCode.MethodNotFound,
@@ -360,7 +505,7 @@ export class McpDownstream implements Downstream {
     call.asking += 1;
     call.askedAt = now;
     try {
-      return await untilAborted(call.requester(method, params, AbortSignal.any([signal, timeout])), timeout, () =>
+      return await untilAborted(call.requester(method, params, AbortSignal.any([signal, timeout]), key), timeout, () =>
         this.options.logger.info(`${this.options.id}: the caller of ${call.tool} did not answer ${method} within ${limit} ms`),
       );
     } catch (err) {
@@ -585,6 +730,7 @@ export class McpDownstream implements Downstream {
 
   /** Forget a broken connection so the next request connects again. */
   private drop(problem: string): void {
+    this.modern = undefined;
     const client = this.client;
     if (!client) return;
     this.client = undefined;

@@ -49,6 +49,8 @@ const httpServer = z
     type: z.enum(['streamable-http', 'http']).optional(),
     url: z.string().min(1),
     headers: z.record(z.string(), z.string()).default({}),
+    /** "2026-07-28": a server of the stateless revision (no initialize); default: the 2025-era session handshake. */
+    protocolVersion: z.enum(['2025-11-25', '2026-07-28']).optional(),
     ...common,
   })
   .strict();
@@ -149,7 +151,9 @@ export function configuredMcpServers(env: Env, inventory: readonly ServiceEntry[
         });
         continue;
       }
-      const parsed = serverEntry.safeParse(raw);
+      // judged by the schema its shape asks for, so that the issue names the field (a bad protocolVersion, say)
+      const shape = typeof raw === 'object' && raw !== null ? raw : {};
+      const parsed = ('url' in shape ? httpServer : 'command' in shape ? stdioServer : serverEntry).safeParse(raw);
       if (!parsed.success) {
         const issue = parsed.error.issues[0];
         problems.push({
@@ -185,7 +189,8 @@ export function configuredMcpServers(env: Env, inventory: readonly ServiceEntry[
         }
         const headers: Record<string, string> = {};
         for (const [k, v] of Object.entries(entry.headers)) headers[k] = expand(v, env, `${where}.headers.${k}`, problems);
-        specs.push({ id, url, ...declared, mcp: { transport: 'streamable-http', url, headers } });
+        const modern = entry.protocolVersion === '2026-07-28' ? { protocolVersion: entry.protocolVersion } : {};
+        specs.push({ id, url, ...declared, mcp: { transport: 'streamable-http', url, headers, ...modern } });
       }
     }
   }

@@ -332,8 +332,8 @@ export class TaskManager extends EventEmitter {
     let written: Promise<void> = Promise.resolve();
     const open = new OpenRequests(() => (written = written.then(() => this.writeInput(row.task_id, open))));
     this.inputs.set(row.task_id, { open, written: () => written });
-    const ask: ClientRequester = (method, params, signal) =>
-      clientCan(capabilities, method, params) ? open.ask(method, params, signal) : Promise.reject(cannotAnswer(method, params));
+    const ask: ClientRequester = (method, params, signal, key) =>
+      clientCan(capabilities, method, params) ? open.ask(method, params, signal, key) : Promise.reject(cannotAnswer(method, params));
     try {
       const answer = await run(controller.signal, timeoutMs, progress.report, ask);
       result = JSON.stringify(answer);

@@ -55,6 +55,17 @@ describe('MCP server configuration', () => {
     ]);
   });
 
+  it('keeps protocolVersion "2026-07-28" of an HTTP server (spoken to with the v2 client)', () => {
+    const [spec] = configuredMcpServers({
+      MCP_SERVERS: JSON.stringify({ modern: { url: 'http://h/mcp', protocolVersion: '2026-07-28' } }),
+    });
+    expect(spec.mcp).toEqual({ transport: 'streamable-http', url: 'http://h/mcp', headers: {}, protocolVersion: '2026-07-28' });
+    const [plain] = configuredMcpServers({
+      MCP_SERVERS: JSON.stringify({ plain: { url: 'http://h/mcp', protocolVersion: '2025-11-25' } }),
+    });
+    expect(plain.mcp).toEqual({ transport: 'streamable-http', url: 'http://h/mcp', headers: {} });
+  });
+
   it('names every bad entry at once, as the rest of the configuration does', () => {
     let err: ConfigError | undefined;
     try {
@@ -67,6 +78,7 @@ describe('MCP server configuration', () => {
             neither: { args: ['a'] },
             secret: { url: 'http://h/mcp', headers: { Authorization: 'Bearer ${UNSET_TOKEN}' } },
             ftp: { url: 'ftp://h/mcp' },
+            future: { url: 'http://h/mcp', protocolVersion: '2027-01-01' },
           },
         }),
       });
@@ -81,6 +93,7 @@ describe('MCP server configuration', () => {
     expect(text).toMatch(/neither: needs "command" \(stdio\) or "url"/);
     expect(text).toMatch(/secret\.headers\.Authorization: \$\{UNSET_TOKEN\} is not set/);
     expect(text).toMatch(/ftp\.url: must be an http\(s\) URL/);
+    expect(text).toMatch(/future: needs "command" \(stdio\) or "url" \(streamable-http\): protocolVersion: /);
     expect(() => configuredMcpServers({ MCP_SERVERS: '{not json' })).toThrow(/MCP_SERVERS: is not JSON/);
     expect(() => configuredMcpServers({ MCP_SERVERS_FILE: path.join(tmp.dir, 'missing.json') })).toThrow(/cannot read .*ENOENT/);
     expect(() =>

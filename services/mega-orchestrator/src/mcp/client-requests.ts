@@ -88,6 +88,8 @@ const KEY_PREFIX: Record<ClientRequestMethod, string> = {
 };
 /** The inputRequests key of a call's n-th request: "elicitation-1", "sampling-2", ... */
 export const inputKey = (method: ClientRequestMethod, n: number): string => `${KEY_PREFIX[method]}-${n}`;
+/** A server's own inputRequests key that is passed on as it is: short and printable. */
+const SERVER_KEY = /^[\x21-\x7e]{1,128}$/;
 
 /** Checks every answer given for an open request before any is delivered: -32602 naming the first bad one. */
 export function checkAnswers(
@@ -167,8 +169,15 @@ export class OpenRequests {
     return this.byKey.size;
   }
 
-  ask(method: ClientRequestMethod, params: Record<string, unknown>, signal: AbortSignal): Promise<Record<string, unknown>> {
-    const key = inputKey(method, ++this.count);
+  /** `wanted`: the key the MCP server gave the request, used when it is free (else one of the gateway's). */
+  ask(
+    method: ClientRequestMethod,
+    params: Record<string, unknown>,
+    signal: AbortSignal,
+    wanted?: string,
+  ): Promise<Record<string, unknown>> {
+    this.count += 1;
+    const key = wanted !== undefined && SERVER_KEY.test(wanted) && !this.byKey.has(wanted) ? wanted : inputKey(method, this.count);
     const { answer, settle } = awaitAnswer<Record<string, unknown>>(signal, () => {
       this.byKey.delete(key);
       this.onChange();
@@ -291,8 +300,8 @@ export class InputExchanges {
       asked: new OpenRequests(() => ex.wake?.()),
       controller: new AbortController(),
     };
-    const requester: ClientRequester = (method, params, signal) => {
-      if (clientCan(caller.capabilities, method, params)) return ex.asked.ask(method, params, signal);
+    const requester: ClientRequester = (method, params, signal, key) => {
+      if (clientCan(caller.capabilities, method, params)) return ex.asked.ask(method, params, signal, key);
       // A 2026-07-28 server must not rely on an undeclared capability: the client is told which one (-32021).
       const need = neededCapability(method, params);
       this.settle(

@@ -1,0 +1,87 @@
+/**
+ * MCP servers of the stateless revision (2026-07-28) behind the gateway: no initialize, every request
+ * stands alone, and what the server needs from the client (elicitation, sampling, roots) comes back
+ * in-band as an `input_required` result (SEP-2322) instead of a server-to-client request. Such a
+ * server is declared with `"protocolVersion": "2026-07-28"` in MCP_SERVERS and spoken to with the
+ * official v2 client, pinned to that revision, with its automatic fulfilment off: the gateway puts
+ * each round's requests to the caller of the very call that got them (keyed as the server keyed
+ * them) and sends the request again with the answers and the server's `requestState`.
+ */
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { isPlainObject } from '@mcp-fleet/kit';
+import { VERSION } from './config';
+import type { ClientRequestMethod } from './downstream-client';
+
+export const MODERN_VERSION = '2026-07-28';
+/** Rounds of questions one request may take before the gateway gives up on it (the v2 client's own default). */
+const MAX_ROUNDS = 10;
+const ASKABLE: ReadonlySet<string> = new Set<ClientRequestMethod>(['elicitation/create', 'sampling/createMessage', 'roots/list']);
+
+export type ModernClient = Client;
+
+/** Asks the caller one of the server's input requests; `key` is the server's name for it. */
+export type InputAsker = (method: ClientRequestMethod, params: Record<string, unknown>, key: string) => Promise<Record<string, unknown>>;
+
+/** Connects (server/discover) to a 2026-07-28 server; `capabilities` are what the gateway may be asked. */
+export async function connectModern(
+  url: string,
+  headers: Record<string, string>,
+  capabilities: Record<string, unknown>,
+  timeoutMs: number,
+): Promise<ModernClient> {
+  const client = new Client({ name: 'mcp-fleet-gateway', version: VERSION }, {
+    capabilities,
+    versionNegotiation: { mode: { pin: MODERN_VERSION } },
+    inputRequired: { autoFulfill: false },
+  } as ConstructorParameters<typeof Client>[1]);
+  const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
+  try {
+    await client.connect(transport, { timeout: timeoutMs } as never);
+  } catch (err) {
+    await client.close().catch(() => undefined);
+    throw err;
+  }
+  return client;
+}
+
+/**
+ * Sends a request that the server may answer `input_required`: each round's requests go to `ask`
+ * (all of a round at once), then the request again with `inputResponses` and the server's
+ * `requestState`, until a complete result.
+ */
+export async function withInputRounds<T>(
+  what: string,
+  send: (extra: Record<string, unknown>) => Promise<unknown>,
+  ask: InputAsker,
+): Promise<T> {
+  let extra: Record<string, unknown> = {};
+  for (let round = 1; ; round++) {
+    const result = await send(extra);
+    if (!isPlainObject(result) || result.resultType !== 'input_required') return result as T;
+    const requests = isPlainObject(result.inputRequests) ? Object.entries(result.inputRequests) : [];
+    if (round > MAX_ROUNDS)
+      throw new McpError(ErrorCode.InternalError, `${what} still asked for input after ${MAX_ROUNDS} rounds; the gateway gave up on it.`);
+    for (const [key, request] of requests)
+      if (!isPlainObject(request) || typeof request.method !== 'string' || !ASKABLE.has(request.method))
+        throw new McpError(ErrorCode.InternalError, `${what} asked for input the gateway cannot put to a client (${key}).`);
+    const answers = await Promise.all(
+      requests.map(async ([key, request]) => {
+        const { method, params } = request as { method: ClientRequestMethod; params?: unknown };
+        return [key, await ask(method, isPlainObject(params) ? params : {}, key)] as const;
+      }),
+    );
+    extra = {
+      inputResponses: Object.fromEntries(answers),
+      ...(typeof result.requestState === 'string' ? { requestState: result.requestState } : {}),
+    };
+  }
+}
+
+/** A v2 client's error as the v1 McpError the rest of the gateway reads (code, message, data). */
+export function asMcpError(err: unknown): unknown {
+  if (err instanceof McpError || !(err instanceof Error)) return err;
+  const { code, data } = err as Error & { code?: unknown; data?: unknown };
+  if (typeof code !== 'number') return err;
+  return new McpError(code, err.message.replace(/^(MCP error -?\d+: )+/, ''), data);
+}

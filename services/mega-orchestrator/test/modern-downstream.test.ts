@@ -1,0 +1,119 @@
+/**
+ * An MCP server of the stateless revision (2026-07-28) behind the gateway, declared with
+ * "protocolVersion": "2026-07-28": listed and called through the v2 client, and what it asks
+ * in-band (input_required) reaches the caller of that call in its own era: a 2026-07-28 client sees
+ * the server's own keys (user_name), a 2025-era session is asked on its call's event stream. The
+ * server is a real HTTP server that refuses initialize.
+ */
+import { tempDir } from '@mcp-fleet/testing';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import request from 'supertest';
+import { META_2026, post2026, startGateway, type RunningGateway } from './helpers';
+import { startModernServer, type ModernServer } from './fixtures/modern-mcp-server';
+
+const CAPS = { elicitation: {} };
+
+describe('a 2026-07-28 MCP server behind the gateway', () => {
+  const tmp = tempDir('mcp-fleet-modern-');
+  let server: ModernServer;
+  let g: RunningGateway;
+
+  beforeAll(async () => {
+    server = await startModernServer();
+    g = await startGateway(
+      [
+        {
+          id: 'modern',
+          url: server.url,
+          mcp: { transport: 'streamable-http', url: server.url, headers: {}, protocolVersion: '2026-07-28' },
+        },
+      ],
+      tmp.dir,
+    );
+  });
+  afterAll(async () => {
+    await g?.stop();
+    await server?.stop();
+    tmp.cleanup();
+  });
+
+  async function call2026(name: string, extra: Record<string, unknown> = {}) {
+    const res = await post2026(
+      g.url,
+      'tools/call',
+      { name, arguments: {}, ...extra },
+      { meta: { ...META_2026, 'io.modelcontextprotocol/clientCapabilities': CAPS } },
+    );
+    return (await res.json()) as { result?: Record<string, any>; error?: { code: number; message: string } };
+  }
+
+  it('is listed and called over 2026-07-28 (server/discover, never initialize)', async () => {
+    const tools = (await request(g.url).get('/tools/list').expect(200)).body.tools.map((t: { name: string }) => t.name);
+    expect(tools).toEqual(expect.arrayContaining(['test_input_required_result_elicitation', 'modern_ask_twice', 'modern_echo']));
+    const echoed = await call2026('modern_echo', { arguments: { text: 'hi' } });
+    expect(echoed.result).toMatchObject({ resultType: 'complete', content: [{ type: 'text', text: 'hi' }] });
+    expect(server.methods).toContain('server/discover');
+    expect(server.methods).not.toContain('initialize');
+  });
+
+  it('passes its input_required to a 2026-07-28 caller under the server’s own keys, and the retry finishes the call', async () => {
+    const first = await call2026('test_input_required_result_elicitation');
+    expect(first.result).toMatchObject({
+      resultType: 'input_required',
+      inputRequests: { user_name: { method: 'elicitation/create', params: { message: 'What is your name?' } } },
+    });
+    const done = await call2026('test_input_required_result_elicitation', {
+      inputResponses: { user_name: { action: 'accept', content: { name: 'Ada' } } },
+      requestState: first.result!.requestState,
+    });
+    expect(done.result).toMatchObject({ resultType: 'complete', content: [{ type: 'text', text: 'Hello, Ada!' }] });
+  });
+
+  it('carries the server’s requestState between rounds', async () => {
+    const r1 = await call2026('modern_ask_twice');
+    expect(Object.keys(r1.result!.inputRequests)).toEqual(['name']);
+    const r2 = await call2026('modern_ask_twice', {
+      inputResponses: { name: { action: 'accept', content: { name: 'Grace' } } },
+      requestState: r1.result!.requestState,
+    });
+    expect(r2.result!.inputRequests.colour.params.message).toBe('Grace, your colour?');
+    const done = await call2026('modern_ask_twice', {
+      inputResponses: { colour: { action: 'accept', content: { colour: 'teal' } } },
+      requestState: r2.result!.requestState,
+    });
+    expect(done.result!.content[0].text).toBe('Grace likes teal.');
+  });
+
+  it('asks a 2025-era session on its call’s stream, tools and prompts alike', async () => {
+    const client = new Client({ name: 'v1', version: '1.0.0' }, { capabilities: CAPS });
+    const asked: string[] = [];
+    client.setRequestHandler(ElicitRequestSchema, async (req) => {
+      asked.push(req.params.message);
+      const field = /topic/.test(req.params.message) ? 'topic' : /colour/.test(req.params.message) ? 'colour' : 'name';
+      return { action: 'accept', content: { [field]: field === 'colour' ? 'red' : field === 'topic' ? 'tides' : 'Lin' } };
+    });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${g.url}/mcp`)));
+    const hello = (await client.callTool({ name: 'test_input_required_result_elicitation', arguments: {} })) as CallToolResult;
+    expect(hello.content).toEqual([{ type: 'text', text: 'Hello, Lin!' }]);
+    const twice = (await client.callTool({ name: 'modern_ask_twice', arguments: {} })) as CallToolResult;
+    expect(twice.content).toEqual([{ type: 'text', text: 'Lin likes red.' }]);
+    const prompt = await client.getPrompt({ name: 'modern_prompt' });
+    expect(prompt.messages[0].content).toEqual({ type: 'text', text: 'Write about tides.' });
+    expect(asked).toEqual(['What is your name?', 'Your name?', 'Lin, your colour?', 'Which topic?']);
+    await client.close();
+  });
+
+  it('tells a caller that cannot be asked what the server wanted, and an unknown tool stays the server’s error', async () => {
+    // the REST route has no client to ask
+    const rest = await request(g.url).post('/mcp').send({ tool: 'test_input_required_result_elicitation', arguments: {} });
+    expect(rest.status).toBeGreaterThanOrEqual(400);
+    expect(rest.body.error).toContain(
+      'cannot answer elicitation/create: it did not come over MCP from a client that declared the capability',
+    );
+    const unknown = await call2026('modern_nothing');
+    expect(unknown.error ?? unknown.result).toBeDefined();
+    expect(JSON.stringify(unknown)).toMatch(/modern_nothing/);
+  });
+});

@@ -66,13 +66,23 @@ export type ClientRequestMethod = (typeof CLIENT_REQUEST_METHODS)[number];
  * Answers one such request on behalf of the call's caller: the caller's result, or a thrown McpError
  * the server receives as the JSON-RPC error. The signal aborts when the server withdraws the request.
  */
-export type ClientRequester = (
-  method: ClientRequestMethod,
-  params: Record<string, unknown>,
-  signal: AbortSignal,
-  /** The server's own name for the request (a 2026-07-28 server's inputRequests key): kept where the caller sees keys. */
-  key?: string,
-) => Promise<Record<string, unknown>>;
+/**
+ * The caller's side of a call, as an MCP server behind the gateway may use it: a function that puts
+ * one of the server's requests to the caller, what the caller declared it can be asked, and the
+ * answers it sent up front (2026-07-28 inputResponses on a first request). The last two reach a
+ * 2026-07-28 server in the request itself (mcp-modern.ts).
+ */
+export interface ClientRequester {
+  (
+    method: ClientRequestMethod,
+    params: Record<string, unknown>,
+    signal: AbortSignal,
+    /** The server's own name for the request (a 2026-07-28 server's inputRequests key): kept where the caller sees keys. */
+    key?: string,
+  ): Promise<Record<string, unknown>>;
+  capabilities?: unknown;
+  inputResponses?: Record<string, unknown>;
+}
 
 const NOT_DELIVERED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNECT_TIMEOUT']);
 

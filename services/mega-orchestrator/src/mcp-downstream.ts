@@ -95,6 +95,17 @@ const TOGETHER_MS = 10;
 
 /** The client capabilities the gateway declares when it forwards client requests (defaults applied by the SDK). */
 const FORWARDED_CAPABILITIES = { elicitation: { form: { applyDefaults: true }, url: {} }, sampling: {}, roots: {} };
+
+/** Of a caller's declared capabilities, those the gateway forwards (what a server behind it may ask that caller). */
+function askable(capabilities: unknown): Record<string, unknown> {
+  if (typeof capabilities !== 'object' || capabilities === null) return {};
+  const declared = capabilities as Record<string, unknown>;
+  return Object.fromEntries(
+    Object.keys(FORWARDED_CAPABILITIES)
+      .filter((k) => declared[k] !== undefined)
+      .map((k) => [k, declared[k]]),
+  );
+}
 /** The SDK's own time limit of a call whose caller may be asked things (the gateway's clock governs it). */
 const SDK_BACKSTOP_MS = 24 * 3_600_000;
 const DEFAULT_INPUT_TIMEOUT_MS = 300_000;
@@ -278,6 +289,11 @@ export class McpDownstream implements Downstream {
     });
     const asker = (slot: CallSlot) => (method: ClientRequestMethod, params: Record<string, unknown>, key: string) =>
       this.askCaller(slot, method, params, controller.signal, key);
+    // The server learns what this caller can be asked (of what the gateway forwards), and gets the answers it sent up front.
+    const caller = req.onClientRequest;
+    const forwards = this.options.forwardClientRequests === true;
+    const meta = { _meta: { 'io.modelcontextprotocol/clientCapabilities': askable(forwards ? caller?.capabilities : undefined) } };
+    const first = caller?.inputResponses ? { inputResponses: caller.inputResponses } : {};
     try {
       const client = await this.modernClient(req.timeoutMs);
       const caps = client.getServerCapabilities() ?? {};
@@ -302,8 +318,9 @@ export class McpDownstream implements Downstream {
           const json = await this.inFlight(`resource ${uri}`, req, clock, (slot) =>
             withInputRounds(
               `Reading ${uri}`,
-              (extra) => client.readResource({ uri, ...extra }, { ...opts, allowInputRequired: true } as never),
+              (extra) => client.readResource({ uri, ...meta, ...extra }, { ...opts, allowInputRequired: true } as never),
               asker(slot),
+              first,
             ),
           );
           return { status: 200, json };
@@ -313,8 +330,9 @@ export class McpDownstream implements Downstream {
           const json = await this.inFlight(`prompt ${name}`, req, clock, (slot) =>
             withInputRounds(
               `The prompt ${name}`,
-              (extra) => client.getPrompt({ name, arguments: args, ...extra }, { ...opts, allowInputRequired: true } as never),
+              (extra) => client.getPrompt({ name, arguments: args, ...meta, ...extra }, { ...opts, allowInputRequired: true } as never),
               asker(slot),
+              first,
             ),
           );
           return { status: 200, json };
@@ -331,8 +349,13 @@ export class McpDownstream implements Downstream {
             withInputRounds<CallToolResult>(
               `The tool ${name}`,
               (extra) =>
-                client.callTool({ name, arguments: args ?? {}, ...extra }, { ...opts, ...progress, allowInputRequired: true } as never),
+                client.callTool({ name, arguments: args ?? {}, ...meta, ...extra }, {
+                  ...opts,
+                  ...progress,
+                  allowInputRequired: true,
+                } as never),
               asker(slot),
+              first,
             ),
           );
           return this.toEnvelope(result);

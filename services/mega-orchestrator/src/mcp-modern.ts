@@ -54,8 +54,10 @@ export async function withInputRounds<T>(
   what: string,
   send: (extra: Record<string, unknown>) => Promise<unknown>,
   ask: InputAsker,
+  /** What the first request carries besides (answers the caller sent up front). */
+  first: Record<string, unknown> = {},
 ): Promise<T> {
-  let extra: Record<string, unknown> = {};
+  let extra: Record<string, unknown> = first;
   for (let round = 1; ; round++) {
     const result = await send(extra);
     if (!isPlainObject(result) || result.resultType !== 'input_required') return result as T;

@@ -334,6 +334,7 @@ export class TaskManager extends EventEmitter {
     this.inputs.set(row.task_id, { open, written: () => written });
     const ask: ClientRequester = (method, params, signal, key) =>
       clientCan(capabilities, method, params) ? open.ask(method, params, signal, key) : Promise.reject(cannotAnswer(method, params));
+    ask.capabilities = capabilities;
     try {
       const answer = await run(controller.signal, timeoutMs, progress.report, ask);
       result = JSON.stringify(answer);

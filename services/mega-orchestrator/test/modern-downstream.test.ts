@@ -6,6 +6,7 @@
  * server is a real HTTP server that refuses initialize.
  */
 import { tempDir } from '@mcp-fleet/testing';
+import { conformanceProblems, runConformanceScenario, type ConformanceCheck } from '@mcp-fleet/testing/conformance';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -15,23 +16,20 @@ import { startModernServer, type ModernServer } from './fixtures/modern-mcp-serv
 
 const CAPS = { elicitation: {} };
 
+/** The modern fixture server, and a gateway in front of it that declares it 2026-07-28. */
+async function gatewayInFront(dir: string): Promise<{ server: ModernServer; g: RunningGateway }> {
+  const server = await startModernServer();
+  const mcp = { transport: 'streamable-http' as const, url: server.url, headers: {}, protocolVersion: '2026-07-28' as const };
+  return { server, g: await startGateway([{ id: 'modern', url: server.url, mcp }], dir) };
+}
+
 describe('a 2026-07-28 MCP server behind the gateway', () => {
   const tmp = tempDir('mcp-fleet-modern-');
   let server: ModernServer;
   let g: RunningGateway;
 
   beforeAll(async () => {
-    server = await startModernServer();
-    g = await startGateway(
-      [
-        {
-          id: 'modern',
-          url: server.url,
-          mcp: { transport: 'streamable-http', url: server.url, headers: {}, protocolVersion: '2026-07-28' },
-        },
-      ],
-      tmp.dir,
-    );
+    ({ server, g } = await gatewayInFront(tmp.dir));
   });
   afterAll(async () => {
     await g?.stop();
@@ -115,5 +113,50 @@ describe('a 2026-07-28 MCP server behind the gateway', () => {
     const unknown = await call2026('modern_nothing');
     expect(unknown.error ?? unknown.result).toBeDefined();
     expect(JSON.stringify(unknown)).toMatch(/modern_nothing/);
+  });
+});
+
+/**
+ * The official conformance suite's input-required-result scenarios, run against the gateway's /mcp
+ * with the fixture's tools behind it: the multi round-trip requests of a 2026-07-28 server reach a
+ * 2026-07-28 client through the gateway as the server wrote them (keys, rounds, its requestState
+ * kept inside the gateway's own).
+ */
+describe('the conformance suite’s input-required-result scenarios through the gateway', () => {
+  const SCENARIOS = [
+    'input-required-result-basic-elicitation',
+    'input-required-result-basic-sampling',
+    'input-required-result-basic-list-roots',
+    'input-required-result-capability-check',
+    'input-required-result-ignore-extra-params',
+    'input-required-result-missing-input-response',
+    'input-required-result-multi-round',
+    'input-required-result-multiple-input-requests',
+    'input-required-result-non-tool-request',
+    'input-required-result-request-state',
+    'input-required-result-result-type',
+    'input-required-result-tampered-state',
+    'input-required-result-unsupported-methods',
+    'input-required-result-validate-input',
+  ];
+  const tmp = tempDir('mcp-fleet-modern-conformance-');
+  let server: ModernServer;
+  let g: RunningGateway;
+  const results = new Map<string, ConformanceCheck[]>();
+
+  beforeAll(async () => {
+    ({ server, g } = await gatewayInFront(tmp.dir));
+    for (const scenario of SCENARIOS) results.set(scenario, await runConformanceScenario(`${g.url}/mcp`, scenario, tmp.dir));
+  }, 180_000);
+  afterAll(async () => {
+    await g?.stop();
+    await server?.stop();
+    tmp.cleanup();
+  });
+
+  it.each(SCENARIOS)('%s', (scenario) => {
+    const checks = results.get(scenario)!;
+    expect(checks.filter((c) => c.status === 'SUCCESS').length).toBeGreaterThan(0);
+    expect(conformanceProblems(checks)).toEqual([]);
   });
 });

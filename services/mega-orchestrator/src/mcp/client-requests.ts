@@ -291,6 +291,8 @@ export class InputExchanges {
     caller: ExchangeCaller,
     requestSignal: AbortSignal,
     listeners: CallListeners = {},
+    /** Answers the client sent with its first request (for a 2026-07-28 server that takes them). */
+    inputResponses?: Record<string, unknown>,
   ): Promise<Record<string, unknown>> {
     const ex: Exchange = {
       id: randomUUID(),
@@ -319,6 +321,8 @@ export class InputExchanges {
       );
       return Promise.reject(cannotAnswer(method, params));
     };
+    requester.capabilities = caller.capabilities;
+    if (inputResponses) requester.inputResponses = inputResponses;
     ex.listeners = listeners;
     // What the first request asked for is relayed for the whole call, to whichever round is open.
     const relay: CallListeners = {

@@ -408,7 +408,7 @@ export class McpSessionTransport {
    * not accept an event stream, cannot be asked: the server is told so.
    */
   private asker(live: LiveSession, stream: LazyEventStream, callSignal: AbortSignal): ClientRequester {
-    return (method, params, signal) => {
+    const ask: ClientRequester = (method, params, signal) => {
       if (!clientCan(live.server.getClientCapabilities(), method, params)) return Promise.reject(cannotAnswer(method, params));
       if (method === 'elicitation/create' && params.mode === 'url') this.rememberUrlElicitations(live, [params]);
       if (!stream.start())
@@ -434,6 +434,8 @@ export class McpSessionTransport {
       }
       return answer;
     };
+    ask.capabilities = live.server.getClientCapabilities();
+    return ask;
   }
 
   private async initialize(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {

@@ -337,7 +337,7 @@ async function withInput(
   if (params.requestState !== undefined) return ctx.inputs.resume(params.requestState, params.inputResponses, caller, closed, listeners);
   if (params.inputResponses !== undefined && !isPlainObject(params.inputResponses))
     throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'params.inputResponses must be an object keyed by the inputRequests keys.');
-  return ctx.inputs.call(run, caller, closed, listeners);
+  return ctx.inputs.call(run, caller, closed, listeners, params.inputResponses as Record<string, unknown> | undefined);
 }
 
 /** tools/call through withInput: progress and log messages stream as the request asked (callListeners). */

@@ -118,6 +118,8 @@ const MAX_TOOL_PAGES = 100;
 const START_TIMEOUT_MS = 30_000;
 const STDERR_LINES = 20;
 const TIMEOUT = Symbol('timeout');
+/** Thrown by connect() when the server turned out to speak only 2026-07-28: the request goes that way. */
+const SPEAKS_MODERN = Symbol('speaks 2026-07-28');
 
 export class McpDownstream implements Downstream {
   readonly url: string;
@@ -126,6 +128,8 @@ export class McpDownstream implements Downstream {
   private connecting?: Promise<Client>;
   /** A 2026-07-28 server's v2 client (connected by server/discover), while it answers. */
   private modern?: Promise<ModernClient>;
+  /** An HTTP server not declared 2026-07-28 that turned out to be one (discoveredModern). */
+  private foundModern = false;
   private failures = 0;
   private nextAttemptAt = 0;
   private connectedAt = 0;
@@ -163,8 +167,14 @@ export class McpDownstream implements Downstream {
   }
 
   async request(req: DownstreamRequest): Promise<DownstreamAnswer> {
-    if (this.spec.transport === 'streamable-http' && this.spec.protocolVersion === MODERN_VERSION) return this.requestModern(req);
-    const client = await this.connected(req.timeoutMs);
+    if (this.speaksModern) return this.requestModern(req);
+    let client: Client;
+    try {
+      client = await this.connected(req.timeoutMs);
+    } catch (err) {
+      if (err === SPEAKS_MODERN) return this.requestModern(req);
+      throw err;
+    }
     const controller = new AbortController();
     const clock = new CallClock(req.timeoutMs, () => controller.abort(TIMEOUT));
     const onAbort = () => controller.abort(req.signal?.reason);
@@ -370,6 +380,25 @@ export class McpDownstream implements Downstream {
       clock.stop();
       req.signal?.removeEventListener('abort', onAbort);
     }
+  }
+
+  /** Declared 2026-07-28, or found to be (it refused initialize and answered server/discover). */
+  private get speaksModern(): boolean {
+    return this.spec.transport === 'streamable-http' && (this.spec.protocolVersion === MODERN_VERSION || this.foundModern);
+  }
+
+  /** Whether this HTTP server, which refused initialize, answers server/discover (then it is spoken to in 2026-07-28 from now on). */
+  private async discoveredModern(): Promise<boolean> {
+    try {
+      await this.modernClient(START_TIMEOUT_MS);
+    } catch {
+      return false;
+    }
+    this.foundModern = true;
+    this.options.logger.info(
+      `${this.options.id} refused initialize and answered server/discover: it is spoken to in MCP ${MODERN_VERSION}`,
+    );
+    return true;
   }
 
   /** The 2026-07-28 server's client, connected (server/discover) on first use and again after a failure. */
@@ -645,6 +674,8 @@ export class McpDownstream implements Downstream {
       await client.connect(transport, { timeout: START_TIMEOUT_MS });
     } catch (err) {
       await transport.close().catch(() => undefined);
+      // An HTTP server that refuses initialize may be of the stateless revision: asked with server/discover, it is used as one.
+      if (this.spec.transport === 'streamable-http' && (await this.discoveredModern())) throw SPEAKS_MODERN;
       this.failed(`it did not start: ${(err as Error).message}${this.stderrTail()}`);
       throw new DownstreamFailure('refused', `${id} did not start: ${this.lastProblem}`, false, { cause: err });
     }

@@ -116,6 +116,33 @@ describe('a 2026-07-28 MCP server behind the gateway', () => {
   });
 });
 
+describe('an HTTP MCP server not declared 2026-07-28 that only speaks it', () => {
+  const tmp = tempDir('mcp-fleet-modern-found-');
+  let server: ModernServer;
+  let g: RunningGateway;
+
+  beforeAll(async () => {
+    server = await startModernServer();
+    const mcp = { transport: 'streamable-http' as const, url: server.url, headers: {} };
+    g = await startGateway([{ id: 'modern', url: server.url, mcp }], tmp.dir);
+  });
+  afterAll(async () => {
+    await g?.stop();
+    await server?.stop();
+    tmp.cleanup();
+  });
+
+  it('is found by server/discover once it refuses initialize, and used as one from then on', async () => {
+    const tools = (await request(g.url).get('/tools/list').expect(200)).body.tools.map((t: { name: string }) => t.name);
+    expect(tools).toContain('modern_echo');
+    const res = await post2026(g.url, 'tools/call', { name: 'modern_echo', arguments: { text: 'found' } });
+    expect(((await res.json()) as { result: { content: unknown } }).result.content).toEqual([{ type: 'text', text: 'found' }]);
+    // one refused initialize, then only the new revision's requests
+    expect(server.methods.filter((m) => m === 'initialize')).toHaveLength(1);
+    expect(server.methods.indexOf('server/discover')).toBeGreaterThan(server.methods.indexOf('initialize'));
+  });
+});
+
 /**
  * The official conformance suite's input-required-result scenarios, run against the gateway's /mcp
  * with the fixture's tools behind it: the multi round-trip requests of a 2026-07-28 server reach a

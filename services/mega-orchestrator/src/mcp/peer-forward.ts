@@ -65,7 +65,13 @@ export function forwardToPeer(
   self: string | undefined,
   logger: Logger,
 ): Promise<boolean> {
-  const url = new URL(target);
+  let url: URL;
+  try {
+    url = new URL(target);
+  } catch {
+    logger.warn('a gateway instance address is not a URL; the request is refused instead of forwarded', { target });
+    return Promise.resolve(false);
+  }
   const payload = Buffer.from(JSON.stringify(body));
   const headers = keep(req.headers);
   headers['content-length'] = payload.length;

@@ -63,14 +63,12 @@ export const CLIENT_REQUEST_METHODS = ['elicitation/create', 'sampling/createMes
 export type ClientRequestMethod = (typeof CLIENT_REQUEST_METHODS)[number];
 
 /**
- * Answers one such request on behalf of the call's caller: the caller's result, or a thrown McpError
- * the server receives as the JSON-RPC error. The signal aborts when the server withdraws the request.
- */
-/**
- * The caller's side of a call, as an MCP server behind the gateway may use it: a function that puts
- * one of the server's requests to the caller, what the caller declared it can be asked, and the
- * answers it sent up front (2026-07-28 inputResponses on a first request). The last two reach a
- * 2026-07-28 server in the request itself (mcp-modern.ts).
+ * The caller's side of a call, as an MCP server behind the gateway may use it: a function that
+ * answers one such request on behalf of the call's caller (the caller's result, or a thrown McpError
+ * the server receives as the JSON-RPC error; the signal aborts when the server withdraws the
+ * request), what the caller declared it can be asked, and the answers it sent up front (2026-07-28
+ * inputResponses on a first request). The last two reach a 2026-07-28 server in the request itself
+ * (mcp-modern.ts).
  */
 export interface ClientRequester {
   (

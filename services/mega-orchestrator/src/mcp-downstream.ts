@@ -175,12 +175,7 @@ export class McpDownstream implements Downstream {
       if (err === SPEAKS_MODERN) return this.requestModern(req);
       throw err;
     }
-    const controller = new AbortController();
-    const clock = new CallClock(req.timeoutMs, () => controller.abort(TIMEOUT));
-    const onAbort = () => controller.abort(req.signal?.reason);
-    req.signal?.addEventListener('abort', onAbort, { once: true });
-    // The gateway's own clock bounds the call (stopped while its caller is asked something); the SDK's is a backstop behind it.
-    const opts = { signal: controller.signal, timeout: req.onClientRequest ? SDK_BACKSTOP_MS : req.timeoutMs + 1000 };
+    const { signal, clock, opts, end } = this.scope(req);
     try {
       if (req.method === 'GET' && req.path === '/health') {
         await client.ping(opts);
@@ -264,11 +259,28 @@ export class McpDownstream implements Downstream {
       }
       return { status: 404, json: this.error('NOT_FOUND', `${req.method} ${req.path} has no MCP equivalent`) };
     } catch (err) {
-      return this.failure(err, controller.signal, req);
+      return this.failure(err, signal, req);
     } finally {
+      end();
+    }
+  }
+
+  /**
+   * A request's own time limit and abort: aborted by its caller or when its clock runs out; the
+   * SDK's options for it (the gateway's clock bounds the call, stopped while its caller is asked
+   * something; the SDK's is a backstop behind it). `end` releases them.
+   */
+  private scope(req: DownstreamRequest) {
+    const controller = new AbortController();
+    const clock = new CallClock(req.timeoutMs, () => controller.abort(TIMEOUT));
+    const onAbort = () => controller.abort(req.signal?.reason);
+    req.signal?.addEventListener('abort', onAbort, { once: true });
+    const opts = { signal: controller.signal, timeout: req.onClientRequest ? SDK_BACKSTOP_MS : req.timeoutMs + 1000 };
+    const end = () => {
       clock.stop();
       req.signal?.removeEventListener('abort', onAbort);
-    }
+    };
+    return { signal: controller.signal, clock, opts, end };
   }
 
   /**
@@ -279,15 +291,9 @@ export class McpDownstream implements Downstream {
    * would be needed); list changes are found by the gateway's polling.
    */
   private async requestModern(req: DownstreamRequest): Promise<DownstreamAnswer> {
-    const controller = new AbortController();
-    const clock = new CallClock(req.timeoutMs, () => controller.abort(TIMEOUT));
-    const onAbort = () => controller.abort(req.signal?.reason);
-    req.signal?.addEventListener('abort', onAbort, { once: true });
-    const opts = {
-      signal: controller.signal,
-      timeout: req.onClientRequest ? SDK_BACKSTOP_MS : req.timeoutMs + 1000,
-      cacheMode: 'bypass' as const,
-    };
+    const { signal, clock, opts: base, end } = this.scope(req);
+    // the gateway polls the lists itself: the v2 client's response cache is not used
+    const opts = { ...base, cacheMode: 'bypass' as const };
     const body = () => JSON.parse(req.body ?? '{}') as Record<string, unknown>;
     // every page of a list, under its key
     const listed = async <K extends string>(
@@ -298,7 +304,7 @@ export class McpDownstream implements Downstream {
       json: { [key]: await allPages(page, (r) => (r as Record<string, unknown>)[key] as unknown[]) },
     });
     const asker = (slot: CallSlot) => (method: ClientRequestMethod, params: Record<string, unknown>, key: string) =>
-      this.askCaller(slot, method, params, controller.signal, key);
+      this.askCaller(slot, method, params, signal, key);
     // The server learns what this caller can be asked (of what the gateway forwards), and gets the answers it sent up front.
     const caller = req.onClientRequest;
     const forwards = this.options.forwardClientRequests === true;
@@ -375,10 +381,9 @@ export class McpDownstream implements Downstream {
       }
     } catch (err) {
       if (err instanceof DownstreamFailure) throw err;
-      return this.failure(asMcpError(err), controller.signal, req);
+      return this.failure(asMcpError(err), signal, req);
     } finally {
-      clock.stop();
-      req.signal?.removeEventListener('abort', onAbort);
+      end();
     }
   }
 
@@ -784,7 +789,7 @@ export class McpDownstream implements Downstream {
 
   /** Forget a broken connection so the next request connects again. */
   private drop(problem: string): void {
-    this.modern = undefined;
+    void this.closeModern();
     const client = this.client;
     if (!client) return;
     this.client = undefined;
@@ -797,6 +802,15 @@ export class McpDownstream implements Downstream {
     if (this.restartTimer) clearTimeout(this.restartTimer);
     const client = this.client ?? (await this.connecting?.catch(() => undefined));
     this.client = undefined;
+    await client?.close().catch(() => undefined);
+    await this.closeModern();
+  }
+
+  /** Forgets the 2026-07-28 server's client (the next request connects again) and closes it. */
+  private async closeModern(): Promise<void> {
+    const modern = this.modern;
+    this.modern = undefined;
+    const client = await modern?.catch(() => undefined);
     await client?.close().catch(() => undefined);
   }
 

@@ -11,12 +11,12 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { isPlainObject } from '@mcp-fleet/kit';
 import { VERSION } from './config';
-import type { ClientRequestMethod } from './downstream-client';
+import { CLIENT_REQUEST_METHODS, type ClientRequestMethod } from './downstream-client';
 
 export const MODERN_VERSION = '2026-07-28';
 /** Rounds of questions one request may take before the gateway gives up on it (the v2 client's own default). */
 const MAX_ROUNDS = 10;
-const ASKABLE: ReadonlySet<string> = new Set<ClientRequestMethod>(['elicitation/create', 'sampling/createMessage', 'roots/list']);
+const ASKABLE: ReadonlySet<string> = new Set(CLIENT_REQUEST_METHODS);
 
 export type ModernClient = Client;
 
@@ -80,10 +80,9 @@ export async function withInputRounds<T>(
   }
 }
 
-/** A v2 client's error as the v1 McpError the rest of the gateway reads (code, message, data). */
+/** A v2 client's error as the v1 McpError the rest of the gateway reads (code, message, data; its prefixes are stripped there). */
 export function asMcpError(err: unknown): unknown {
   if (err instanceof McpError || !(err instanceof Error)) return err;
   const { code, data } = err as Error & { code?: unknown; data?: unknown };
-  if (typeof code !== 'number') return err;
-  return new McpError(code, err.message.replace(/^(MCP error -?\d+: )+/, ''), data);
+  return typeof code === 'number' ? new McpError(code, err.message, data) : err;
 }

@@ -408,8 +408,9 @@ export class McpSessionTransport {
    * not accept an event stream, cannot be asked: the server is told so.
    */
   private asker(live: LiveSession, stream: LazyEventStream, callSignal: AbortSignal): ClientRequester {
+    const capabilities = live.server.getClientCapabilities();
     const ask: ClientRequester = (method, params, signal) => {
-      if (!clientCan(live.server.getClientCapabilities(), method, params)) return Promise.reject(cannotAnswer(method, params));
+      if (!clientCan(capabilities, method, params)) return Promise.reject(cannotAnswer(method, params));
       if (method === 'elicitation/create' && params.mode === 'url') this.rememberUrlElicitations(live, [params]);
       if (!stream.start())
         return Promise.reject(
@@ -434,7 +435,7 @@ export class McpSessionTransport {
       }
       return answer;
     };
-    ask.capabilities = live.server.getClientCapabilities();
+    ask.capabilities = capabilities;
     return ask;
   }
 

@@ -45,6 +45,18 @@ async function session(origin: string, pathName: string): Promise<Record<string,
   return out;
 }
 
+/** Seconds the process behind origin spent in GC pauses so far, by kind (its /metrics, prom-client's default metrics). */
+async function gcSeconds(origin: string): Promise<Record<string, number>> {
+  const text = await fetch(`${origin}/metrics`).then(
+    (r) => r.text(),
+    () => '',
+  );
+  const out: Record<string, number> = {};
+  for (const m of text.matchAll(/^mcp_fleet_nodejs_gc_duration_seconds_sum\{[^}]*\bkind="(\w+)"[^}]*\} ([\d.e+-]+)$/gm))
+    out[m[1]] = Number(m[2]);
+  return out;
+}
+
 async function waitHttp(url: string, timeoutMs: number): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (Date.now() < end) {
@@ -179,13 +191,23 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
       },
     };
     const rows: { path: string; result: LoadResult; cpuMsPerCall?: number; loadgenCpuMsPerCall: number }[] = [];
+    // The gateway's GC pauses per 1,000 calls at 32 connections, by kind (minor: scavenges).
+    let gatewayGcMsPer1000: Record<string, number> | undefined;
     const perCall = (ms: number, result: LoadResult) => Math.round((ms / Math.max(1, result.requests + result.errors)) * 1000) / 1000;
     for (const concurrency of [1, 32]) {
       for (const [name, c] of Object.entries(calls)) {
         const cpu0 = cpuOf(name);
         const self0 = process.cpuUsage();
+        const gc0 = name === 'gateway' && concurrency === 32 ? await gcSeconds(gw) : undefined;
         const result = await runLoad(c.origin, c.call, concurrency, options.durationMs);
         const cpu1 = cpuOf(name);
+        if (gc0) {
+          const gc1 = await gcSeconds(gw);
+          const calls = Math.max(1, result.requests + result.errors);
+          gatewayGcMsPer1000 = Object.fromEntries(
+            Object.entries(gc1).map(([kind, s]) => [kind, Math.round((((s - (gc0[kind] ?? 0)) * 1e6) / calls) * 10) / 10]),
+          );
+        }
         const self = process.cpuUsage(self0);
         rows.push({
           path: name,
@@ -281,11 +303,32 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
             `Server CPU per call at 32 connections (every process and thread of the path, from /proc; independent of the load generator's share of the machine): supergateway and its filesystem server ${cpu32('supergateway')} ms, the gateway and filesystem-mcp ${cpu32('gateway')} ms (the alternative costs **${cpuRatio32}×** ours), the floor ${cpu32('floor')} ms, filesystem-mcp alone ${cpu32('direct')} ms.`,
           ]
         : []),
+      ...(gatewayGcMsPer1000
+        ? [
+            '',
+            `The gateway's GC pauses at 32 connections (its /metrics), ms per 1,000 calls: ${Object.entries(gatewayGcMsPer1000)
+              .map(([kind, ms]) => `${kind} ${ms}`)
+              .join(', ')} (warm-up included).`,
+          ]
+        : []),
       '',
       `The floor with its second hop as one persistent socket of NDJSON frames instead of HTTP requests (floor-channel) reached ${get('floor-channel', 32).throughput} calls/s at 32 connections${cpu32('floor-channel') !== undefined && cpu32('floor') !== undefined ? ` at ${cpu32('floor-channel')} ms server CPU per call, ${Math.round((cpu32('floor')! - cpu32('floor-channel')!) * 1000) / 1000} ms less than over HTTP: what a persistent gateway↔service channel could save per call` : ''}.`,
     ].join('\n');
     return {
-      json: { rows, ratio32, pairedRatios, medianRatio, pooledRatio, pairMs, addedP50, floorAddedP50, floorShare32, target32, cpuRatio32 },
+      json: {
+        rows,
+        gatewayGcMsPer1000,
+        ratio32,
+        pairedRatios,
+        medianRatio,
+        pooledRatio,
+        pairMs,
+        addedP50,
+        floorAddedP50,
+        floorShare32,
+        target32,
+        cpuRatio32,
+      },
       markdown,
     };
   } finally {

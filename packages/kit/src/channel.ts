@@ -16,6 +16,7 @@
 import type { IncomingMessage, RequestListener } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
+import { InFlight } from './in-flight';
 
 export const CHANNEL_PATH = '/_fleet/channel';
 export const CHANNEL_PROTOCOL = 'mcp-fleet-channel';
@@ -96,7 +97,7 @@ export function serveChannel(
 ): Upgraded {
   socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: ${CHANNEL_PROTOCOL}\r\nConnection: Upgrade\r\n\r\n`);
   socket.setNoDelay?.(true);
-  const running = new Map<number, AbortController>();
+  const running = new InFlight<number, AbortController>();
   // Shutting down: calls in flight finish, new ones are refused, and the connection ends after the last.
   let draining = false;
   const endIfDrained = () => {

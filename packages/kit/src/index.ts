@@ -19,3 +19,4 @@ export * from './envfile';
 export * from './serial';
 export * from './credentials';
 export * from './worker';
+export * from './in-flight';

@@ -8,7 +8,7 @@
  */
 import http from 'node:http';
 import type { Socket } from 'node:net';
-import { CHANNEL_PATH, CHANNEL_PROTOCOL, readFrames, resultTextOf, sendFrame } from '@mcp-fleet/kit';
+import { CHANNEL_PATH, CHANNEL_PROTOCOL, InFlight, readFrames, resultTextOf, sendFrame } from '@mcp-fleet/kit';
 import { DownstreamFailure, type DownstreamAnswer, type DownstreamRequest } from './downstream-client';
 
 /** A service without a channel is asked again after this long. */
@@ -26,7 +26,7 @@ export class DownstreamChannel {
   private retryAt = 0;
   private seq = 0;
   /** Calls in flight, with the socket each went out on. */
-  private readonly pending = new Map<number, { socket: Socket; finish: Finish }>();
+  private readonly pending = new InFlight<number, { socket: Socket; finish: Finish }>();
   private closed = false;
 
   constructor(
@@ -146,7 +146,7 @@ export class DownstreamChannel {
     socket.once('close', () => {
       if (this.socket === socket) this.socket = undefined;
       this.retryAt = Date.now() + REOPEN_MS;
-      for (const p of [...this.pending.values()])
+      for (const p of this.pending.values())
         if (p.socket === socket) p.finish(new DownstreamFailure('connection', 'the channel to the service closed', true));
     });
   }

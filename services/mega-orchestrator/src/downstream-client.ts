@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import { InFlight } from '@mcp-fleet/kit';
 import { DownstreamChannel } from './downstream-channel';
 
 /** Why a request to a downstream got no HTTP answer. */
@@ -169,7 +170,8 @@ export class DownstreamClient implements Downstream {
   private readonly authorization?: string;
   private readonly agent: http.Agent;
   private readonly target: { protocol: string; hostname: string; port: number; request: typeof http.request };
-  private readonly active = new Set<Promise<unknown>>();
+  private readonly active = new InFlight<number, Promise<unknown>>();
+  private activeSeq = 0;
 
   constructor(
     rawUrl: string,
@@ -215,11 +217,10 @@ export class DownstreamClient implements Downstream {
   request(req: DownstreamRequest): Promise<DownstreamAnswer> {
     const pending =
       this.channel && req.method === 'POST' && req.path === '/tools/call' && !req.onProgress ? this.viaChannel(req) : this.send(req);
-    this.active.add(pending);
-    void pending.then(
-      () => this.active.delete(pending),
-      () => this.active.delete(pending),
-    );
+    const key = ++this.activeSeq;
+    this.active.set(key, pending);
+    const settled = () => this.active.delete(key);
+    void pending.then(settled, settled);
     return pending;
   }
 
@@ -339,7 +340,7 @@ export class DownstreamClient implements Downstream {
 
   /** Lets the requests in flight finish, then closes the sockets. */
   async close(): Promise<void> {
-    await Promise.allSettled([...this.active]);
+    await Promise.allSettled(this.active.values());
     this.channel?.close();
     this.agent.destroy();
   }

@@ -23,7 +23,7 @@ import {
   ToolListChangedNotificationSchema,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
-import { isErrorCode, statusForCode, type ErrorCode as FleetCode, type Logger } from '@mcp-fleet/kit';
+import { InFlight, isErrorCode, statusForCode, type ErrorCode as FleetCode, type Logger } from '@mcp-fleet/kit';
 import {
   DownstreamFailure,
   displayUrl,
@@ -140,9 +140,10 @@ export class McpDownstream implements Downstream {
   /** How many times the server was started (stdio) or connected (HTTP), for /services and tests. */
   starts = 0;
   /** The progress listeners of calls in flight, by the progressToken the gateway gave each call. */
-  private readonly progress = new Map<string, ProgressListener>();
+  private readonly progress = new InFlight<string, ProgressListener>();
   /** Tool calls in flight, for what the server asks its client meanwhile. */
-  private readonly calls = new Set<CallSlot>();
+  private readonly calls = new InFlight<number, CallSlot>();
+  private callSeq = 0;
   /** Resource URIs the gateway subscribed to here (subscribed again after a restart). */
   private readonly subscribed = new Set<string>();
 
@@ -463,7 +464,7 @@ export class McpDownstream implements Downstream {
 
   /** The calls in flight that can be sending a message now: those not blocked on their caller's answer (else all). */
   private sendingCalls(now: number): CallSlot[] {
-    const all = [...this.calls];
+    const all = this.calls.values();
     const running = all.filter((c) => c.asking === 0 || now - c.askedAt < TOGETHER_MS);
     return running.length > 0 ? running : all;
   }
@@ -474,7 +475,7 @@ export class McpDownstream implements Downstream {
    * waiting on its caller may still log, so with several in flight none is told (not the wrong one).
    */
   private serverLog(params: { level?: unknown; logger?: unknown; data?: unknown }): void {
-    const calls = [...this.calls];
+    const calls = this.calls.values();
     const message = {
       level: String(params.level ?? 'info'),
       ...(typeof params.logger === 'string' ? { logger: params.logger } : {}),
@@ -490,11 +491,12 @@ export class McpDownstream implements Downstream {
    */
   private async inFlight<T>(what: string, req: DownstreamRequest, clock: CallClock, work: (slot: CallSlot) => Promise<T>): Promise<T> {
     const slot: CallSlot = { tool: what, requester: req.onClientRequest, onLog: req.onLog, clock, asking: 0, askedAt: 0 };
-    this.calls.add(slot);
+    const key = ++this.callSeq;
+    this.calls.set(key, slot);
     try {
       return await work(slot);
     } finally {
-      this.calls.delete(slot);
+      this.calls.delete(key);
     }
   }
 

@@ -1,8 +1,9 @@
-import { createLogger, createTracer, runService, setProcessTracer } from '@mcp-fleet/kit';
+import { createLogger, createTracer, runService, setProcessTracer, tuneHeapForServing } from '@mcp-fleet/kit';
 import { getService } from '@mcp-fleet/inventory';
 import { createApp } from './app';
 import { readConfig, SERVICE_ID } from './config';
 
+tuneHeapForServing();
 let config: ReturnType<typeof readConfig>;
 try {
   config = readConfig();

@@ -2,7 +2,7 @@ import type { ClientRequester, LogListener, ProgressListener } from '../downstre
 import { CALL_STREAM, LazyEventStream, progressNotification, replayEnded } from './event-stream';
 import { SessionEventStore } from './event-store';
 import { randomUUID } from 'node:crypto';
-import { isPlainObject, JSONRPC_CODES, sendJson, type HttpResponse } from '@mcp-fleet/kit';
+import { InFlight, isPlainObject, JSONRPC_CODES, sendJson, type HttpResponse } from '@mcp-fleet/kit';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '@mcp-fleet/kit';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -26,15 +26,15 @@ interface LiveSession {
   createdAt: number;
   lastSeen: number;
   /** Request ids awaiting their answer: the SDK maps answers by id, so a reused id would never be answered. */
-  inFlight: Set<string | number>;
+  inFlight: InFlight<string | number, true>;
   /** The fast path's running tools/call requests by id, for notifications/cancelled to abort. */
-  running: Map<string | number, AbortController>;
+  running: InFlight<string | number, AbortController>;
   /** Requests the gateway put to the client (an MCP server's elicitation, sampling, roots), awaiting its answer by id. */
   asking: Map<string, { resolve(result: Record<string, unknown>): void; reject(err: unknown): void }>;
   /** The session's SSE events, for a client that resumes a stream (GET with Last-Event-ID). */
   events: SessionEventStore;
   /** Event streams of the fast path's running calls, by stream id (a resuming client is attached to one). */
-  callStreams: Map<string, LazyEventStream>;
+  callStreams: InFlight<string, LazyEventStream>;
 }
 
 /** The requests of a live session answered without the SDK transport (McpSessionTransportOptions.answer). */
@@ -303,7 +303,7 @@ export class McpSessionTransport {
           `Request id ${JSON.stringify(reused)} is already in flight in this session; give every request its own id.`,
         );
       }
-      for (const id of ids) live.inFlight.add(id);
+      for (const id of ids) live.inFlight.set(id, true);
       const single = Array.isArray(body) ? undefined : (body as Record<string, unknown>);
       if (single && DIRECT_METHODS.has(single.method) && 'id' in single && !isTaskCall(single) && this.options.answer) {
         // in flight until the call ends, which may be after its connection closed (a resumable stream)
@@ -464,11 +464,11 @@ export class McpSessionTransport {
       transport,
       createdAt: Date.now(),
       lastSeen: Date.now(),
-      inFlight: new Set(),
-      running: new Map(),
+      inFlight: new InFlight(),
+      running: new InFlight(),
       asking: new Map(),
       events,
-      callStreams: new Map(),
+      callStreams: new InFlight(),
     };
     transport.onclose = () => {
       if (live.id) this.sessions.delete(live.id);

@@ -29,6 +29,7 @@ import { Dispatcher } from './dispatch';
 import { gatewayContext, gatewaySendError } from './middleware';
 import { McpSessionTransport } from './mcp/session-transport';
 import { looksLikeJsonRpc, onlyNotifications, sendRpcError } from './mcp/jsonrpc';
+import { isProvenForward } from './mcp/peer-forward';
 import { callTool, createMcpServer, getPrompt, readResource } from './mcp/server';
 import { InputExchanges } from './mcp/client-requests';
 import { ResourceWatch } from './resource-watch';
@@ -349,10 +350,11 @@ export function createApp(deps: GatewayDeps): Gateway {
   let postMcp: (req: Request, res: Response) => Promise<void> = handlers.postMcp;
   if (limiter) {
     // MCP notifications and responses (cancel, initialized, replies to the server) are not counted:
-    // a caller at its limit can still cancel what it started. Everything else is, with its request id.
+    // a caller at its limit can still cancel what it started. Nor is a retry another instance
+    // forwarded here (it counted it). Everything else is, with its request id.
     const post = handlers.postMcp;
     postMcp = (req, res) =>
-      !countedAfterBody(req) || onlyNotifications(req.body)
+      !countedAfterBody(req) || onlyNotifications(req.body) || isProvenForward(req, req.body, config.MCP_STATE_SECRET)
         ? post(req, res)
         : new Promise<void>((resolve, reject) => limiter(req, res, (err?: unknown) => (err ? reject(err) : resolve(post(req, res)))));
   }

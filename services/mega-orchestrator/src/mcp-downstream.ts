@@ -38,6 +38,7 @@ import {
 import { VERSION } from './config';
 import { asMcpError, connectModern, MODERN_VERSION, withInputRounds, type ModernClient } from './mcp-modern';
 import { awaitAnswer } from './mcp/client-requests';
+import { withoutMcpErrorPrefix } from './mcp/jsonrpc';
 
 export interface StdioServerSpec {
   transport: 'stdio';
@@ -446,14 +447,17 @@ export class McpDownstream implements Downstream {
       if (err.code === ErrorCode.RequestTimeout && typeof (err.data as { timeout?: unknown } | undefined)?.timeout === 'number')
         throw new DownstreamFailure('timeout', `timed out after ${req.timeoutMs} ms`, true);
       if (err.code === ErrorCode.InvalidParams)
-        return { status: 400, json: this.error('VALIDATION_ERROR', stripPrefix(err.message), err.data) };
+        return { status: 400, json: this.error('VALIDATION_ERROR', withoutMcpErrorPrefix(err.message), err.data) };
       if (err.code === ErrorCode.MethodNotFound)
-        return { status: 404, json: this.error('NOT_FOUND', `${this.options.id} does not support this: ${stripPrefix(err.message)}`) };
+        return {
+          status: 404,
+          json: this.error('NOT_FOUND', `${this.options.id} does not support this: ${withoutMcpErrorPrefix(err.message)}`),
+        };
       return {
         status: 502,
         // the server's JSON-RPC error as it was (a task of this call reads failed with it)
-        json: this.error('UPSTREAM_ERROR', `${this.options.id} answered an MCP error ${err.code}: ${stripPrefix(err.message)}`, {
-          mcpError: { code: err.code, message: stripPrefix(err.message), ...(err.data !== undefined ? { data: err.data } : {}) },
+        json: this.error('UPSTREAM_ERROR', `${this.options.id} answered an MCP error ${err.code}: ${withoutMcpErrorPrefix(err.message)}`, {
+          mcpError: { code: err.code, message: withoutMcpErrorPrefix(err.message), ...(err.data !== undefined ? { data: err.data } : {}) },
         }),
       };
     }
@@ -892,11 +896,6 @@ function fleetError(v: unknown): { code: FleetCode; message: string } | undefine
   if (!isErrorCode(o.code)) return undefined;
   const message = typeof o.error === 'string' ? o.error : typeof o.message === 'string' ? o.message : undefined;
   return message === undefined ? undefined : { code: o.code, message };
-}
-
-/** The SDK prefixes messages with "MCP error -32602: "; the code is ours to state. */
-function stripPrefix(message: string): string {
-  return message.replace(/^(MCP error -?\d+: )+/, '');
 }
 
 /** A call's time limit that stops while its caller is being asked something, and goes on after. */

@@ -19,6 +19,7 @@ import type { ClientRequester, ProgressListener } from './downstream-client';
 import { cannotAnswer, checkAnswers, clientCan, OpenRequests } from './mcp/client-requests';
 import type { HistoryDb } from './history-db';
 import { TaskChannel } from './task-channel';
+import { withoutMcpErrorPrefix } from './mcp/jsonrpc';
 import { HeldElsewhere } from './mcp/peer-forward';
 
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
@@ -352,7 +353,7 @@ export class TaskManager extends EventEmitter {
     } catch (err) {
       status = 'failed';
       if (err instanceof McpError) {
-        message = err.message.replace(/^MCP error -?\d+: /, '');
+        message = withoutMcpErrorPrefix(err.message);
         error = JSON.stringify({ code: err.code, message, ...(err.data !== undefined ? { data: err.data } : {}) });
       } else {
         this.options.logger.error('MCP task failed', { err, taskId: row.task_id, tool: row.tool });

@@ -15,6 +15,18 @@ const SECRET = 'a-secret-shared-by-every-instance-0123456789';
 const CAPS = { elicitation: {}, extensions: { 'io.modelcontextprotocol/tasks': {} } };
 const META = { ...META_2026, 'io.modelcontextprotocol/clientCapabilities': CAPS };
 
+/** A gateway instance with its own stdio MCP server that asks its client, reachable by the others. */
+async function startInstance(dir: string, env: Record<string, string>): Promise<RunningGateway> {
+  const port = await freePort();
+  return startGatewayWithStdioServer('asker', FIXTURE, dir, 'test_elicitation', {
+    PORT: String(port),
+    MCP_INSTANCE_URL: `http://127.0.0.1:${port}/mcp`,
+    MCP_STATE_SECRET: SECRET,
+    MCP_INPUT_TIMEOUT_MS: '20000',
+    ...env,
+  });
+}
+
 interface Rpc {
   status: number;
   result?: Record<string, any>;
@@ -30,16 +42,7 @@ describeWithBackend('postgres', 'a retry that reaches another gateway instance',
 
   beforeAll(async () => {
     pg = await pgScratchSchema('gw_peers');
-    const start = async (dir: string) => {
-      const port = await freePort();
-      return startGatewayWithStdioServer('asker', FIXTURE, dir, 'test_elicitation', {
-        PORT: String(port),
-        MCP_INSTANCE_URL: `http://127.0.0.1:${port}/mcp`,
-        MCP_STATE_SECRET: SECRET,
-        SESSION_DATABASE_URL: pg.url,
-        MCP_INPUT_TIMEOUT_MS: '20000',
-      });
-    };
+    const start = (dir: string) => startInstance(dir, { SESSION_DATABASE_URL: pg.url });
     [a, b] = await Promise.all([start(tmpA.dir), start(tmpB.dir)]);
   }, 60_000);
 
@@ -172,4 +175,55 @@ describeWithBackend('postgres', 'a retry that reaches another gateway instance',
     const done = await until('completed');
     expect(done.result.content).toEqual([{ type: 'text', text: 'Deleted b.txt.' }]);
   });
+});
+
+describe('a forwarded retry and rate limits', () => {
+  const tmpC = tempDir('mcp-fleet-peer-c-');
+  const tmpD = tempDir('mcp-fleet-peer-d-');
+  let c: RunningGateway;
+  let d: RunningGateway;
+
+  beforeAll(async () => {
+    const start = (dir: string) => startInstance(dir, { RATE_LIMIT_PER_MINUTE: '3' });
+    [c, d] = await Promise.all([start(tmpC.dir), start(tmpD.dir)]);
+  }, 60_000);
+
+  afterAll(async () => {
+    await c?.stop();
+    await d?.stop();
+    tmpC.cleanup();
+    tmpD.cleanup();
+  });
+
+  const list = (g: RunningGateway, headers: Record<string, string> = {}) =>
+    post2026(g.url, 'tools/list', {}, { meta: META, headers }).then(async (r) => ({ status: r.status, body: await r.text() }));
+
+  it('is counted once, by the instance it reached; a forwarded mark without a valid proof is counted', async () => {
+    // The counts are per clock minute: start early in one.
+    const left = 60_000 - (Date.now() % 60_000);
+    if (left < 15_000) await sleep(left + 100);
+
+    const call = { name: 'test_elicitation', arguments: { message: 'Who?' } };
+    const first = await post2026(c.url, 'tools/call', call, { meta: META }); // C: 1
+    const state = ((await first.json()) as { result: { requestState: string } }).result.requestState;
+    const done = await post2026(
+      d.url,
+      'tools/call',
+      { ...call, inputResponses: { 'elicitation-1': { action: 'decline' } }, requestState: state },
+      { meta: META },
+    ); // D: 1, forwarded to C (not counted there)
+    expect(done.status).toBe(200);
+    expect(await done.text()).toContain('action=decline');
+    expect((await list(c)).status).toBe(200); // C: 2
+    expect((await list(c)).status).toBe(200); // C: 3
+    const refused = await list(c);
+    expect(refused.status).toBe(429);
+    expect(refused.body).toContain('"code":-32029');
+
+    // A caller's own forwarded mark and proof, not made with the secret: counted like any request.
+    const forged = { 'mcp-fleet-forwarded-by': `${c.url}/mcp`, 'mcp-fleet-forward-proof': `${Date.now()}.not-a-signature` };
+    expect((await list(d, forged)).status).toBe(200); // D: 2
+    expect((await list(d)).status).toBe(200); // D: 3
+    expect((await list(d, forged)).status).toBe(429);
+  }, 90_000);
 });

@@ -3,7 +3,8 @@ import { CircuitBreaker } from '../src/breaker';
 import { readConfig } from '../src/config';
 import { buildCatalog, type CatalogService } from '../src/catalog';
 import { normaliseRequest } from '../src/mcp/session-transport';
-import { invalidMessage, looksLikeJsonRpc } from '../src/mcp/jsonrpc';
+import { invalidMessage, looksLikeJsonRpc, withoutMcpErrorPrefix } from '../src/mcp/jsonrpc';
+import { FORWARD_PROOF_HEADER, FORWARDED_HEADER, forwardProof, isProvenForward } from '../src/mcp/peer-forward';
 import { ARGS_MAX, summarizeArgs } from '../src/call-history';
 import { displayUrl } from '../src/downstream-client';
 import type { DownstreamTool } from '../src/types';
@@ -110,7 +111,36 @@ describe('circuit breaker', () => {
   });
 });
 
+describe('proof of a forwarded request', () => {
+  const secret = 'a-secret-shared-by-every-instance-0123456789';
+  const body = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 't', arguments: { a: [1, 'é', null] } } };
+  const req = (proof: string | undefined, forwarded = true) =>
+    ({
+      headers: { ...(forwarded ? { [FORWARDED_HEADER]: 'http://a/mcp' } : {}), ...(proof ? { [FORWARD_PROOF_HEADER]: proof } : {}) },
+    }) as never;
+
+  it('holds for the body as parsed, with the secret, while fresh', () => {
+    const now = Date.now();
+    const proof = forwardProof(secret, JSON.stringify(body), now);
+    expect(isProvenForward(req(proof), JSON.parse(JSON.stringify(body)), secret, now + 1000)).toBe(true);
+    expect(isProvenForward(req(proof), { ...body, id: 8 }, secret, now)).toBe(false);
+    expect(isProvenForward(req(proof), body, `${secret}x`, now)).toBe(false);
+    expect(isProvenForward(req(proof), body, undefined, now)).toBe(false);
+    expect(isProvenForward(req(proof), body, secret, now + 61_000)).toBe(false);
+    expect(isProvenForward(req(proof, false), body, secret, now)).toBe(false);
+    expect(isProvenForward(req(undefined), body, secret, now)).toBe(false);
+    for (const bad of ['', '.', 'x.y', `${now}`, `${now}.`, `-1.${proof.split('.')[1]}`])
+      expect(isProvenForward(req(bad), body, secret, now)).toBe(false);
+  });
+});
+
 describe('JSON-RPC envelope checks', () => {
+  it("takes the SDK's MCP error prefixes (however many) off a message, and nothing else", () => {
+    expect(withoutMcpErrorPrefix('MCP error -32602: MCP error -32602: bad path')).toBe('bad path');
+    expect(withoutMcpErrorPrefix('MCP error 5: x')).toBe('x');
+    expect(withoutMcpErrorPrefix('bad path (MCP error -32602: inside)')).toBe('bad path (MCP error -32602: inside)');
+  });
+
   it('accepts requests, notifications, responses and batches', () => {
     expect(invalidMessage({ jsonrpc: '2.0', id: 1, method: 'ping' })).toBeUndefined();
     expect(invalidMessage({ jsonrpc: '2.0', method: 'notifications/initialized' })).toBeUndefined();

@@ -27,6 +27,11 @@ export function sendRpcError(res: ServerResponse, status: number, id: RpcId, cod
   sendJson(res, status, rpcError(id, code, message, data));
 }
 
+/** The SDK's McpError puts "MCP error <code>: " before its message (again when wrapped); the code travels on its own. */
+export function withoutMcpErrorPrefix(message: string): string {
+  return message.replace(/^(MCP error -?\d+: )+/, '');
+}
+
 export function idOf(m: Record<string, unknown>): RpcId {
   const id = m.id;
   return typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id)) ? id : null;

@@ -5,12 +5,25 @@
  * event stream) passed back unchanged. The instance's address comes from the signed requestState or
  * the task store, never from the caller as such; a forwarded request is not forwarded again.
  */
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import type { HttpResponse, Logger } from '@mcp-fleet/kit';
 
 /** Marks a request one instance forwarded to another: the receiver answers it itself. */
 export const FORWARDED_HEADER = 'mcp-fleet-forwarded-by';
+/**
+ * That the forwarding instance holds the shared MCP_STATE_SECRET: `<ms>.<HMAC-SHA256 of "<ms>.<body>">`.
+ * The receiver then does not count the request against rate limits: the instance that forwarded it
+ * counted it already (a client's one retry is one request).
+ */
+export const FORWARD_PROOF_HEADER = 'mcp-fleet-forward-proof';
+const PROOF_MAX_AGE_MS = 60_000;
+
+const proofOf = (secret: string, at: number, body: string) => createHmac('sha256', secret).update(`${at}.${body}`).digest('base64url');
+
+/** The FORWARD_PROOF_HEADER value for a body sent as this text. */
+export const forwardProof = (secret: string, bodyText: string, at = Date.now()): string => `${at}.${proofOf(secret, at, bodyText)}`;
 
 /** Thrown where a request turns out to belong to another instance (its MCP endpoint URL). */
 export class HeldElsewhere extends Error {
@@ -51,6 +64,19 @@ export function wasForwarded(req: IncomingMessage): boolean {
   return req.headers[FORWARDED_HEADER] !== undefined;
 }
 
+/** A request forwarded by an instance with this secret, its proof fresh and made for this body (as parsed). */
+export function isProvenForward(req: IncomingMessage, body: unknown, secret: string | undefined, now = Date.now()): boolean {
+  const header = req.headers[FORWARD_PROOF_HEADER];
+  if (!secret || !wasForwarded(req) || typeof header !== 'string') return false;
+  const dot = header.indexOf('.');
+  const at = Number(header.slice(0, dot));
+  if (dot <= 0 || !Number.isSafeInteger(at) || Math.abs(now - at) > PROOF_MAX_AGE_MS) return false;
+  // The sender signed JSON.stringify of the body it parsed; parsing that and stringifying again gives the same text.
+  const expected = Buffer.from(proofOf(secret, at, JSON.stringify(body)));
+  const given = Buffer.from(header.slice(dot + 1));
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
 /**
  * POSTs the request (its headers, the JSON body it carried) to the instance's MCP endpoint and pipes
  * the answer back. Resolves with false, having sent nothing, when the instance cannot be reached (the
@@ -64,6 +90,7 @@ export function forwardToPeer(
   body: unknown,
   self: string | undefined,
   logger: Logger,
+  secret?: string,
 ): Promise<boolean> {
   let url: URL;
   try {
@@ -72,10 +99,14 @@ export function forwardToPeer(
     logger.warn('a gateway instance address is not a URL; the request is refused instead of forwarded', { target });
     return Promise.resolve(false);
   }
-  const payload = Buffer.from(JSON.stringify(body));
+  const text = JSON.stringify(body);
+  const payload = Buffer.from(text);
   const headers = keep(req.headers);
   headers['content-length'] = payload.length;
   headers[FORWARDED_HEADER] = self ?? 'an instance without MCP_INSTANCE_URL';
+  // (a caller's own proof header is never passed on)
+  delete headers[FORWARD_PROOF_HEADER];
+  if (secret) headers[FORWARD_PROOF_HEADER] = forwardProof(secret, text);
   const via = req.headers['x-forwarded-for'];
   const from = req.socket.remoteAddress;
   if (from) headers['x-forwarded-for'] = via ? `${String(via)}, ${from}` : from;

@@ -14,7 +14,7 @@ import {
   LATEST_PROTOCOL_VERSION,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
-import { idOf, invalidMessage, isRequest, rpcError, sendRpcError } from './jsonrpc';
+import { idOf, invalidMessage, isRequest, rpcError, sendRpcError, withoutMcpErrorPrefix } from './jsonrpc';
 import { NO_TASKS_HERE, subscribedResources } from './server';
 import { awaitAnswer, cannotAnswer, clientCan } from './client-requests';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
@@ -389,7 +389,7 @@ export class McpSessionTransport {
     } catch (err) {
       const e = err as { code?: unknown; message?: string; data?: unknown };
       const code = typeof e.code === 'number' ? e.code : JSONRPC_CODES.INTERNAL_ERROR;
-      const message = code === JSONRPC_CODES.INTERNAL_ERROR ? 'Internal error' : String(e.message ?? '').replace(/^MCP error -?\d+: /, '');
+      const message = code === JSONRPC_CODES.INTERNAL_ERROR ? 'Internal error' : withoutMcpErrorPrefix(String(e.message ?? ''));
       if (code === JSONRPC_CODES.INTERNAL_ERROR) this.options.logger.error(`${String(msg.method)} failed`, { err });
       payload = rpcError(id, code, message, e.data);
     }

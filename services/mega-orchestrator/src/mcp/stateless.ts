@@ -14,7 +14,7 @@ import { abortOnClose, header as headerOf, JSONRPC_CODES, isPlainObject, type Ht
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { GatewayContext } from '../context';
 import { carryResultText } from './answer-text';
-import { HttpRpcError, rpcError, type RpcId } from './jsonrpc';
+import { HttpRpcError, rpcError, withoutMcpErrorPrefix, type RpcId } from './jsonrpc';
 import { parseFilter } from './subscriptions';
 import { forwardToPeer, HeldElsewhere, wasForwarded } from './peer-forward';
 import { checkParamHeaders, paramHeaderScans } from './param-headers';
@@ -204,7 +204,7 @@ export async function handleStateless(
       if (
         !wasForwarded(req) &&
         !stream.open &&
-        (await forwardToPeer(req, res, err.instanceUrl, body, ctx.config.MCP_INSTANCE_URL, ctx.logger))
+        (await forwardToPeer(req, res, err.instanceUrl, body, ctx.config.MCP_INSTANCE_URL, ctx.logger, ctx.config.MCP_STATE_SECRET))
       )
         return;
       return send(200, rpcError(id, JSONRPC_CODES.INVALID_PARAMS, err.refusal));
@@ -212,7 +212,7 @@ export async function handleStateless(
     if (err instanceof HttpRpcError) return send(err.status, rpcError(id, err.code, err.message, err.data));
     if (err instanceof McpError) {
       const status = err.code === JSONRPC_CODES.METHOD_NOT_FOUND ? 404 : 200;
-      return send(status, rpcError(id, err.code, err.message.replace(/^MCP error -?\d+: /, ''), err.data));
+      return send(status, rpcError(id, err.code, withoutMcpErrorPrefix(err.message), err.data));
     }
     ctx.logger.error('stateless MCP request failed', { err });
     return send(500, rpcError(id, JSONRPC_CODES.INTERNAL_ERROR, 'Internal error; the gateway log has the cause.'));

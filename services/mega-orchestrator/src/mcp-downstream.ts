@@ -47,6 +47,8 @@ export interface StdioServerSpec {
   cwd?: string;
   /** Added to the SDK's safe default environment (PATH, HOME, ...); the gateway's own secrets are not passed. */
   env: Record<string, string>;
+  /** A server of the stateless revision: spoken to with the v2 client (mcp-modern.ts). */
+  protocolVersion?: '2026-07-28';
 }
 
 export interface HttpServerSpec {
@@ -129,6 +131,8 @@ export class McpDownstream implements Downstream {
   private connecting?: Promise<Client>;
   /** A 2026-07-28 server's v2 client (connected by server/discover), while it answers. */
   private modern?: Promise<ModernClient>;
+  /** That client once connected (for the stdio child's pid). */
+  private modernConnected?: ModernClient;
   /** An HTTP server not declared 2026-07-28 that turned out to be one (discoveredModern). */
   private foundModern = false;
   private failures = 0;
@@ -164,7 +168,7 @@ export class McpDownstream implements Downstream {
 
   /** The child's process id while a stdio server runs. */
   get pid(): number | undefined {
-    const t = (this.client?.transport as StdioClientTransport | undefined) ?? undefined;
+    const t = (this.client?.transport ?? this.modernConnected?.transport) as { pid?: number | null } | undefined;
     return t && 'pid' in t ? (t.pid ?? undefined) : undefined;
   }
 
@@ -391,10 +395,10 @@ export class McpDownstream implements Downstream {
 
   /** Declared 2026-07-28, or found to be (it refused initialize and answered server/discover). */
   private get speaksModern(): boolean {
-    return this.spec.transport === 'streamable-http' && (this.spec.protocolVersion === MODERN_VERSION || this.foundModern);
+    return this.spec.protocolVersion === MODERN_VERSION || this.foundModern;
   }
 
-  /** Whether this HTTP server, which refused initialize, answers server/discover (then it is spoken to in 2026-07-28 from now on). */
+  /** Whether this server, which refused initialize, answers server/discover (then it is spoken to in 2026-07-28 from now on). */
   private async discoveredModern(): Promise<boolean> {
     try {
       await this.modernClient(START_TIMEOUT_MS);
@@ -411,12 +415,18 @@ export class McpDownstream implements Downstream {
   /** The 2026-07-28 server's client, connected (server/discover) on first use and again after a failure. */
   private modernClient(timeoutMs: number): Promise<ModernClient> {
     if (this.closed) return Promise.reject(new DownstreamFailure('refused', `${this.options.id} is stopped`, false));
-    const spec = this.spec as HttpServerSpec;
+    const { spec } = this;
     const capabilities = this.options.forwardClientRequests === true ? FORWARDED_CAPABILITIES : {};
-    this.modern ??= connectModern(spec.url, spec.headers, capabilities, Math.min(timeoutMs, START_TIMEOUT_MS)).then(
+    if (spec.transport === 'stdio') this.stderr.length = 0;
+    const target =
+      spec.transport === 'streamable-http'
+        ? { url: spec.url, headers: spec.headers }
+        : { command: spec.command, args: spec.args, cwd: spec.cwd, env: spec.env, onStderr: this.onStderr };
+    this.modern ??= connectModern(target, capabilities, Math.min(timeoutMs, START_TIMEOUT_MS)).then(
       (client) => {
         this.starts += 1;
         this.connectedAt = Date.now();
+        this.modernConnected = client;
         const server = client.getServerVersion();
         this.options.logger.info(`${this.options.id} connected over MCP ${MODERN_VERSION}`, {
           server: server ? `${server.name} ${server.version}` : undefined,
@@ -686,7 +696,9 @@ export class McpDownstream implements Downstream {
     } catch (err) {
       await transport.close().catch(() => undefined);
       // An HTTP server that refuses initialize may be of the stateless revision: asked with server/discover, it is used as one.
-      if (this.spec.transport === 'streamable-http' && (await this.discoveredModern())) throw SPEAKS_MODERN;
+      // Over stdio only when the server answered initialize with an error (a process that exited or did not answer is not started again for it).
+      const answered = err instanceof McpError && err.code !== ErrorCode.ConnectionClosed && err.code !== ErrorCode.RequestTimeout;
+      if ((this.spec.transport === 'streamable-http' || answered) && (await this.discoveredModern())) throw SPEAKS_MODERN;
       this.failed(`it did not start: ${(err as Error).message}${this.stderrTail()}`);
       throw new DownstreamFailure('refused', `${id} did not start: ${this.lastProblem}`, false, { cause: err });
     }
@@ -755,16 +767,19 @@ export class McpDownstream implements Downstream {
     }
     const t = new StdioClientTransport({ command: spec.command, args: spec.args, cwd: spec.cwd, env: spec.env, stderr: 'pipe' });
     this.stderr.length = 0;
-    t.stderr?.on('data', (chunk: Buffer) => {
-      for (const line of chunk.toString('utf8').split('\n')) {
-        if (!line.trim()) continue;
-        this.stderr.push(line.slice(0, 500));
-        if (this.stderr.length > STDERR_LINES) this.stderr.shift();
-        this.options.logger.debug(`${this.options.id} stderr`, { line: line.slice(0, 500) });
-      }
-    });
+    t.stderr?.on('data', this.onStderr);
     return t;
   }
+
+  /** A stdio server's stderr: its last lines kept for errors, each logged at debug. */
+  private readonly onStderr = (chunk: Buffer): void => {
+    for (const line of chunk.toString('utf8').split('\n')) {
+      if (!line.trim()) continue;
+      this.stderr.push(line.slice(0, 500));
+      if (this.stderr.length > STDERR_LINES) this.stderr.shift();
+      this.options.logger.debug(`${this.options.id} stderr`, { line: line.slice(0, 500) });
+    }
+  };
 
   private stderrTail(): string {
     const last = this.stderr.at(-1);
@@ -816,6 +831,7 @@ export class McpDownstream implements Downstream {
   private async closeModern(): Promise<void> {
     const modern = this.modern;
     this.modern = undefined;
+    this.modernConnected = undefined;
     const client = await modern?.catch(() => undefined);
     await client?.close().catch(() => undefined);
   }

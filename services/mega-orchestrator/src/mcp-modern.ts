@@ -8,6 +8,7 @@
  * them) and sends the request again with the answers and the server's `requestState`.
  */
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { isPlainObject } from '@mcp-fleet/kit';
 import { VERSION } from './config';
@@ -23,19 +24,25 @@ export type ModernClient = Client;
 /** Asks the caller one of the server's input requests; `key` is the server's name for it. */
 export type InputAsker = (method: ClientRequestMethod, params: Record<string, unknown>, key: string) => Promise<Record<string, unknown>>;
 
+/** Where a 2026-07-28 server is: a URL (Streamable HTTP), or a program to start (stdio; its stderr piped). */
+export type ModernTarget =
+  | { url: string; headers: Record<string, string> }
+  | { command: string; args: string[]; cwd?: string; env: Record<string, string>; onStderr: (chunk: Buffer) => void };
+
 /** Connects (server/discover) to a 2026-07-28 server; `capabilities` are what the gateway may be asked. */
-export async function connectModern(
-  url: string,
-  headers: Record<string, string>,
-  capabilities: Record<string, unknown>,
-  timeoutMs: number,
-): Promise<ModernClient> {
+export async function connectModern(target: ModernTarget, capabilities: Record<string, unknown>, timeoutMs: number): Promise<ModernClient> {
   const client = new Client({ name: 'mcp-fleet-gateway', version: VERSION }, {
     capabilities,
     versionNegotiation: { mode: { pin: MODERN_VERSION } },
     inputRequired: { autoFulfill: false },
   } as ConstructorParameters<typeof Client>[1]);
-  const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
+  let transport: StreamableHTTPClientTransport | StdioClientTransport;
+  if ('url' in target) transport = new StreamableHTTPClientTransport(new URL(target.url), { requestInit: { headers: target.headers } });
+  else {
+    const { command, args, cwd, env, onStderr } = target;
+    transport = new StdioClientTransport({ command, args, cwd, env, stderr: 'pipe' });
+    transport.stderr?.on('data', onStderr);
+  }
   try {
     await client.connect(transport, { timeout: timeoutMs } as never);
   } catch (err) {

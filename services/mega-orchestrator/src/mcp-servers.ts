@@ -40,6 +40,8 @@ const stdioServer = z
     args: z.array(z.string()).max(200).default([]),
     cwd: z.string().min(1).optional(),
     env: z.record(z.string(), z.string()).default({}),
+    /** "2026-07-28": a server of the stateless revision (no initialize); default: the 2025-era session handshake. */
+    protocolVersion: z.enum(['2025-11-25', '2026-07-28']).optional(),
     ...common,
   })
   .strict();
@@ -165,6 +167,7 @@ export function configuredMcpServers(env: Env, inventory: readonly ServiceEntry[
       const entry = parsed.data;
       if (entry.disabled) continue;
       const declared = { ...(entry.tools ? { tools: entry.tools } : {}), ...(entry.primaryFor ? { primaryFor: entry.primaryFor } : {}) };
+      const modern = entry.protocolVersion === '2026-07-28' ? { protocolVersion: entry.protocolVersion } : {};
       if ('command' in entry) {
         const envOut: Record<string, string> = {};
         for (const [k, v] of Object.entries(entry.env)) envOut[k] = expand(v, env, `${where}.env.${k}`, problems);
@@ -173,7 +176,7 @@ export function configuredMcpServers(env: Env, inventory: readonly ServiceEntry[
           id,
           url: `stdio:${entry.command}`,
           ...declared,
-          mcp: { transport: 'stdio', command: entry.command, args: entry.args, ...(cwd ? { cwd } : {}), env: envOut },
+          mcp: { transport: 'stdio', command: entry.command, args: entry.args, ...(cwd ? { cwd } : {}), env: envOut, ...modern },
         });
       } else {
         const url = expand(entry.url, env, `${where}.url`, problems);
@@ -189,7 +192,6 @@ export function configuredMcpServers(env: Env, inventory: readonly ServiceEntry[
         }
         const headers: Record<string, string> = {};
         for (const [k, v] of Object.entries(entry.headers)) headers[k] = expand(v, env, `${where}.headers.${k}`, problems);
-        const modern = entry.protocolVersion === '2026-07-28' ? { protocolVersion: entry.protocolVersion } : {};
         specs.push({ id, url, ...declared, mcp: { transport: 'streamable-http', url, headers, ...modern } });
       }
     }

@@ -66,6 +66,13 @@ describe('MCP server configuration', () => {
     expect(plain.mcp).toEqual({ transport: 'streamable-http', url: 'http://h/mcp', headers: {} });
   });
 
+  it('keeps protocolVersion "2026-07-28" of a stdio server too', () => {
+    const [spec] = configuredMcpServers({
+      MCP_SERVERS: JSON.stringify({ modern: { command: 'modern-server', args: ['--stdio'], protocolVersion: '2026-07-28' } }),
+    });
+    expect(spec.mcp).toEqual({ transport: 'stdio', command: 'modern-server', args: ['--stdio'], env: {}, protocolVersion: '2026-07-28' });
+  });
+
   it('names every bad entry at once, as the rest of the configuration does', () => {
     let err: ConfigError | undefined;
     try {

@@ -5,6 +5,8 @@
  * the server's own keys (user_name), a 2025-era session is asked on its call's event stream. The
  * server is a real HTTP server that refuses initialize.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { tempDir } from '@mcp-fleet/testing';
 import { conformanceProblems, runConformanceScenario, type ConformanceCheck } from '@mcp-fleet/testing/conformance';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -140,6 +142,77 @@ describe('an HTTP MCP server not declared 2026-07-28 that only speaks it', () =>
     // one refused initialize, then only the new revision's requests
     expect(server.methods.filter((m) => m === 'initialize')).toHaveLength(1);
     expect(server.methods.indexOf('server/discover')).toBeGreaterThan(server.methods.indexOf('initialize'));
+  });
+});
+
+describe('a stdio MCP server that only speaks 2026-07-28', () => {
+  const tmp = tempDir('mcp-fleet-modern-stdio-');
+  const fixture = path.join(__dirname, 'fixtures', 'modern-mcp-server.ts');
+  const methodsFile = (id: string) => path.join(tmp.dir, `${id}.methods`);
+  const methods = (id: string) => (fs.existsSync(methodsFile(id)) ? fs.readFileSync(methodsFile(id), 'utf8').trim().split('\n') : []);
+  let g: RunningGateway;
+
+  beforeAll(async () => {
+    const stdio = (id: string, declared: boolean) => ({
+      id,
+      url: `stdio:${id}`,
+      mcp: {
+        transport: 'stdio' as const,
+        command: process.execPath,
+        args: ['--import', 'tsx', fixture, 'stdio'],
+        cwd: path.resolve(__dirname, '../../..'),
+        env: { METHODS_FILE: methodsFile(id) },
+        ...(declared ? { protocolVersion: '2026-07-28' as const } : {}),
+      },
+    });
+    // Two copies of the fixture's tools: a collision the catalog settles by prefixing, which is fine here.
+    g = await startGateway([stdio('declared', true), stdio('found', false)], tmp.dir, { HEALTH_TIMEOUT_MS: '10000' });
+  });
+  afterAll(async () => {
+    await g?.stop();
+    tmp.cleanup();
+  });
+
+  const call = async (name: string, extra: Record<string, unknown> = {}) => {
+    const res = await post2026(
+      g.url,
+      'tools/call',
+      { name, ...extra },
+      { meta: { ...META_2026, 'io.modelcontextprotocol/clientCapabilities': CAPS } },
+    );
+    return (await res.json()) as { result?: Record<string, any>; error?: { code: number; message: string } };
+  };
+
+  it('is spoken to over 2026-07-28 when declared (never initialize), and found by server/discover when not', async () => {
+    const names = async () => ((await request(g.url).get('/tools/list').expect(200)).body.tools as { name: string }[]).map((t) => t.name);
+    for (let i = 0; i < 100 && !(await names()).some((n) => n.includes('found')); i++) await g.gw.refresh();
+    const tools = await names();
+    const echo = (id: string) => tools.find((n) => n.includes('modern_echo') && n.includes(id));
+    expect(echo('declared')).toBeDefined();
+    expect(echo('found')).toBeDefined();
+    for (const id of ['declared', 'found']) {
+      const echoed = await call(echo(id)!, { arguments: { text: `via ${id}` } });
+      expect(echoed.result).toMatchObject({ resultType: 'complete', content: [{ type: 'text', text: `via ${id}` }] });
+    }
+    expect(methods('declared')).toContain('server/discover');
+    expect(methods('declared')).not.toContain('initialize');
+    // one refused initialize (in the process the 2025-era client started), then only the new revision
+    expect(methods('found').filter((m) => m === 'initialize')).toHaveLength(1);
+    expect(methods('found').lastIndexOf('server/discover')).toBeGreaterThan(methods('found').indexOf('initialize'));
+  });
+
+  it('carries input_required rounds to the caller, as over HTTP', async () => {
+    const tool = ((await request(g.url).get('/tools/list').expect(200)).body.tools as { name: string }[])
+      .map((t) => t.name)
+      .find((n) => n.includes('test_input_required_result_elicitation') && n.includes('declared'))!;
+    const first = await call(tool, { arguments: {} });
+    expect(first.result).toMatchObject({ resultType: 'input_required', inputRequests: { user_name: expect.any(Object) } });
+    const done = await call(tool, {
+      arguments: {},
+      inputResponses: { user_name: { action: 'accept', content: { name: 'Ada' } } },
+      requestState: first.result!.requestState,
+    });
+    expect(done.result).toMatchObject({ resultType: 'complete', content: [{ type: 'text', text: 'Hello, Ada!' }] });
   });
 });
 

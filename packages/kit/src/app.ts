@@ -59,7 +59,9 @@ export interface ServiceAppOptions {
   prompts?: PromptSource;
   /**
    * Raw routes that are not tools (e.g. inbound webhooks). Registered before the JSON parser; the
-   * tool routes, hot ones included, stay behind whatever middleware this mounts.
+   * tool routes, hot ones included, stay behind whatever middleware this mounts. Middleware (any
+   * app.use) or a route under /tools also turns off the hot path before Express and the gateway's
+   * channel (both would go around it); routes elsewhere change neither.
    */
   extend?: (app: Express, kit: KitHandle) => void;
   /** Released on close: pools, files, timers. */
@@ -214,7 +216,9 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
   };
   app.use(requestContext(context));
 
+  const mountedBefore = app.router.stack.length;
   options.extend?.(app, kit);
+  const guarded = options.extend !== undefined && extendGuardsTools(app, mountedBefore);
 
   const callOptions = (req: IncomingMessage, res: HttpResponse): CallOptions => ({
     requestId: res.locals.requestId,
@@ -281,7 +285,7 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
   };
   // A service whose extend mounts middleware (authorization, a readiness gate) keeps the hot route
   // behind it, in the app; the others answer it before Express (the listener below).
-  if (options.extend) {
+  if (guarded) {
     app.use((req: Request, res: Response, next: NextFunction) => {
       const handle = hotRoute(req);
       if (!handle) return next();
@@ -403,12 +407,12 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
     await options.onClose?.();
   };
 
-  const listener: UpgradableListener = options.extend
+  const listener: UpgradableListener = guarded
     ? app
     : withFastPath({ app, context, route: hotRoute, onError: (err, _req, res) => sendError(res, err) });
   // The gateway's channel (channel.ts): the hot route's calls without an HTTP request each. Not for a
   // service whose extend mounts middleware: the channel would go around it.
-  if (!options.extend) {
+  if (!guarded) {
     const maxLine = limit;
     listener[UPGRADE] = (req, socket, head) => {
       if (!isChannelUpgrade(req)) {
@@ -419,4 +423,15 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
     };
   }
   return { app: listener, tools, close, ...kit };
+}
+
+/**
+ * Whether what a service's extend mounted stands in front of its tool routes: middleware (any
+ * app.use: authorization, a readiness gate) or a route of its own under /tools. Such a service
+ * keeps its hot route in the app, behind them, and offers no channel (it would go around them); one
+ * that only adds routes elsewhere (a webhook, an MCP endpoint, a page) keeps both.
+ */
+function extendGuardsTools(app: Express, from: number): boolean {
+  const stack = (app as unknown as { router: { stack: { route?: { path?: unknown } }[] } }).router.stack;
+  return stack.slice(from).some((layer) => !layer.route || String(layer.route.path).startsWith('/tools'));
 }

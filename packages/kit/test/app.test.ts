@@ -299,29 +299,23 @@ describe('the hot path (POST /tools/* with a plain JSON body, answered before Ex
     expect(ok.headers.etag).toBeUndefined();
   });
 
+  const extended = (extend: NonNullable<Parameters<typeof createServiceApp>[0]['extend']>) =>
+    createServiceApp({ service: 'kit-extended', config: testConfig, logger: testLogger(), tools: [echo], defaultMetrics: false, extend });
+
   it('keeps its hot path and channel when extend only adds routes elsewhere; not when they could stand before the tools', () => {
-    const build = (extend: NonNullable<Parameters<typeof createServiceApp>[0]['extend']>) =>
-      createServiceApp({ service: 'kit-extended', config: testConfig, logger: testLogger(), tools: [echo], defaultMetrics: false, extend });
-    const routesOnly = build((express) => {
+    const routesOnly = extended((express) => {
       express.get('/page', (_req, res) => void res.send('page'));
       express.post('/hook/:id', expressLib.raw({ type: () => true }), (_req, res) => void res.status(204).end());
     });
     expect(UPGRADE in routesOnly.app).toBe(true);
     // middleware, even on another path, and a route of its own under /tools stand before the tool routes
-    expect(UPGRADE in build((express) => void express.use('/admin', (_req, _res, next) => next())).app).toBe(false);
-    expect(UPGRADE in build((express) => void express.post('/tools/echo', (_req, res) => void res.send('mine'))).app).toBe(false);
+    expect(UPGRADE in extended((express) => void express.use('/admin', (_req, _res, next) => next())).app).toBe(false);
+    expect(UPGRADE in extended((express) => void express.post('/tools/echo', (_req, res) => void res.send('mine'))).app).toBe(false);
     expect(UPGRADE in app).toBe(true);
   });
 
   it('serves the routes extend added beside the hot path', async () => {
-    const routesOnly = createServiceApp({
-      service: 'kit-extended',
-      config: testConfig,
-      logger: testLogger(),
-      tools: [echo],
-      defaultMetrics: false,
-      extend: (express) => void express.get('/page', (_req, res) => void res.send('page')),
-    });
+    const routesOnly = extended((express) => void express.get('/page', (_req, res) => void res.send('page')));
     expect((await request(routesOnly.app).get('/page').expect(200)).text).toBe('page');
     const ok = await request(routesOnly.app).post('/tools/echo').set('Content-Type', 'application/json').send('{"text": "r"}').expect(200);
     expect(ok.body.result).toEqual({ text: 'r' });

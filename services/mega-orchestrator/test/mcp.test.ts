@@ -453,7 +453,7 @@ describe('sessionless JSON-RPC (curl)', () => {
 
 describe('session limits', () => {
   it('closes the least recently used session beyond MCP_MAX_SESSIONS', async () => {
-    const small = await startGateway([{ id: 'alpha-mcp', url: alpha.url }], `${tmp.dir}/limits`, { MCP_MAX_SESSIONS: '1' });
+    const small = await startGateway([{ id: 'alpha-mcp', url: alpha.url }], `${tmp.dir}/limits`, { MCP_MAX_SESSIONS: '2' });
     const init = () =>
       request(small.url)
         .post('/mcp')
@@ -464,12 +464,17 @@ describe('session limits', () => {
           params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '0' } },
         })
         .expect(200);
+    const ping = (sid: string, status: number) =>
+      request(small.url).post('/mcp').set('Mcp-Session-Id', sid).send({ jsonrpc: '2.0', id: 2, method: 'ping' }).expect(status);
     try {
       const first = (await init()).headers['mcp-session-id'];
       const second = (await init()).headers['mcp-session-id'];
-      expect(small.gw.mcp.count).toBe(1);
-      await request(small.url).post('/mcp').set('Mcp-Session-Id', first).send({ jsonrpc: '2.0', id: 2, method: 'ping' }).expect(404);
-      await request(small.url).post('/mcp').set('Mcp-Session-Id', second).send({ jsonrpc: '2.0', id: 2, method: 'ping' }).expect(200);
+      await ping(first, 200); // the first is now the more recently used
+      const third = (await init()).headers['mcp-session-id'];
+      expect(small.gw.mcp.count).toBe(2);
+      await ping(second, 404);
+      await ping(first, 200);
+      await ping(third, 200);
     } finally {
       await small.stop();
     }

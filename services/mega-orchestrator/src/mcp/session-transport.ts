@@ -25,6 +25,8 @@ interface LiveSession {
   transport: StreamableHTTPServerTransport;
   createdAt: number;
   lastSeen: number;
+  /** When it was last used, as a count of uses across sessions (the least recently used one is closed first). */
+  usedAt: number;
   /** Request ids awaiting their answer: the SDK maps answers by id, so a reused id would never be answered. */
   inFlight: InFlight<string | number, true>;
   /** The fast path's running tools/call requests by id, for notifications/cancelled to abort. */
@@ -202,6 +204,7 @@ const URL_ELICITATIONS_MAX = 10_000;
 
 export class McpSessionTransport {
   private readonly sessions = new Map<string, LiveSession>();
+  private uses = 0;
   /** elicitationId -> the session that was asked to visit its URL (request or -32042 error), and until when. */
   private readonly urlElicitations = new Map<string, { sessionId: string; until: number }>();
   private readonly sweeper: NodeJS.Timeout;
@@ -281,9 +284,7 @@ export class McpSessionTransport {
           'Session not found: it expired or was closed. Initialize again, or send requests without Mcp-Session-Id.',
         );
       }
-      live.lastSeen = Date.now();
-      this.sessions.delete(sid);
-      this.sessions.set(sid, live); // most recently used last
+      this.touch(live);
       // Answers to what the gateway asked the client on behalf of an MCP server: delivered, 202.
       if (live.asking.size > 0 && messages.every(isResponse)) {
         const settled = messages.map((m) => settleAnswer(live, m));
@@ -464,6 +465,7 @@ export class McpSessionTransport {
       transport,
       createdAt: Date.now(),
       lastSeen: Date.now(),
+      usedAt: ++this.uses,
       inFlight: new InFlight(),
       running: new InFlight(),
       asking: new Map(),
@@ -513,7 +515,7 @@ export class McpSessionTransport {
         JSONRPC_CODES.SESSION_NOT_FOUND,
         'Session not found: it expired or was closed. Initialize again.',
       );
-    live.lastSeen = Date.now();
+    this.touch(live);
     const version = req.headers['mcp-protocol-version'];
     if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version))
       setHeader(req, 'mcp-protocol-version', LATEST_PROTOCOL_VERSION);
@@ -592,9 +594,19 @@ export class McpSessionTransport {
       );
   }
 
+  /**
+   * A session used now. Recency is a counter on the session, not the sessions' order in their Map
+   * (a delete and set on every request churned the Map's tables; see InFlight in the kit).
+   */
+  private touch(live: LiveSession): void {
+    live.lastSeen = Date.now();
+    live.usedAt = ++this.uses;
+  }
+
   private evictBeyondLimit(): void {
     while (this.sessions.size > this.options.maxSessions) {
-      const oldest = this.sessions.values().next().value;
+      let oldest: LiveSession | undefined;
+      for (const live of this.sessions.values()) if (!oldest || live.usedAt < oldest.usedAt) oldest = live;
       if (!oldest) break;
       this.options.logger.info('closing the least recently used MCP session (MCP_MAX_SESSIONS reached)', { session: oldest.id });
       void this.end(oldest);

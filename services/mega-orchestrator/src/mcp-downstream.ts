@@ -668,7 +668,9 @@ export class McpDownstream implements Downstream {
   private async connect(): Promise<Client> {
     const { logger, id } = this.options;
     const forward = this.options.forwardClientRequests === true;
-    const client = new Client({ name: 'mcp-fleet-gateway', version: VERSION }, { capabilities: forward ? FORWARDED_CAPABILITIES : {} });
+    const client = withInFlightTables(
+      new Client({ name: 'mcp-fleet-gateway', version: VERSION }, { capabilities: forward ? FORWARDED_CAPABILITIES : {} }),
+    );
     if (forward) {
       const ask = (method: ClientRequestMethod) => (request: { params?: unknown }, extra: { signal: AbortSignal }) =>
         this.clientRequest(method, (request.params ?? {}) as Record<string, unknown>, extra.signal);
@@ -839,6 +841,25 @@ export class McpDownstream implements Downstream {
   destroy(): Promise<void> {
     return this.close();
   }
+}
+
+/** The SDK Protocol's tables of requests in flight (TypeScript-private fields of SDK 1.x). */
+const SDK_REQUEST_TABLES = ['_responseHandlers', '_progressHandlers', '_timeoutInfo', '_requestHandlerAbortControllers'];
+
+/**
+ * The client with its Protocol's tables of requests in flight as the kit's InFlight instead of
+ * Maps: a Map churned by requests keeps every finished request's handlers, and through them its
+ * whole call, alive through scavenges once one of its tables is old (docs/gateway.md, "What kept
+ * every call's objects alive"). The SDK reads them with get, set, delete, clear and values, all of
+ * which InFlight has. A field that is missing or not an empty Map (another SDK version) is left alone.
+ */
+export function withInFlightTables<T extends object>(client: T): T {
+  const fields = client as unknown as Record<string, unknown>;
+  for (const name of SDK_REQUEST_TABLES) {
+    const table = fields[name];
+    if (table instanceof Map && table.size === 0) fields[name] = new InFlight();
+  }
+  return client;
 }
 
 /** The tool's answer for REST callers when it has no structuredContent: its text, parsed if it is JSON. */

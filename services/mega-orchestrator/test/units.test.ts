@@ -7,6 +7,9 @@ import { invalidMessage, looksLikeJsonRpc, withoutMcpErrorPrefix } from '../src/
 import { FORWARD_PROOF_HEADER, FORWARDED_HEADER, forwardProof, isProvenForward } from '../src/mcp/peer-forward';
 import { ARGS_MAX, summarizeArgs } from '../src/call-history';
 import { displayUrl } from '../src/downstream-client';
+import { withInFlightTables } from '../src/mcp-downstream';
+import { InFlight } from '@mcp-fleet/kit';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { DownstreamTool } from '../src/types';
 
 const tool = (name: string): DownstreamTool => ({ name, description: name, inputSchema: { type: 'object' }, annotations: {} });
@@ -108,6 +111,16 @@ describe('circuit breaker', () => {
     b.onFailure();
     expect(b.snapshot().state).toBe('open');
     expect(b.tryAcquire()).toBe(false);
+  });
+});
+
+describe("the SDK client's tables of requests in flight", () => {
+  // Fails when an SDK upgrade renames or reshapes them: then the swap silently does nothing.
+  it('are all InFlight after withInFlightTables, on the SDK this repository pins', () => {
+    const client = withInFlightTables(new Client({ name: 't', version: '1' }));
+    const fields = client as unknown as Record<string, unknown>;
+    for (const name of ['_responseHandlers', '_progressHandlers', '_timeoutInfo', '_requestHandlerAbortControllers'])
+      expect(fields[name]).toBeInstanceOf(InFlight);
   });
 });
 

@@ -8,8 +8,8 @@
  *   the answers to the waiting server. InputExchanges below keeps those calls.
  * docs/gateway.md, "Questions from MCP servers", tells the whole story.
  */
-import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import { isPlainObject, JSONRPC_CODES, type Logger } from '@mcp-fleet/kit';
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { isPlainObject, JSONRPC_CODES, sameSecret, type Logger } from '@mcp-fleet/kit';
 import {
   CreateMessageResultSchema,
   CreateMessageResultWithToolsSchema,
@@ -390,10 +390,7 @@ export class InputExchanges {
   }
 
   private verify(payload: string, caller: ExchangeCaller, mac: string | undefined): boolean {
-    if (!mac) return false;
-    const want = Buffer.from(this.sign(payload, caller));
-    const got = Buffer.from(mac);
-    return want.length === got.length && timingSafeEqual(want, got);
+    return !!mac && sameSecret(mac, this.sign(payload, caller));
   }
 
   /** Waits for news: the call's result (answered), or requests to put to the client (one round). */

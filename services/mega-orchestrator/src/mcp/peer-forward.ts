@@ -5,10 +5,10 @@
  * event stream) passed back unchanged. The instance's address comes from the signed requestState or
  * the task store, never from the caller as such; a forwarded request is not forwarded again.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
-import type { HttpResponse, Logger } from '@mcp-fleet/kit';
+import { sameSecret, type HttpResponse, type Logger } from '@mcp-fleet/kit';
 
 /** Marks a request one instance forwarded to another: the receiver answers it itself. */
 export const FORWARDED_HEADER = 'mcp-fleet-forwarded-by';
@@ -72,9 +72,7 @@ export function isProvenForward(req: IncomingMessage, body: unknown, secret: str
   const at = Number(header.slice(0, dot));
   if (dot <= 0 || !Number.isSafeInteger(at) || Math.abs(now - at) > PROOF_MAX_AGE_MS) return false;
   // The sender signed JSON.stringify of the body it parsed; parsing that and stringifying again gives the same text.
-  const expected = Buffer.from(proofOf(secret, at, JSON.stringify(body)));
-  const given = Buffer.from(header.slice(dot + 1));
-  return given.length === expected.length && timingSafeEqual(given, expected);
+  return sameSecret(header.slice(dot + 1), proofOf(secret, at, JSON.stringify(body)));
 }
 
 /**

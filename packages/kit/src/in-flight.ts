@@ -18,6 +18,7 @@
 export class InFlight<K extends string | number, V> {
   private entries: Record<string, V> = Object.create(null) as Record<string, V>;
   private count = 0;
+  private lastKey = 0;
 
   /** Numbers keep their own spelling ("1", "1.5"); strings get a prefix no number's spelling has. */
   private static slot(key: string | number): string | number {
@@ -41,6 +42,12 @@ export class InFlight<K extends string | number, V> {
     if (!(slot in this.entries)) this.count += 1;
     this.entries[slot] = value;
     return this;
+  }
+
+  /** Keeps a value under a key of its own (for a table used as a set): the key, to delete it by. */
+  add(this: InFlight<number, V>, value: V): number {
+    this.set(++this.lastKey, value);
+    return this.lastKey;
   }
 
   /** Whether the key was there. */

@@ -34,6 +34,11 @@ describe('InFlight', () => {
     t.clear();
     expect(t.size).toBe(0);
     expect(t.values()).toEqual([]);
+    const keys = [t.add(7), t.add(7)];
+    expect(keys[0]).not.toBe(keys[1]);
+    expect(t.size).toBe(2);
+    expect(t.delete(keys[0])).toBe(true);
+    expect(t.values()).toEqual([7]);
   });
 
   // Why the class exists: a Map churned like a table of calls in flight keeps what was deleted from

@@ -171,7 +171,6 @@ export class DownstreamClient implements Downstream {
   private readonly agent: http.Agent;
   private readonly target: { protocol: string; hostname: string; port: number; request: typeof http.request };
   private readonly active = new InFlight<number, Promise<unknown>>();
-  private activeSeq = 0;
 
   constructor(
     rawUrl: string,
@@ -217,8 +216,7 @@ export class DownstreamClient implements Downstream {
   request(req: DownstreamRequest): Promise<DownstreamAnswer> {
     const pending =
       this.channel && req.method === 'POST' && req.path === '/tools/call' && !req.onProgress ? this.viaChannel(req) : this.send(req);
-    const key = ++this.activeSeq;
-    this.active.set(key, pending);
+    const key = this.active.add(pending);
     const settled = () => this.active.delete(key);
     void pending.then(settled, settled);
     return pending;

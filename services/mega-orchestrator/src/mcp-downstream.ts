@@ -133,7 +133,7 @@ export class McpDownstream implements Downstream {
   private modern?: Promise<ModernClient>;
   /** That client once connected (for the stdio child's pid). */
   private modernConnected?: ModernClient;
-  /** An HTTP server not declared 2026-07-28 that turned out to be one (discoveredModern). */
+  /** A server not declared 2026-07-28 that turned out to be one (discoveredModern). */
   private foundModern = false;
   private failures = 0;
   private nextAttemptAt = 0;
@@ -148,7 +148,6 @@ export class McpDownstream implements Downstream {
   private readonly progress = new InFlight<string, ProgressListener>();
   /** Tool calls in flight, for what the server asks its client meanwhile. */
   private readonly calls = new InFlight<number, CallSlot>();
-  private callSeq = 0;
   /** Resource URIs the gateway subscribed to here (subscribed again after a restart). */
   private readonly subscribed = new Set<string>();
 
@@ -505,8 +504,7 @@ export class McpDownstream implements Downstream {
    */
   private async inFlight<T>(what: string, req: DownstreamRequest, clock: CallClock, work: (slot: CallSlot) => Promise<T>): Promise<T> {
     const slot: CallSlot = { tool: what, requester: req.onClientRequest, onLog: req.onLog, clock, asking: 0, askedAt: 0 };
-    const key = ++this.callSeq;
-    this.calls.set(key, slot);
+    const key = this.calls.add(slot);
     try {
       return await work(slot);
     } finally {

@@ -7,7 +7,7 @@
  */
 import path from 'node:path';
 import { tempDir } from '@mcp-fleet/testing';
-import { conformanceProblems, runConformanceScenario, type ConformanceCheck } from '@mcp-fleet/testing/conformance';
+import { conformanceProblems, runConformanceScenarios, type ConformanceCheck } from '@mcp-fleet/testing/conformance';
 import { post2026, startGatewayWithStdioServer, type RunningGateway } from './helpers';
 
 const FIXTURE = path.join(__dirname, 'fixtures', 'conformance-fixture-server.ts');
@@ -54,12 +54,11 @@ const SCENARIOS = [
 describe('an MCP server behind the gateway, judged by the official conformance suite', () => {
   const tmp = tempDir('mcp-fleet-passthrough-');
   let g: RunningGateway;
-  const results = new Map<string, ConformanceCheck[]>();
+  let results: Map<string, ConformanceCheck[]>;
 
   beforeAll(async () => {
     g = await startGatewayWithStdioServer('conformance-fixture', FIXTURE, tmp.dir, 'test_simple_text');
-    // one scenario at a time: each is a node process, and the machine has two cores
-    for (const scenario of SCENARIOS) results.set(scenario, await runConformanceScenario(`${g.url}/mcp`, scenario, tmp.dir));
+    results = await runConformanceScenarios(`${g.url}/mcp`, SCENARIOS, tmp.dir);
   }, 180_000);
 
   afterAll(async () => {

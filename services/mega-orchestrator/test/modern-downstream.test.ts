@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { tempDir } from '@mcp-fleet/testing';
-import { conformanceProblems, runConformanceScenario, type ConformanceCheck } from '@mcp-fleet/testing/conformance';
+import { conformanceProblems, runConformanceScenarios, type ConformanceCheck } from '@mcp-fleet/testing/conformance';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -242,11 +242,11 @@ describe('the conformance suite’s input-required-result scenarios through the 
   const tmp = tempDir('mcp-fleet-modern-conformance-');
   let server: ModernServer;
   let g: RunningGateway;
-  const results = new Map<string, ConformanceCheck[]>();
+  let results: Map<string, ConformanceCheck[]>;
 
   beforeAll(async () => {
     ({ server, g } = await gatewayInFront(tmp.dir));
-    for (const scenario of SCENARIOS) results.set(scenario, await runConformanceScenario(`${g.url}/mcp`, scenario, tmp.dir));
+    results = await runConformanceScenarios(`${g.url}/mcp`, SCENARIOS, tmp.dir);
   }, 180_000);
   afterAll(async () => {
     await g?.stop();

@@ -4,7 +4,8 @@
  * both listing the same directory in an MCP session. Also direct on filesystem-mcp, so the gateway's
  * own cost shows. Target (issue 14): our gateway at 2x the alternative's calls/s at 32 connections,
  * and under 1 ms added at p50 at one connection. Also the floor: the same two hops in bare node:http,
- * which shows what this machine's loopback and scheduler cost any design.
+ * which shows what this machine's loopback and scheduler cost any design. The one-connection target is read from
+ * paired rounds against filesystem-mcp directly, after every path was warmed alike.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -190,6 +191,11 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
         },
       },
     };
+    // Every path warmed alike before any cell is measured, so that no figure includes a process's
+    // JIT warm-up (the gateway's first cell at one connection came 0.5 s after its first call, while
+    // filesystem-mcp directly came after every other cell had run through it).
+    const warmMs = Math.max(0, Number(process.env.BENCH_WARM_MS ?? 2000));
+    if (warmMs > 0) for (const c of Object.values(calls)) await runLoad(c.origin, c.call, 8, warmMs, 0);
     const rows: { path: string; result: LoadResult; cpuMsPerCall?: number; loadgenCpuMsPerCall: number }[] = [];
     // The gateway's GC pauses per 1,000 calls at 32 connections, by kind (minor: scavenges).
     let gatewayGcMsPer1000: Record<string, number> | undefined;
@@ -226,29 +232,44 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
     // throughput by a fifth within a minute, falls on both sides alike rather than on one window.
     const rounds = Math.max(0, Number(process.env.BENCH_ROUNDS ?? 10));
     const pairMs = Math.max(500, Number(process.env.BENCH_PAIR_MS ?? 1500));
+    type Path = (typeof calls)[keyof typeof calls];
+    /** `rounds` pairs of windows of one path and another, interleaved, the order flipped every pair. */
+    const interleaved = async (
+      ours: Path,
+      other: Path,
+      concurrency: number,
+      report: (o: LoadResult, t: LoadResult, round: number) => void,
+    ) => {
+      for (let r = 0; r < rounds; r++) {
+        const oursFirst = r % 2 === 1;
+        const [x, y] = oursFirst ? [ours, other] : [other, ours];
+        const first = await runLoad(x.origin, x.call, concurrency, pairMs, 200);
+        const second = await runLoad(y.origin, y.call, concurrency, pairMs, 200);
+        report(oursFirst ? first : second, oursFirst ? second : first, r + 1);
+      }
+    };
     const pairedRatios: number[] = [];
     let oursCalls = 0;
     let theirsCalls = 0;
-    for (let r = 0; r < rounds; r++) {
-      const theirsFirst = r % 2 === 0;
-      const first = await runLoad(
-        (theirsFirst ? calls.supergateway : calls.gateway).origin,
-        (theirsFirst ? calls.supergateway : calls.gateway).call,
-        32,
-        pairMs,
-      );
-      const second = await runLoad(
-        (theirsFirst ? calls.gateway : calls.supergateway).origin,
-        (theirsFirst ? calls.gateway : calls.supergateway).call,
-        32,
-        pairMs,
-      );
-      const [theirs32, ours32] = theirsFirst ? [first, second] : [second, first];
+    await interleaved(calls.gateway, calls.supergateway, 32, (ours32, theirs32, round) => {
       oursCalls += ours32.requests;
       theirsCalls += theirs32.requests;
       pairedRatios.push(Math.round((ours32.throughput / theirs32.throughput) * 100) / 100);
-      process.stdout.write(`vs-supergateway round ${r + 1}: ${ours32.throughput}/s vs ${theirs32.throughput}/s\n`);
-    }
+      process.stdout.write(`vs-supergateway round ${round}: ${ours32.throughput}/s vs ${theirs32.throughput}/s\n`);
+    });
+    // Paired rounds at one connection: the gateway and filesystem-mcp directly, so that a drift of
+    // the machine's speed falls on both.
+    const addedPairs: number[] = [];
+    await interleaved(calls.gateway, calls.direct, 1, (ours1, direct1, round) => {
+      addedPairs.push(Math.round((ours1.p50Ms - direct1.p50Ms) * 1000) / 1000);
+      process.stdout.write(`vs-supergateway c=1 round ${round}: gateway p50 ${ours1.p50Ms} ms, direct ${direct1.p50Ms} ms\n`);
+    });
+    const addedP50Paired = addedPairs.length
+      ? percentile(
+          [...addedPairs].sort((a, b) => a - b),
+          50,
+        )
+      : undefined;
     const medianRatio = pairedRatios.length
       ? percentile(
           [...pairedRatios].sort((a, b) => a - b),
@@ -288,6 +309,14 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
       '',
       `Gateway / supergateway at 32 connections: **${ratio32}×** (target 2×). Gateway p50 added over direct filesystem-mcp at one connection: **${addedP50} ms** (target under 1 ms).`,
       '',
+      `Every path was first warmed for ${warmMs} ms at 8 connections (BENCH_WARM_MS), so no cell includes a process's JIT warm-up.`,
+      '',
+      ...(addedPairs.length
+        ? [
+            `Paired rounds at one connection (the gateway and filesystem-mcp directly, ${rounds} pairs of ${pairMs} ms windows, interleaved, the order flipped every pair): p50 added ${addedPairs.join(', ')} ms; median **${addedP50Paired} ms** (target under 1 ms).`,
+            '',
+          ]
+        : []),
       ...(pairedRatios.length
         ? [
             `Paired rounds at 32 connections (BENCH_ROUNDS=${rounds} pairs of ${pairMs} ms windows, interleaved, the order flipped every pair): ratios ${pairedRatios.join(', ')}; median **${medianRatio}×**; all the gateway's calls over all the alternative's: **${pooledRatio}×**.`,
@@ -324,6 +353,9 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
         pooledRatio,
         pairMs,
         addedP50,
+        addedPairs,
+        addedP50Paired,
+        warmMs,
         floorAddedP50,
         floorShare32,
         target32,

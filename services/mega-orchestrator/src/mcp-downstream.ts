@@ -36,7 +36,15 @@ import {
   type ProgressListener,
 } from './downstream-client';
 import { VERSION } from './config';
-import { asMcpError, connectModern, MODERN_VERSION, withInputRounds, type ModernClient } from './mcp-modern';
+import {
+  asMcpError,
+  connectModern,
+  MODERN_VERSION,
+  withInputRounds,
+  type McpSubscription,
+  type ModernClient,
+  type SubscriptionFilter,
+} from './mcp-modern';
 import { awaitAnswer } from './mcp/client-requests';
 import { withoutMcpErrorPrefix } from './mcp/jsonrpc';
 
@@ -150,6 +158,11 @@ export class McpDownstream implements Downstream {
   private readonly calls = new InFlight<number, CallSlot>();
   /** Resource URIs the gateway subscribed to here (subscribed again after a restart). */
   private readonly subscribed = new Set<string>();
+  /** A 2026-07-28 server's subscriptions/listen stream: what it listens for (as sent), on which client, what the server honoured. */
+  private modernWatch?: { key: string; client: ModernClient; subscription: McpSubscription; honored: SubscriptionFilter };
+  /** Listen streams are opened one at a time (each change of what to listen for waits for the one before). */
+  private watchChain: Promise<unknown> = Promise.resolve();
+  private rewatchTimer?: NodeJS.Timeout;
 
   constructor(
     readonly spec: McpServerSpec,
@@ -292,8 +305,8 @@ export class McpDownstream implements Downstream {
    * A request to a 2026-07-28 server (mcp-modern.ts): the same routes as request() on the v2 client.
    * What the server asks in an input_required result goes to the caller of this very call (no
    * attribution rule needed), keyed as the server keyed it. No ping (the revision removed it):
-   * health is server/discover. Resource subscriptions are not offered (a subscriptions/listen stream
-   * would be needed); list changes are found by the gateway's polling.
+   * health is server/discover. Resource subscriptions and list changes come over one
+   * subscriptions/listen stream (watchModern); the gateway's polling of the lists stays as well.
    */
   private async requestModern(req: DownstreamRequest): Promise<DownstreamAnswer> {
     const { signal, clock, opts: base, end } = this.scope(req);
@@ -357,6 +370,29 @@ export class McpDownstream implements Downstream {
             ),
           );
           return { status: 200, json };
+        }
+        case 'POST /resources/subscribe':
+        case 'POST /resources/unsubscribe': {
+          if (!caps.resources?.subscribe)
+            return { status: 404, json: this.error('NOT_FOUND', `${this.options.id} offers no resource subscriptions`) };
+          const uri = String(body().uri);
+          if (req.path === '/resources/unsubscribe') {
+            this.subscribed.delete(uri);
+            await this.watchModern(client, req.timeoutMs);
+            return { status: 200, json: {} };
+          }
+          this.subscribed.add(uri);
+          const honored = await this.watchModern(client, req.timeoutMs).catch((err: unknown) => {
+            this.subscribed.delete(uri);
+            throw err;
+          });
+          if (honored.resourceSubscriptions?.includes(uri)) return { status: 200, json: {} };
+          this.subscribed.delete(uri);
+          void this.watchModern(client).catch(() => undefined);
+          return {
+            status: 400,
+            json: this.error('VALIDATION_ERROR', `${this.options.id} did not agree to send updates of ${uri.slice(0, 200)}`),
+          };
         }
         case 'POST /completion/complete':
           if (!caps.completions) return { status: 404, json: this.error('NOT_FOUND', 'no completions') };
@@ -430,6 +466,7 @@ export class McpDownstream implements Downstream {
         this.options.logger.info(`${this.options.id} connected over MCP ${MODERN_VERSION}`, {
           server: server ? `${server.name} ${server.version}` : undefined,
         });
+        this.hearModern(client);
         return client;
       },
       (err: Error) => {
@@ -439,6 +476,92 @@ export class McpDownstream implements Downstream {
       },
     );
     return this.modern;
+  }
+
+  /**
+   * What a 2026-07-28 server says on the gateway's listen stream goes where a 2025 server's
+   * unsolicited notifications go; the stream opens at once when the server offers list changes or
+   * the gateway's clients already watch some of its resources.
+   */
+  private hearModern(client: ModernClient): void {
+    const { id, logger } = this.options;
+    for (const kind of ['tools', 'prompts', 'resources'] as const)
+      client.setNotificationHandler(`notifications/${kind}/list_changed`, () => {
+        logger.info(`${id} says its ${kind} changed; re-reading them`);
+        this.options.onToolsChanged?.();
+      });
+    client.setNotificationHandler('notifications/resources/updated', (n) => this.options.onResourceUpdated?.(n.params.uri));
+    if (Object.keys(this.modernFilter(client)).length > 0)
+      this.watchModern(client).catch((err: Error) => {
+        logger.warn(`${id}: could not listen for its changes; trying again`, { err: err.message });
+        this.rewatchLater(err);
+      });
+  }
+
+  /** What the gateway listens for at a 2026-07-28 server: the list changes it offers, and updates of the resources the gateway's clients watch. */
+  private modernFilter(client: ModernClient): SubscriptionFilter {
+    const caps = client.getServerCapabilities() ?? {};
+    return {
+      ...(caps.tools?.listChanged ? { toolsListChanged: true } : {}),
+      ...(caps.prompts?.listChanged ? { promptsListChanged: true } : {}),
+      ...(caps.resources?.listChanged ? { resourcesListChanged: true } : {}),
+      ...(caps.resources?.subscribe && this.subscribed.size > 0 ? { resourceSubscriptions: [...this.subscribed].sort() } : {}),
+    };
+  }
+
+  /**
+   * Opens the listen stream again when what to listen for changed (a new stream, acknowledged, then
+   * the old one closed, so no update falls between them); none when there is nothing to listen for.
+   * Answers what the server honoured. A stream the server ends is opened again (rewatchLater).
+   */
+  private watchModern(client: ModernClient, timeoutMs = START_TIMEOUT_MS): Promise<SubscriptionFilter> {
+    const run = this.watchChain.then(async () => {
+      const filter = this.modernFilter(client);
+      const key = JSON.stringify(filter);
+      const current = this.modernWatch;
+      if (current?.key === key && current.client === client) return current.honored;
+      let next: typeof current;
+      if (Object.keys(filter).length > 0) {
+        const subscription = await client.listen(filter, { timeout: timeoutMs });
+        const watch = { key, client, subscription, honored: subscription.honoredFilter };
+        next = watch;
+        void subscription.closed.then((how) => {
+          if (how === 'local' || this.modernWatch !== watch) return;
+          this.modernWatch = undefined;
+          this.options.logger.warn(`${this.options.id} ended the gateway's listen stream (${how}); listening again`);
+          this.rewatchLater();
+        });
+      }
+      this.modernWatch = next;
+      await current?.subscription.close();
+      return next?.honored ?? {};
+    });
+    this.watchChain = run.catch(() => undefined);
+    return run;
+  }
+
+  /**
+   * Listens again after the stream ended or could not open, with backoff (1 s doubling to 30 s).
+   * What changed meanwhile was not heard: the lists are read again and watchers of its resources told.
+   */
+  private rewatchLater(failure?: unknown, delayMs = 1000): void {
+    if (this.closed || this.rewatchTimer) return;
+    const refused = asMcpError(failure);
+    if (refused instanceof McpError && refused.code === ErrorCode.MethodNotFound) {
+      this.options.logger.warn(`${this.options.id} has no subscriptions/listen: its changes are found by polling only`);
+      return;
+    }
+    this.rewatchTimer = setTimeout(() => {
+      this.rewatchTimer = undefined;
+      this.modernClient(START_TIMEOUT_MS)
+        .then((client) => this.watchModern(client))
+        .then(() => {
+          this.options.onToolsChanged?.();
+          for (const uri of this.subscribed) this.options.onResourceUpdated?.(uri);
+        })
+        .catch((err: unknown) => this.rewatchLater(err, Math.min(delayMs * 2, 30_000)));
+    }, delayMs);
+    this.rewatchTimer.unref();
   }
 
   /** A failed request: the caller's error (an MCP error as the fleet's envelope), or a DownstreamFailure for the breaker. */
@@ -821,6 +944,7 @@ export class McpDownstream implements Downstream {
   async close(): Promise<void> {
     this.closed = true;
     if (this.restartTimer) clearTimeout(this.restartTimer);
+    if (this.rewatchTimer) clearTimeout(this.rewatchTimer);
     const client = this.client ?? (await this.connecting?.catch(() => undefined));
     this.client = undefined;
     await client?.close().catch(() => undefined);
@@ -830,8 +954,11 @@ export class McpDownstream implements Downstream {
   /** Forgets the 2026-07-28 server's client (the next request connects again) and closes it. */
   private async closeModern(): Promise<void> {
     const modern = this.modern;
+    const watch = this.modernWatch;
     this.modern = undefined;
     this.modernConnected = undefined;
+    this.modernWatch = undefined;
+    await watch?.subscription.close().catch(() => undefined);
     const client = await modern?.catch(() => undefined);
     await client?.close().catch(() => undefined);
   }

@@ -20,6 +20,7 @@ const MAX_ROUNDS = 10;
 const ASKABLE: ReadonlySet<string> = new Set(CLIENT_REQUEST_METHODS);
 
 export type ModernClient = Client;
+export type { McpSubscription, SubscriptionFilter } from '@modelcontextprotocol/client';
 
 /** Asks the caller one of the server's input requests; `key` is the server's name for it. */
 export type InputAsker = (method: ClientRequestMethod, params: Record<string, unknown>, key: string) => Promise<Record<string, unknown>>;
@@ -91,5 +92,18 @@ export async function withInputRounds<T>(
 export function asMcpError(err: unknown): unknown {
   if (err instanceof McpError || !(err instanceof Error)) return err;
   const { code, data } = err as Error & { code?: unknown; data?: unknown };
-  return typeof code === 'number' ? new McpError(code, err.message, data) : err;
+  if (typeof code === 'number') return new McpError(code, err.message, data);
+  // An HTTP error status whose body is the server's JSON-RPC error (the revision answers -32601 with
+  // 404 and header mismatches with 400): that error, not a failed transport.
+  const text = isPlainObject(data) && typeof data.status === 'number' && typeof data.text === 'string' ? data.text : undefined;
+  if (text === undefined) return err;
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return err;
+  }
+  const error = isPlainObject(body) && isPlainObject(body.error) ? body.error : undefined;
+  if (typeof error?.code !== 'number' || typeof error.message !== 'string') return err;
+  return new McpError(error.code, error.message, error.data);
 }

@@ -8,6 +8,9 @@ import { FORWARD_PROOF_HEADER, FORWARDED_HEADER, forwardProof, isProvenForward }
 import { ARGS_MAX, summarizeArgs } from '../src/call-history';
 import { displayUrl } from '../src/downstream-client';
 import { withInFlightTables } from '../src/mcp-downstream';
+import { asMcpError } from '../src/mcp-modern';
+import { SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { InFlight } from '@mcp-fleet/kit';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { DownstreamTool } from '../src/types';
@@ -144,6 +147,29 @@ describe('proof of a forwarded request', () => {
     expect(isProvenForward(req(undefined), body, secret, now)).toBe(false);
     for (const bad of ['', '.', 'x.y', `${now}`, `${now}.`, `-1.${proof.split('.')[1]}`])
       expect(isProvenForward(req(bad), body, secret, now)).toBe(false);
+  });
+});
+
+describe("a 2026-07-28 server's errors as the v2 client reports them", () => {
+  const http = (status: number, text: string) =>
+    new SdkHttpError(SdkErrorCode.ClientHttpNotImplemented, `Error POSTing to endpoint: ${text}`, { status, statusText: 'x', text });
+
+  it('reads the JSON-RPC error in an HTTP error status as that error, not as a failed transport', () => {
+    const err = asMcpError(
+      http(404, '{"jsonrpc":"2.0","id":"listen:0","error":{"code":-32601,"message":"Method not found: x","data":{"a":1}}}'),
+    );
+    expect(err).toBeInstanceOf(McpError);
+    expect(err).toMatchObject({ code: -32601, data: { a: 1 } });
+    expect((err as Error).message).toContain('Method not found: x');
+  });
+
+  it('leaves an HTTP failure without a JSON-RPC error as it was', () => {
+    for (const text of ['<html>bad gateway</html>', '{"error":"plain"}', '{"jsonrpc":"2.0","id":1,"error":{"code":"x"}}']) {
+      const original = http(502, text);
+      expect(asMcpError(original)).toBe(original);
+    }
+    const plain = new Error('socket hang up');
+    expect(asMcpError(plain)).toBe(plain);
   });
 });
 

@@ -458,6 +458,7 @@ export class McpSessionTransport {
         if (id) this.sessions.delete(id);
       },
     });
+    withPlainErrorMessages(transport);
     const server = this.options.buildServer(() => transport.sessionId, true);
     const live: LiveSession = {
       id: '',
@@ -485,7 +486,9 @@ export class McpSessionTransport {
     // (the SDK would answer -32603 "does not support task creation", which does not say why)
     const asTask = (Array.isArray(body) ? body : [body]).find(isTaskCall);
     if (asTask) return void sendJson(res, 200, rpcError(idOf(asTask), JSONRPC_CODES.INVALID_PARAMS, NO_TASKS_HERE));
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    const transport = withPlainErrorMessages(
+      new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true }),
+    );
     const server = this.options.buildServer(() => undefined, false);
     res.on('close', () => {
       void server.close().catch(() => undefined);
@@ -676,4 +679,18 @@ function answerBatchAsArray(res: ServerResponse): void {
     const done = [chunk, ...rest].find((a): a is () => void => typeof a === 'function');
     return done ? res.end(text, done) : res.end(text);
   }) as ServerResponse['end'];
+}
+
+/**
+ * The SDK server answers an McpError thrown by a handler with its message as it is, "MCP error
+ * <code>: " included, and the client's McpError puts the prefix on again: errors leave without it.
+ */
+function withPlainErrorMessages(transport: StreamableHTTPServerTransport): StreamableHTTPServerTransport {
+  const send = transport.send.bind(transport);
+  transport.send = (message, options) => {
+    const error = (message as { error?: { message?: unknown } }).error;
+    if (error && typeof error.message === 'string') error.message = withoutMcpErrorPrefix(error.message);
+    return send(message, options);
+  };
+  return transport;
 }

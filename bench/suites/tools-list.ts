@@ -142,7 +142,7 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
   const markdown = [
     '# tools/list as the catalog grows',
     '',
-    `Gateway in front of ${SERVICES} synthetic downstreams, ${durationMs} ms per row; "vs 50" is p50 over the 50-tool p50 of the same path and concurrency (flat = about 1).`,
+    `Gateway in front of ${SERVICES} synthetic downstreams, ${durationMs} ms per row; "vs 50" is p50 over the 50-tool p50 of the same path and concurrency (flat = about 1). An MCP first page holds up to MCP_PAGE_SIZE (100) entries: the whole 56-entry catalog at 50 tools, 100 entries from 500 tools on, so the MCP rows step once from 50 to 500 (a page almost twice the size) and should then stay level from 500 to 5,000.`,
     '',
     markdownTable(
       ['tools offered', 'catalog entries', 'path', 'conc.', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'p50 vs 50'],

@@ -8,7 +8,7 @@ import { AppError, statusForCode, toAppError } from './errors';
 import { runHealthChecks, type HealthCheck } from './health';
 import { byteLimit, isPlainJsonRequest, readJsonBody, sendJson } from './fast-json';
 import {
-  abortOnClose,
+  controllerOnClose,
   header,
   isPlainObject,
   logAppError,
@@ -78,6 +78,11 @@ export const PROGRESS_HEADER = 'x-progress';
 export interface CallOptions {
   requestId?: string;
   signal?: AbortSignal;
+  /**
+   * The call's own controller (its signal is the call's signal), when the caller made one for this
+   * call alone: the tool's time limit aborts it instead of a second controller that follows it.
+   */
+  controller?: AbortController;
   /** The caller's Authorization header, handed to the tool as ctx.authorization. */
   authorization?: string;
   /** The request's logger (with trace_id and span_id) for the tool's log lines. */
@@ -172,6 +177,7 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
         requestId: call.requestId ?? randomUUID(),
         defaultTimeoutMs: options.config.TOOL_TIMEOUT_MS,
         signal: call.signal,
+        controller: call.controller,
         authorization: call.authorization,
         progress: call.progress,
       });
@@ -220,9 +226,10 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
   options.extend?.(app, kit);
   const guarded = options.extend !== undefined && extendGuardsTools(app, mountedBefore);
 
-  const callOptions = (req: IncomingMessage, res: HttpResponse): CallOptions => ({
+  const callOptions = (req: IncomingMessage, res: HttpResponse, controller = controllerOnClose(res)): CallOptions => ({
     requestId: res.locals.requestId,
-    signal: abortOnClose(res),
+    controller,
+    signal: controller.signal,
     authorization: req.headers.authorization,
     logger: res.locals.logger,
     traceparent: (res.locals.span as FleetSpan).traceparent,
@@ -250,7 +257,7 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
     };
   };
   /** One call of the gateway's channel: what POST /tools/call does for it (span, logger, counters, envelope). */
-  const channelCall = async (frame: ChannelCall, signal: AbortSignal): Promise<ChannelAnswer> => {
+  const channelCall = async (frame: ChannelCall, controller: AbortController): Promise<ChannelAnswer> => {
     const started = process.hrtime.bigint();
     const { span, logger: log } = startRequestSpan(
       'POST /tools/call',
@@ -261,7 +268,7 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
     try {
       const parsed = parseOrThrow(toolCallBody, frame.call, 'tool call; send {"name": "<tool>", "arguments": {...}}');
       const requestId = requestIdFrom(frame.requestId);
-      const result = await callTool(parsed.name, parsed.arguments, { requestId, signal, logger: log, traceparent: span.traceparent });
+      const result = await callTool(parsed.name, parsed.arguments, { requestId, controller, logger: log, traceparent: span.traceparent });
       return { status, body: successEnvelope(service, result) };
     } catch (err) {
       const appErr = toAppError(err);

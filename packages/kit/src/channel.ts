@@ -92,7 +92,8 @@ export function isChannelUpgrade(req: IncomingMessage): boolean {
 export function serveChannel(
   socket: Duplex & { setNoDelay?: (on: boolean) => void },
   head: Buffer,
-  handle: (frame: ChannelCall, signal: AbortSignal) => Promise<ChannelAnswer>,
+  /** Runs a call; its controller is the call's own (aborted by a cancel frame or a closed socket, and by the tool's time limit). */
+  handle: (frame: ChannelCall, controller: AbortController) => Promise<ChannelAnswer>,
   maxLine: number,
 ): Upgraded {
   socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: ${CHANNEL_PROTOCOL}\r\nConnection: Upgrade\r\n\r\n`);
@@ -121,7 +122,7 @@ export function serveChannel(
     }
     const controller = new AbortController();
     running.set(id, controller);
-    handle(msg as ChannelCall, controller.signal)
+    handle(msg as ChannelCall, controller)
       .catch((): ChannelAnswer => ({ status: 500, body: { success: false, error: 'Internal error.', code: 'INTERNAL' } }))
       .then((answer) => {
         running.delete(id);

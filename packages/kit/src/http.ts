@@ -157,11 +157,16 @@ export function makeSendError(service: string, logger: Logger, onError?: (res: H
 
 /** Aborted when the client disconnects before the answer is sent. */
 export function abortOnClose(res: ServerResponse): AbortSignal {
+  return controllerOnClose(res).signal;
+}
+
+/** abortOnClose's controller, for a caller that hands it on as the request's own (CallOptions.controller). */
+export function controllerOnClose(res: ServerResponse): AbortController {
   const controller = new AbortController();
   res.on('close', () => {
     if (!res.writableFinished) controller.abort(new AppError('TIMEOUT', 'The client closed the connection.'));
   });
-  return controller.signal;
+  return controller;
 }
 
 export const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -41,6 +41,41 @@ export async function* walk(start: string, options: WalkOptions, stats: WalkStat
   yield* walkDir(start, '', 0, options, stats);
 }
 
+/**
+ * The start directory's children only (what walk yields with maxDepth 1), read and answered
+ * synchronously: an async generator costs a few promise turns per entry, a tenth of a plain
+ * listing's CPU (issue 14).
+ */
+export function children(start: string, options: Omit<WalkOptions, 'maxDepth'>, stats: WalkStats): WalkEntry[] {
+  let dirents: Dirent[];
+  try {
+    dirents = readdirSync(start, { withFileTypes: true });
+  } catch {
+    stats.unreadable++;
+    return [];
+  }
+  return entriesOf(start, '', 0, dirents, options);
+}
+
+/** A directory's entries as the walk reports them: sorted by name, hidden names left out unless asked for. */
+function entriesOf(dir: string, rel: string, depth: number, dirents: Dirent[], options: Omit<WalkOptions, 'maxDepth'>): WalkEntry[] {
+  dirents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  // dir is absolute and normalized (a realpath, or built here from one), and a name has no separator
+  const prefix = dir.endsWith(path.sep) ? dir : dir + path.sep;
+  const out: WalkEntry[] = [];
+  for (const d of dirents) {
+    if (!options.includeHidden && d.name.startsWith('.')) continue;
+    out.push({
+      absolute: prefix + d.name,
+      relative: rel === '' ? d.name : `${rel}/${d.name}`,
+      name: d.name,
+      type: entryType(d),
+      depth: depth + 1,
+    });
+  }
+  return out;
+}
+
 async function* walkDir(dir: string, rel: string, depth: number, options: WalkOptions, stats: WalkStats): AsyncGenerator<WalkEntry> {
   if (options.signal?.aborted) return;
   let dirents: Dirent[];
@@ -53,17 +88,8 @@ async function* walkDir(dir: string, rel: string, depth: number, options: WalkOp
     stats.unreadable++;
     return;
   }
-  dirents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  for (const d of dirents) {
+  for (const entry of entriesOf(dir, rel, depth, dirents, options)) {
     if (options.signal?.aborted) return;
-    if (!options.includeHidden && d.name.startsWith('.')) continue;
-    const entry: WalkEntry = {
-      absolute: path.join(dir, d.name),
-      relative: rel === '' ? d.name : `${rel}/${d.name}`,
-      name: d.name,
-      type: entryType(d),
-      depth: depth + 1,
-    };
     yield entry;
     // Pre-order: a directory's subtree comes right after it.
     if (entry.type === 'directory' && entry.depth < options.maxDepth) {

@@ -4,7 +4,7 @@ import { AppError, defineTool, pageShape, paginate } from '@mcp-fleet/kit';
 import { z } from 'zod';
 import { iso, pathArg, resolveIn, shown, type FsDeps } from '../lib/context';
 import { fsCall } from '../lib/fs-errors';
-import { walk, type WalkEntry } from '../lib/walk';
+import { children, walk, type WalkEntry } from '../lib/walk';
 
 export function createFileListTool(deps: FsDeps) {
   const cap = deps.limits.listMaxEntries;
@@ -20,7 +20,8 @@ export function createFileListTool(deps: FsDeps) {
     }
   };
 
-  const describeEntry = async (e: WalkEntry, base: string) => {
+  /** An entry as listed; a promise only for a symlink (its target is resolved), so a plain listing takes no promise turn per entry. */
+  const describeEntry = (e: WalkEntry, base: string) => {
     const rel = base === '' ? e.relative : `${base}/${e.relative}`;
     let size: number | null = null;
     let modifiedAt: string | null = null;
@@ -35,14 +36,8 @@ export function createFileListTool(deps: FsDeps) {
     } catch {
       // unreadable, or removed between listing and stat: keep the entry with what is known
     }
-    return {
-      name: e.name,
-      path: rel,
-      type: e.type,
-      size,
-      modifiedAt,
-      ...(e.type === 'symlink' ? await linkInfo(e.absolute) : {}),
-    };
+    const entry = { name: e.name, path: rel, type: e.type, size, modifiedAt };
+    return e.type === 'symlink' ? linkInfo(e.absolute).then((link) => ({ ...entry, ...link })) : entry;
   };
 
   return defineTool({
@@ -76,15 +71,17 @@ export function createFileListTool(deps: FsDeps) {
       const found: WalkEntry[] = [];
       let truncated = false;
       const walkOptions = { maxDepth: args.recursive ? args.maxDepth : 1, includeHidden: args.includeHidden, signal: ctx.signal };
-      for await (const entry of walk(resolved.absolute, walkOptions, stats)) {
-        if (found.length >= cap) {
-          truncated = true;
-          break;
-        }
-        found.push(entry);
-      }
+      const take = (entry: WalkEntry) => {
+        if (found.length >= cap) truncated = true;
+        else found.push(entry);
+        return !truncated;
+      };
+      // (a plain loop where it can be: `for await` over an array still takes a promise turn per entry)
+      if (walkOptions.maxDepth === 1) for (const entry of children(resolved.absolute, walkOptions, stats)) if (!take(entry)) break;
+      if (walkOptions.maxDepth > 1) for await (const entry of walk(resolved.absolute, walkOptions, stats)) if (!take(entry)) break;
       const page = paginate(found, args.limit, args.cursor);
-      const entries = await Promise.all(page.items.map((e) => describeEntry(e, resolved.relative)));
+      const described = page.items.map((e) => describeEntry(e, resolved.relative));
+      const entries = described.some((d) => d instanceof Promise) ? await Promise.all(described) : described;
       return {
         path: name,
         root: resolved.root,

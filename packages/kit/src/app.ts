@@ -226,14 +226,17 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
   options.extend?.(app, kit);
   const guarded = options.extend !== undefined && extendGuardsTools(app, mountedBefore);
 
-  const callOptions = (req: IncomingMessage, res: HttpResponse, controller = controllerOnClose(res)): CallOptions => ({
-    requestId: res.locals.requestId,
-    controller,
-    signal: controller.signal,
-    authorization: req.headers.authorization,
-    logger: res.locals.logger,
-    traceparent: (res.locals.span as FleetSpan).traceparent,
-  });
+  const callOptions = (req: IncomingMessage, res: HttpResponse): CallOptions => {
+    const controller = controllerOnClose(res);
+    return {
+      requestId: res.locals.requestId,
+      controller,
+      signal: controller.signal,
+      authorization: req.headers.authorization,
+      logger: res.locals.logger,
+      traceparent: (res.locals.span as FleetSpan).traceparent,
+    };
+  };
 
   // The hot route: POST /tools/call and POST /tools/<name> with a plain JSON body, answered by one
   // handler without the router and the body parser (and without an ETag on the answer); the routes

@@ -104,7 +104,7 @@ export interface InvokeOptions {
   defaultTimeoutMs: number;
   /** Aborts the call, e.g. when the HTTP client disconnects. */
   signal?: AbortSignal;
-  /** The call's own controller (see CallOptions.controller): the time limit aborts it, and no second controller follows `signal`. */
+  /** The call's own controller (see CallOptions.controller): the time limit aborts it, and `signal` is then not followed (it is this controller's). */
   controller?: AbortController;
   authorization?: string;
   traceparent?: string;

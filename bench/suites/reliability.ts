@@ -172,6 +172,9 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
 
     // Soak.
     const soak = await runSoak(fleet, soakMs);
+    // Lowest heap sample (every second) in the first and last third of the soak: what survives the collections.
+    const third = Math.floor(soak.fine.length / 3);
+    const lows = third > 0 ? [Math.min(...soak.fine.slice(0, third)), Math.min(...soak.fine.slice(-third))] : undefined;
     const md = [
       '### Reliability (`pnpm bench reliability`)',
       '',
@@ -203,9 +206,12 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
       '',
       `Soak: ${Math.round(soakMs / 1000)} s at 64 connections (32 native, 32 MCP tools/call in one session): ${soak.calls} calls, ${soak.errors} errors, ` +
         `${soak.perSecond} calls/s. Gateway heap used: start ${mb(soak.heap[0])} MB, end ${mb(soak.heap.at(-1)!)} MB, max ${mb(Math.max(...soak.heap))} MB; ` +
-        `rss start ${mb(soak.rss[0])} MB, end ${mb(soak.rss.at(-1)!)} MB (samples every 10 s: ${soak.heap.map(mb).join(', ')}).`,
+        `rss start ${mb(soak.rss[0])} MB, end ${mb(soak.rss.at(-1)!)} MB (samples every 10 s: ${soak.heap.map(mb).join(', ')}).` +
+        (lows
+          ? ` The heap rises and falls between collections, so the leak figure is its low-water mark: lowest of the samples taken every second, in the first third ${mb(lows[0])} MB, in the last third ${mb(lows[1])} MB.`
+          : ''),
     ].join('\n');
-    return { json: { faults, healthyOk, soak }, markdown: md };
+    return { json: { faults, healthyOk, soak: { ...soak, fine: undefined }, heapLows: lows }, markdown: md };
   } finally {
     await live.close();
     await fleet.stop();
@@ -287,13 +293,23 @@ async function runSoak(fleet: FleetHandle, soakMs: number) {
     rss.push(m.process.rss);
   };
   await sample();
+  // The heap every second too: its low-water marks (what survives the collections) show a leak
+  // that the 10 s samples, taken anywhere in the rise and fall between collections, can hide.
+  const fine: number[] = [];
+  const fineLoop = (async () => {
+    while (performance.now() - started < soakMs) {
+      const m = (await (await fetch(`${fleet.gateway}/memory/stats`)).json()) as { process: { heapUsed: number } };
+      fine.push(m.process.heapUsed);
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  })();
   while (performance.now() - started < soakMs) {
     await new Promise((r) => setTimeout(r, Math.min(10_000, soakMs - (performance.now() - started))));
     await sample();
     process.stdout.write(`reliability: soak ${Math.round((performance.now() - started) / 1000)} s, ${tally.latencies.length} calls\n`);
   }
   stop = true;
-  await Promise.all(loops);
+  await Promise.all([...loops, fineLoop]);
   await pool.close();
   const calls = tally.latencies.length;
   return {
@@ -303,5 +319,6 @@ async function runSoak(fleet: FleetHandle, soakMs: number) {
     perSecond: Math.round(calls / ((performance.now() - started) / 1000)),
     heap,
     rss,
+    fine,
   };
 }

@@ -450,6 +450,8 @@ export class McpDownstream implements Downstream {
   /** The 2026-07-28 server's client, connected (server/discover) on first use and again after a failure. */
   private modernClient(timeoutMs: number): Promise<ModernClient> {
     if (this.closed) return Promise.reject(new DownstreamFailure('refused', `${this.options.id} is stopped`, false));
+    if (this.modern) return this.modern;
+    // connecting (every request comes here; only a new connection clears a stdio child's stderr)
     const { spec } = this;
     const capabilities = this.options.forwardClientRequests === true ? FORWARDED_CAPABILITIES : {};
     if (spec.transport === 'stdio') this.stderr.length = 0;
@@ -457,7 +459,7 @@ export class McpDownstream implements Downstream {
       spec.transport === 'streamable-http'
         ? { url: spec.url, headers: spec.headers }
         : { command: spec.command, args: spec.args, cwd: spec.cwd, env: spec.env, onStderr: this.onStderr };
-    this.modern ??= connectModern(target, capabilities, Math.min(timeoutMs, START_TIMEOUT_MS)).then(
+    this.modern = connectModern(target, capabilities, Math.min(timeoutMs, START_TIMEOUT_MS)).then(
       (client) => {
         this.starts += 1;
         this.connectedAt = Date.now();
@@ -486,16 +488,21 @@ export class McpDownstream implements Downstream {
   private hearModern(client: ModernClient): void {
     const { id, logger } = this.options;
     for (const kind of ['tools', 'prompts', 'resources'] as const)
-      client.setNotificationHandler(`notifications/${kind}/list_changed`, () => {
-        logger.info(`${id} says its ${kind} changed; re-reading them`);
-        this.options.onToolsChanged?.();
-      });
+      client.setNotificationHandler(`notifications/${kind}/list_changed`, this.listChanged(kind));
     client.setNotificationHandler('notifications/resources/updated', (n) => this.options.onResourceUpdated?.(n.params.uri));
     if (Object.keys(this.modernFilter(client)).length > 0)
       this.watchModern(client).catch((err: Error) => {
         logger.warn(`${id}: could not listen for its changes; trying again`, { err: err.message });
         this.rewatchLater(err);
       });
+  }
+
+  /** What to do when the server says one of its lists changed (either era): read them again. */
+  private listChanged(kind: 'tools' | 'prompts' | 'resources'): () => void {
+    return () => {
+      this.options.logger.info(`${this.options.id} says its ${kind} changed; re-reading them`);
+      this.options.onToolsChanged?.();
+    };
   }
 
   /** What the gateway listens for at a 2026-07-28 server: the list changes it offers, and updates of the resources the gateway's clients watch. */
@@ -800,18 +807,9 @@ export class McpDownstream implements Downstream {
       client.setRequestHandler(ListRootsRequestSchema, ask('roots/list') as never);
     }
     const transport = this.transport();
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-      logger.info(`${id} says its tools changed; re-reading them`);
-      this.options.onToolsChanged?.();
-    });
-    client.setNotificationHandler(PromptListChangedNotificationSchema, () => {
-      logger.info(`${id} says its prompts changed; re-reading them`);
-      this.options.onToolsChanged?.();
-    });
-    client.setNotificationHandler(ResourceListChangedNotificationSchema, () => {
-      logger.info(`${id} says its resources changed; re-reading them`);
-      this.options.onToolsChanged?.();
-    });
+    client.setNotificationHandler(ToolListChangedNotificationSchema, this.listChanged('tools'));
+    client.setNotificationHandler(PromptListChangedNotificationSchema, this.listChanged('prompts'));
+    client.setNotificationHandler(ResourceListChangedNotificationSchema, this.listChanged('resources'));
     client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => this.options.onResourceUpdated?.(n.params.uri));
     this.starts += 1;
     try {

@@ -57,6 +57,16 @@ export function children(start: string, options: Omit<WalkOptions, 'maxDepth'>, 
   return entriesOf(start, '', 0, dirents, options);
 }
 
+/** A directory below the start, read through the thread pool (unreadable: none, counted). */
+async function deeperEntries(dir: string, rel: string, depth: number, options: WalkOptions, stats: WalkStats): Promise<WalkEntry[]> {
+  try {
+    return entriesOf(dir, rel, depth, await fs.readdir(dir, { withFileTypes: true }), options);
+  } catch {
+    stats.unreadable++;
+    return [];
+  }
+}
+
 /** A directory's entries as the walk reports them: sorted by name, hidden names left out unless asked for. */
 function entriesOf(dir: string, rel: string, depth: number, dirents: Dirent[], options: Omit<WalkOptions, 'maxDepth'>): WalkEntry[] {
   dirents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -78,17 +88,12 @@ function entriesOf(dir: string, rel: string, depth: number, dirents: Dirent[], o
 
 async function* walkDir(dir: string, rel: string, depth: number, options: WalkOptions, stats: WalkStats): AsyncGenerator<WalkEntry> {
   if (options.signal?.aborted) return;
-  let dirents: Dirent[];
-  try {
-    // The start directory is read synchronously: one local readdir costs microseconds, while a
-    // thread-pool round trip cost file_list a third of its CPU (issue 14, bench vs-supergateway).
-    // Deeper directories (a recursive walk) go through the pool, so a large tree never holds the loop.
-    dirents = depth === 0 ? readdirSync(dir, { withFileTypes: true }) : await fs.readdir(dir, { withFileTypes: true });
-  } catch {
-    stats.unreadable++;
-    return;
-  }
-  for (const entry of entriesOf(dir, rel, depth, dirents, options)) {
+  // The start directory is read synchronously (children): one local readdir costs microseconds,
+  // while a thread-pool round trip cost file_list a third of its CPU (issue 14, bench
+  // vs-supergateway). Deeper directories (a recursive walk) go through the pool, so a large tree
+  // never holds the loop.
+  const entries = depth === 0 ? children(dir, options, stats) : await deeperEntries(dir, rel, depth, options, stats);
+  for (const entry of entries) {
     if (options.signal?.aborted) return;
     yield entry;
     // Pre-order: a directory's subtree comes right after it.

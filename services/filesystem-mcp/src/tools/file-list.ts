@@ -77,8 +77,11 @@ export function createFileListTool(deps: FsDeps) {
         return !truncated;
       };
       // (a plain loop where it can be: `for await` over an array still takes a promise turn per entry)
-      if (walkOptions.maxDepth === 1) for (const entry of children(resolved.absolute, walkOptions, stats)) if (!take(entry)) break;
-      if (walkOptions.maxDepth > 1) for await (const entry of walk(resolved.absolute, walkOptions, stats)) if (!take(entry)) break;
+      if (walkOptions.maxDepth === 1) {
+        for (const entry of children(resolved.absolute, walkOptions, stats)) if (!take(entry)) break;
+      } else {
+        for await (const entry of walk(resolved.absolute, walkOptions, stats)) if (!take(entry)) break;
+      }
       const page = paginate(found, args.limit, args.cursor);
       const described = page.items.map((e) => describeEntry(e, resolved.relative));
       const entries = described.some((d) => d instanceof Promise) ? await Promise.all(described) : described;

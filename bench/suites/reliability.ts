@@ -287,10 +287,12 @@ async function runSoak(fleet: FleetHandle, soakMs: number) {
     );
   const heap: number[] = [];
   const rss: number[] = [];
+  const memory = async () =>
+    ((await (await fetch(`${fleet.gateway}/memory/stats`)).json()) as { process: { heapUsed: number; rss: number } }).process;
   const sample = async () => {
-    const m = (await (await fetch(`${fleet.gateway}/memory/stats`)).json()) as { process: { heapUsed: number; rss: number } };
-    heap.push(m.process.heapUsed);
-    rss.push(m.process.rss);
+    const m = await memory();
+    heap.push(m.heapUsed);
+    rss.push(m.rss);
   };
   await sample();
   // The heap every second too: its low-water marks (what survives the collections) show a leak
@@ -298,8 +300,7 @@ async function runSoak(fleet: FleetHandle, soakMs: number) {
   const fine: number[] = [];
   const fineLoop = (async () => {
     while (performance.now() - started < soakMs) {
-      const m = (await (await fetch(`${fleet.gateway}/memory/stats`)).json()) as { process: { heapUsed: number } };
-      fine.push(m.process.heapUsed);
+      fine.push((await memory()).heapUsed);
       await new Promise((r) => setTimeout(r, 1000));
     }
   })();

@@ -1,4 +1,4 @@
-/** One jest run for the whole monorepo: unit/route tests beside each package, integration tests in test/. */
+/** One jest run for the whole monorepo: unit/route tests beside each package, integration tests and the security suite (one file per class of attack) in test/. */
 const transform = {
   '^.+\\.(t|j)sx?$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }],
 };
@@ -18,7 +18,7 @@ module.exports = {
     {
       ...common,
       displayName: 'integration',
-      testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      testMatch: ['<rootDir>/test/integration/**/*.test.ts', '<rootDir>/test/security/**/*.test.ts'],
     },
   ],
 };

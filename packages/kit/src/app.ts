@@ -10,9 +10,11 @@ import { byteLimit, isPlainJsonRequest, readJsonBody, sendJson } from './fast-js
 import {
   controllerOnClose,
   header,
+  hostOriginRule,
   isPlainObject,
   logAppError,
   makeSendError,
+  requestGuard,
   pathOf,
   recordRequest,
   requestIdFrom,
@@ -50,7 +52,8 @@ export interface RouteBuilder {
 export interface ServiceAppOptions {
   service: string;
   version?: string;
-  config: Pick<BaseConfig, 'BODY_LIMIT' | 'TOOL_TIMEOUT_MS'>;
+  /** HOST, ALLOWED_HOSTS and ALLOWED_ORIGINS set the Host and Origin rule of every route (hostOriginRule; loopback and local pages when unset). */
+  config: Pick<BaseConfig, 'BODY_LIMIT' | 'TOOL_TIMEOUT_MS'> & Partial<Pick<BaseConfig, 'HOST' | 'ALLOWED_HOSTS' | 'ALLOWED_ORIGINS'>>;
   logger: Logger;
   tools: ToolDefinition[];
   healthChecks?: HealthCheck[];
@@ -224,6 +227,13 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
 
   const mountedBefore = app.router.stack.length;
   options.extend?.(app, kit);
+  // DNS rebinding: every route, those extend adds included, answers only this machine's names and local pages.
+  const refused = hostOriginRule({
+    listenHost: options.config.HOST,
+    allowedHosts: options.config.ALLOWED_HOSTS,
+    allowedOrigins: options.config.ALLOWED_ORIGINS,
+  });
+  app.use(requestGuard(refused, sendError));
   const guarded = options.extend !== undefined && extendGuardsTools(app, mountedBefore);
 
   const callOptions = (req: IncomingMessage, res: HttpResponse): CallOptions => {
@@ -291,7 +301,8 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
     if (!isPlainJsonRequest(req)) return undefined;
     const query = url.indexOf('?');
     const tool = url.slice(7, query < 0 ? undefined : query);
-    return tool.length === 0 || tool.includes('/') ? undefined : callFromBody(tool);
+    // a refused request goes to the app, whose guard answers it
+    return tool.length === 0 || tool.includes('/') || refused(req) ? undefined : callFromBody(tool);
   };
   // A service whose extend mounts middleware (authorization, a readiness gate) keeps the hot route
   // behind it, in the app; the others answer it before Express (the listener below).
@@ -425,7 +436,7 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
   if (!guarded) {
     const maxLine = limit;
     listener[UPGRADE] = (req, socket, head) => {
-      if (!isChannelUpgrade(req)) {
+      if (!isChannelUpgrade(req) || refused(req)) {
         socket.destroy();
         return undefined;
       }

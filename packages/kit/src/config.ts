@@ -32,9 +32,11 @@ export const csv = (fallback: string[] = []) =>
             .filter(Boolean),
     );
 
-/** ALLOWED_ORIGINS of a service with an MCP endpoint (the gateway, and the kit's POST /mcp): see originGuard. */
+/** ALLOWED_ORIGINS, a base variable of every service (the kit's hostOriginRule); services that declared it themselves keep this. */
 export const allowedOriginsEnv = () =>
-  csv([]).describe('Browser origins allowed to POST to /mcp (besides localhost); requests without Origin are always allowed.');
+  csv([]).describe(
+    'Browser origins (scheme://host[:port], comma-separated) allowed to call this service besides local pages (localhost, *.localhost, 127.0.0.1, [::1]) and its own origin; a request with any other Origin gets 403 on every route. Requests without Origin (curl, SDKs, services) are always allowed.',
+  );
 
 /** An empty value (`FOO=`) is unset, as shells, compose files and .env files write it. */
 const emptyIsUnset = (v: unknown) => (v === '' ? undefined : v);
@@ -124,6 +126,13 @@ export function loadConfig<S extends z.ZodObject>(service: string, schema: S, en
     message: issue.message,
   }));
   throw new ConfigError(service, problems);
+  ALLOWED_HOSTS: csv([]).describe(
+    'Host names (comma-separated, any port) this service answers besides localhost, *.localhost, 127.0.0.1, [::1] and the HOST it listens on; any other Host header gets 403 (DNS-rebinding protection). Listening on 0.0.0.0, list the names clients call it by (compose sets the service name).',
+  ),
+  ALLOWED_ORIGINS: allowedOriginsEnv(),
+  REQUEST_TIMEOUT_MS: int(30_000, 1_000, 3_600_000).describe(
+    "Time limit for receiving a request's headers and body; a client still sending after it gets 408 and the connection is closed. Answers (SSE streams, long tool calls) are not limited by it.",
+  ),
 }
 
 /** The process environment, for code that must pass it on (child processes, the launcher). */

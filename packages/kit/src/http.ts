@@ -171,36 +171,134 @@ export function controllerOnClose(res: ServerResponse): AbortController {
 
 export const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+/** Loopback names a browser resolves to this machine and no DNS answer can rebind (RFC 6761 `.localhost` too). */
+const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]']);
+/** A `.localhost` subdomain: DNS labels only, so that nothing else can ride on the suffix. */
+const LOCALHOST_SUBDOMAIN = /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+localhost$/;
+/** Interfaces that are every address: no one name of them is the service's own. */
+const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '[::]']);
+const PORT = /^[0-9]{1,5}$/;
 
 /**
- * Browsers send Origin on cross-site requests; an MCP endpoint runs tools, so only local pages and
- * the origins in ALLOWED_ORIGINS may POST to it (MCP's DNS-rebinding rule: an invalid Origin is
- * refused with 403). Requests without Origin (curl, SDK clients, services) are not affected. Gives
- * the FORBIDDEN error of a refused request.
+ * The host name of an authority (a Host header, an origin without its scheme), lower-cased, without
+ * its port; undefined when it is not `name`, `name:port`, `[v6]` or `[v6]:port`.
  */
-export function originRule(allowed: readonly string[]): (req: IncomingMessage) => AppError | undefined {
-  const allow = new Set(allowed.map((o) => o.replace(/\/+$/, '')));
-  return (req) => {
-    const origin = req.headers.origin;
-    if (origin === undefined || allow.has(origin)) return undefined;
-    let host = '';
-    try {
-      host = new URL(origin).hostname;
-    } catch {
-      // "null" and other opaque origins are refused below
+export function hostNameOf(authority: string): string | undefined {
+  let end: number;
+  if (authority.charCodeAt(0) === 91 /* [ */) {
+    end = authority.indexOf(']') + 1;
+    if (end === 0) return undefined;
+  } else {
+    end = authority.indexOf(':');
+    if (end < 0) end = authority.length;
+  }
+  if (end === 0) return undefined;
+  if (end < authority.length && (authority.charCodeAt(end) !== 58 /* : */ || !PORT.test(authority.slice(end + 1)))) return undefined;
+  return authority.slice(0, end).toLowerCase();
+}
+
+/** Whether a host name (from hostNameOf) is a loopback name: localhost, 127.0.0.1, [::1] or a `.localhost` name. */
+export function isLoopbackName(name: string): boolean {
+  return LOOPBACK_NAMES.has(name) || (name.endsWith('.localhost') && LOCALHOST_SUBDOMAIN.test(name));
+}
+
+/** Whether a listening address (HOST) is on loopback only: 127.x, ::1 or localhost. */
+export function isLoopbackInterface(host: string): boolean {
+  const h = host.toLowerCase();
+  return h === 'localhost' || h === '::1' || h === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
+}
+
+export interface HostOriginOptions {
+  /** The interface the service listens on (HOST; default 127.0.0.1): on loopback, a request without Host is let in. */
+  listenHost?: string;
+  /** Host names (any port) answered besides the loopback names and the listen address (ALLOWED_HOSTS). */
+  allowedHosts?: readonly string[];
+  /** Browser origins let in besides local pages and the service's own origin (ALLOWED_ORIGINS). */
+  allowedOrigins?: readonly string[];
+}
+
+/** Why a request was refused, or undefined to let it in. */
+export type RequestRule = (req: IncomingMessage) => AppError | undefined;
+
+const normalOrigin = (o: string) => o.trim().replace(/\/+$/, '').toLowerCase();
+
+/** The origin's authority (after http:// or https://), or undefined for another scheme or an opaque origin ("null"). */
+function authorityOf(origin: string): string | undefined {
+  const lower = origin.slice(0, 8).toLowerCase();
+  if (lower.startsWith('http://')) return origin.slice(7);
+  if (lower === 'https://') return origin.slice(8);
+  return undefined;
+}
+
+/**
+ * Whether a browser page of this origin may call: no Origin (curl, SDKs, services), an origin in
+ * `allowed`, a local page (http(s) on a loopback name) or the page's own origin (its authority is the
+ * request's Host, already accepted).
+ */
+function originRefusal(origin: string | undefined, host: string | undefined, allowed: ReadonlySet<string>): AppError | undefined {
+  if (origin === undefined || allowed.has(origin) || allowed.has(normalOrigin(origin))) return undefined;
+  const authority = authorityOf(origin);
+  if (authority !== undefined) {
+    const name = hostNameOf(authority);
+    if (name !== undefined && (isLoopbackName(name) || (host !== undefined && authority.toLowerCase() === host.toLowerCase())))
+      return undefined;
+  }
+  return new AppError(
+    'FORBIDDEN',
+    `Requests from origin ${origin.slice(0, 100)} are not allowed (a page on another site); add it to ALLOWED_ORIGINS to let that page call this service.`,
+  );
+}
+
+/**
+ * The fleet's DNS-rebinding rule, applied to every request of every service (MCP's rule for its
+ * HTTP transport): the Host must name this machine's loopback (localhost, *.localhost, 127.0.0.1,
+ * [::1], any port), the address the service listens on, or a name in ALLOWED_HOSTS; a request
+ * without Host only on a loopback listener. A request carrying an Origin must come from a local
+ * page, the service's own origin or one in ALLOWED_ORIGINS. A web page rebinding its own name to
+ * 127.0.0.1 sends its own name as Host (and its own Origin), and is refused with FORBIDDEN (403).
+ * The common request (an accepted Host seen before, no Origin) costs a set lookup.
+ */
+export function hostOriginRule(options: HostOriginOptions = {}): RequestRule {
+  const listenHost = (options.listenHost ?? '127.0.0.1').toLowerCase();
+  const onLoopback = isLoopbackInterface(listenHost);
+  const names = new Set(
+    (options.allowedHosts ?? [])
+      .map((h) => h.trim())
+      .filter(Boolean)
+      .map((h) => hostNameOf(h) ?? h.toLowerCase()),
+  );
+  if (!WILDCARD_HOSTS.has(listenHost)) names.add(listenHost.includes(':') && !listenHost.startsWith('[') ? `[${listenHost}]` : listenHost);
+  const origins = new Set((options.allowedOrigins ?? []).map(normalOrigin));
+  // Host values accepted before, as sent: the hot path's one lookup (bounded: every spelling of a name could be sent).
+  const seen = new Set<string>();
+  const hostRefusal = (host: string | undefined): AppError | undefined => {
+    if (host === undefined || host === '') {
+      if (onLoopback) return undefined;
+      return new AppError(
+        'FORBIDDEN',
+        'A request without a Host header is answered only on a loopback listener; send Host with a name in ALLOWED_HOSTS.',
+      );
     }
-    if (LOCAL_HOSTS.has(host)) return undefined;
-    return new AppError(
-      'FORBIDDEN',
-      `Requests from origin ${origin.slice(0, 100)} are not allowed; add it to ALLOWED_ORIGINS to let that page call this service.`,
-    );
+    if (seen.has(host)) return undefined;
+    const name = hostNameOf(host);
+    if (name !== undefined && (isLoopbackName(name) || names.has(name))) {
+      if (seen.size < 64) seen.add(host);
+      return undefined;
+    }
+    const what = onLoopback
+      ? 'call this service at localhost, 127.0.0.1 or [::1], or add the name to ALLOWED_HOSTS'
+      : `add the name clients call this service by to ALLOWED_HOSTS (it listens on ${listenHost})`;
+    return new AppError('FORBIDDEN', `Requests for host ${host.slice(0, 100)} are not allowed (DNS-rebinding protection); ${what}.`);
+  };
+  return (req) => {
+    const host = req.headers.host;
+    return hostRefusal(host) ?? originRefusal(req.headers.origin, host, origins);
   };
 }
 
-/** originRule as middleware (Express or withFastPath): a refused request gets its error envelope. */
-export function originGuard(
-  refused: (req: IncomingMessage) => AppError | undefined,
+/** A RequestRule (hostOriginRule) as middleware (Express or withFastPath): a refused request gets its error envelope. */
+export function requestGuard(
+  refused: RequestRule,
   sendError: SendError,
 ): (req: IncomingMessage, res: HttpResponse, next: () => void) => void {
   return (req, res, next) => {

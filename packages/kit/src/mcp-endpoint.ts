@@ -4,7 +4,6 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { KitHandle } from './app';
 import { toAppError } from './errors';
-import { originGuard, originRule } from './http';
 import { toolToJson, type ToolDefinition } from './tool';
 
 export interface McpEndpointOptions {
@@ -13,51 +12,45 @@ export interface McpEndpointOptions {
   tools: readonly ToolDefinition[];
   bodyLimit: string;
   path?: string;
-  /** Browser origins besides localhost that may POST (ALLOWED_ORIGINS); others get 403. */
-  allowedOrigins?: readonly string[];
 }
 
 /**
  * POST /mcp: the official SDK server, stateless Streamable HTTP with JSON answers (initialize, ping,
  * tools/list, tools/call), serving the same tool definitions as /tools/* (one definition, two
  * surfaces). Tool errors come back as isError results carrying the fleet's code; GET/DELETE answer 405.
- * A browser page from another origin is refused (403) unless allowedOrigins names it.
+ * A browser page from another origin never reaches it: the app's Host and Origin rule (hostOriginRule,
+ * ALLOWED_ORIGINS) refuses it with 403 on every route.
  */
 export function mountMcpEndpoint(app: Express, kit: Pick<KitHandle, 'callTool' | 'sendError'>, options: McpEndpointOptions): void {
   const route = options.path ?? '/mcp';
-  app.post(
-    route,
-    originGuard(originRule(options.allowedOrigins ?? []), kit.sendError),
-    express.json({ limit: options.bodyLimit }),
-    async (req, res) => {
-      const server = new Server({ name: options.name, version: options.version ?? '0.1.0' }, { capabilities: { tools: {} } });
-      server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: options.tools.map((t) => toolToJson(t)) }));
-      server.setRequestHandler(CallToolRequestSchema, async (r) => {
-        try {
-          const result = await kit.callTool(r.params.name, r.params.arguments ?? {}, {
-            authorization: req.get('authorization'),
-            requestId: res.locals.requestId as string | undefined,
-          });
-          return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result as Record<string, unknown> };
-        } catch (err) {
-          const e = toAppError(err);
-          const error = { code: e.code, message: e.message, ...(e.details ? { details: e.details } : {}) };
-          return { isError: true, content: [{ type: 'text', text: JSON.stringify(error) }] };
-        }
-      });
-      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-      res.on('close', () => {
-        void transport.close();
-        void server.close();
-      });
+  app.post(route, express.json({ limit: options.bodyLimit }), async (req, res) => {
+    const server = new Server({ name: options.name, version: options.version ?? '0.1.0' }, { capabilities: { tools: {} } });
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: options.tools.map((t) => toolToJson(t)) }));
+    server.setRequestHandler(CallToolRequestSchema, async (r) => {
       try {
-        await server.connect(transport);
-        await transport.handleRequest(req, res, req.body);
+        const result = await kit.callTool(r.params.name, r.params.arguments ?? {}, {
+          authorization: req.get('authorization'),
+          requestId: res.locals.requestId as string | undefined,
+        });
+        return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result as Record<string, unknown> };
       } catch (err) {
-        kit.sendError(res, err);
+        const e = toAppError(err);
+        const error = { code: e.code, message: e.message, ...(e.details ? { details: e.details } : {}) };
+        return { isError: true, content: [{ type: 'text', text: JSON.stringify(error) }] };
       }
-    },
-  );
+    });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    res.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    try {
+      await server.connect(transport);
+      await transport.handleRequest(req, res, req.body);
+    } catch (err) {
+      kit.sendError(res, err);
+    }
+  });
   for (const method of ['get', 'delete'] as const)
     app[method](route, (_req, res) => {
       res

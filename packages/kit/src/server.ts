@@ -20,11 +20,31 @@ export interface ListenOptions {
   /** Released after the server stops accepting connections. */
   onClose?: () => Promise<void> | void;
   shutdownTimeoutMs?: number;
+  /** Time limit for receiving a request's headers and body (REQUEST_TIMEOUT_MS; default 30 s): 408 and closed after it. */
+  requestTimeoutMs?: number;
 }
 
-/** Listen on host:port (port 0 picks a free one). */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+
+/**
+ * Listen on host:port (port 0 picks a free one).
+ *
+ * A request must arrive whole, headers and body, within requestTimeoutMs: a client trickling its
+ * body holds a connection no longer than that (Node answers 408 and closes it). Node's clock runs
+ * from a request's first byte until its last, so the answer (an SSE stream, a long tool call) and an
+ * idle keep-alive connection are not limited by it. Node checks its connections every
+ * connectionsCheckingInterval (30 s by default, which would double the limit): here a quarter of it, at most 1 s.
+ */
 export async function listen(handler: http.RequestListener, options: ListenOptions): Promise<RunningServer> {
-  const server = http.createServer(handler);
+  const requestTimeout = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  const server = http.createServer(
+    {
+      requestTimeout,
+      headersTimeout: requestTimeout,
+      connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(requestTimeout / 4))),
+    },
+    handler,
+  );
   // The listener's upgrade handler (a kit service's channel to the gateway), if it has one; without
   // one Node refuses every upgrade.
   const upgrade = (handler as UpgradableListener)[UPGRADE];
@@ -37,7 +57,6 @@ export async function listen(handler: http.RequestListener, options: ListenOptio
       socket.once('close', () => upgraded.delete(connection));
     });
   server.keepAliveTimeout = 65_000;
-  server.headersTimeout = 66_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {
@@ -144,6 +163,7 @@ export interface BootConfig {
   OTEL_EXPORTER_OTLP_ENDPOINT?: string;
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?: string;
   SHUTDOWN_TIMEOUT_MS: number;
+  REQUEST_TIMEOUT_MS?: number;
 }
 
 /** The whole of a service's server.ts: parse config (fail fast), build the app, listen, stop cleanly. */
@@ -179,6 +199,7 @@ export async function bootService<C extends BootConfig>(options: BootOptions<C>)
     host: config.HOST,
     port: config.PORT ?? options.defaultPort,
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+    requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
     onClose: async () => {
       await service.close();
       await tracer.shutdown();

@@ -13,12 +13,11 @@ const echo = defineTool({
 
 const svc = createServiceApp({
   service: 'kit-mcp-test',
-  config: testConfig,
+  config: { ...testConfig, ALLOWED_ORIGINS: ['https://app.example.com'] },
   logger: testLogger(),
   tools: [echo],
   defaultMetrics: false,
-  extend: (app, handle) =>
-    mountMcpEndpoint(app, handle, { name: 'kit-mcp-test', tools: [echo], bodyLimit: '1mb', allowedOrigins: ['https://app.example.com'] }),
+  extend: (app, handle) => mountMcpEndpoint(app, handle, { name: 'kit-mcp-test', tools: [echo], bodyLimit: '1mb' }),
 });
 
 const initialize = {

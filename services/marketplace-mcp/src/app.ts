@@ -210,7 +210,7 @@ export function createApp({ config, logger, defaultMetrics }: AppDeps): Marketpl
       });
       app.use('/registry/v0.1', registryRoute);
 
-      mountMcpEndpoint(app, handle, { name: SERVICE_ID, tools, bodyLimit: config.BODY_LIMIT, allowedOrigins: config.ALLOWED_ORIGINS });
+      mountMcpEndpoint(app, handle, { name: SERVICE_ID, tools, bodyLimit: config.BODY_LIMIT });
     },
   });
   return Object.assign(kit, { catalog, registry, ready });

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { allowedOriginsEnv, baseEnvShape, int, loadConfig, unsetIfEmpty, type Env } from '@mcp-fleet/kit';
+import { baseEnvShape, int, loadConfig, unsetIfEmpty, type Env } from '@mcp-fleet/kit';
 import { downstreamServices, GATEWAY_ID, getService, resolveUrl } from '@mcp-fleet/inventory';
 import { z } from 'zod';
 
@@ -21,7 +21,6 @@ const optionalSecret = (min: number, what: string) =>
 /** The environment this service reads: the kit's base variables plus its own, each with `.describe()`. */
 export const configSchema = z.object({
   ...baseEnvShape,
-  ALLOWED_ORIGINS: allowedOriginsEnv(),
   MARKETPLACE_SKILLS_DIR: z
     .string()
     .min(1)

@@ -18,8 +18,8 @@ import {
   type HttpResponse,
   type Logger,
   JSONRPC_CODES,
-  originGuard,
-  originRule,
+  hostOriginRule,
+  requestGuard,
 } from '@mcp-fleet/kit';
 import type { ServiceEntry } from '@mcp-fleet/inventory';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
@@ -292,14 +292,15 @@ export function createApp(deps: GatewayDeps): Gateway {
   stats.watchHistoryQueue(() => ({ length: history.queued, capacity: history.capacity, dropped: history.dropped }));
 
   const sendError = gatewaySendError(SERVICE_ID, logger);
-  const refusedOrigin = originRule(config.ALLOWED_ORIGINS);
-  const guard = originGuard(refusedOrigin, sendError);
+  // DNS rebinding: the kit's rule of every service, on every route (the hot POST /mcp checks it in readThen).
+  const refused = hostOriginRule({ listenHost: config.HOST, allowedHosts: config.ALLOWED_HOSTS, allowedOrigins: config.ALLOWED_ORIGINS });
   const context = gatewayContext(stats);
 
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
   app.use(requestContext(context));
+  app.use(requestGuard(refused, sendError));
   // Authorization (off by default): metadata, health and metrics stay open; everything else needs a token.
   app.get(['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/*rest'], auth.routes());
   // off by default: then not even a pass-through on the hot path
@@ -342,8 +343,8 @@ export function createApp(deps: GatewayDeps): Gateway {
     async (req: Req, res: Res) => {
       // Counted under the route that serves the other shapes (not "unmatched": no route ran).
       res.locals.route = '/mcp';
-      const refused = refusedOrigin(req);
-      if (refused) throw refused;
+      const refusal = refused(req);
+      if (refusal) throw refusal;
       req.body = await readJsonBody(req, bodyLimit);
       await post(req, res);
     };
@@ -364,9 +365,7 @@ export function createApp(deps: GatewayDeps): Gateway {
   app.use((req, res, next) => (isPlainMcpPost(req) ? readPostMcp(req, res).catch(next) : next()));
 
   // Passthrough first: its bodies stream to the downstream unparsed.
-  const proxy = registerProxyRoute(app, ctx, guard, sendError);
-
-  app.use('/mcp', (req, res, next) => (req.method === 'GET' ? next() : guard(req, res, next)));
+  const proxy = registerProxyRoute(app, ctx, sendError);
   // Any Content-Type is read as JSON on POST, so `curl -d '{...}'` works without -H.
   app.use(express.json({ limit: config.BODY_LIMIT, strict: true, type: () => true }));
 

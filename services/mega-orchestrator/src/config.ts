@@ -1,4 +1,4 @@
-import { allowedOriginsEnv, baseEnvShape, bool, csv, int, loadConfig, ms, optionalUrl, postgresUrl, type Env } from '@mcp-fleet/kit';
+import { baseEnvShape, bool, csv, int, loadConfig, ms, optionalUrl, postgresUrl, type Env } from '@mcp-fleet/kit';
 import { downstreamServices, resolveUrl, SERVICES, type ServiceEntry } from '@mcp-fleet/inventory';
 import { z } from 'zod';
 import { configuredMcpServers, inventoryStdioServers } from './mcp-servers';
@@ -115,7 +115,6 @@ export const configSchema = z.object({
   MCP_TASK_LEASE_MS: ms(30_000, 100, 3_600_000).describe(
     'A running task is renewed by its gateway instance every third of this; one not renewed for this long (its instance died) reads failed.',
   ),
-  ALLOWED_ORIGINS: allowedOriginsEnv(),
   SESSION_DB: z.string().min(1).optional().describe('Session/context store; defaults to ${DATA_DIR}/gateway/contexts.sqlite.'),
   SESSION_DATABASE_URL: postgresUrl().describe(
     'PostgreSQL for the call history and contexts, shared by several gateway instances; unset: SQLite at SESSION_DB.',

@@ -34,8 +34,7 @@ export function createApp({ config, logger }: MqttDeps): MqttApp {
     ],
     // POST /mcp: the official SDK server, stateless Streamable HTTP with JSON answers, serving the
     // same tool definitions as /tools/* (one definition, two surfaces).
-    extend: (app, handle) =>
-      mountMcpEndpoint(app, handle, { name: SERVICE_ID, tools, bodyLimit: config.BODY_LIMIT, allowedOrigins: config.ALLOWED_ORIGINS }),
+    extend: (app, handle) => mountMcpEndpoint(app, handle, { name: SERVICE_ID, tools, bodyLimit: config.BODY_LIMIT }),
     onClose: () => hub.close(),
   });
   return Object.assign(kit, { hub });

@@ -1,11 +1,10 @@
-import { allowedOriginsEnv, baseEnvShape, int, loadConfig, unsetIfEmpty, type Env } from '@mcp-fleet/kit';
+import { baseEnvShape, int, loadConfig, unsetIfEmpty, type Env } from '@mcp-fleet/kit';
 import { z } from 'zod';
 
 export const SERVICE_ID = 'mqtt-mcp';
 
 export const configSchema = z.object({
   ...baseEnvShape,
-  ALLOWED_ORIGINS: allowedOriginsEnv(),
   MQTT_URL: unsetIfEmpty(z.url({ protocol: /^mqtts?$/ })).describe(
     'Broker to use (mqtt:// or mqtts://); unset, the service runs an embedded aedes broker on MQTT_EMBEDDED_PORT.',
   ),

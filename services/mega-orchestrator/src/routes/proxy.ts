@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { Socket } from 'node:net';
-import type { Express, Request, Response, RequestHandler } from 'express';
+import type { Express, Request, Response } from 'express';
 import { AppError } from '@mcp-fleet/kit';
 import { createProxyMiddleware } from 'http-proxy-middleware';
 import type { GatewayContext } from '../context';
@@ -10,14 +10,10 @@ type ProxiedRequest = http.IncomingMessage & { [TARGET]?: string };
 
 /**
  * ALL /mcp/{service}/*rest: proxied unchanged to that service (e.g. GET /mcp/system-mcp/health ->
- * GET {system-mcp}/health). Registered before the JSON parser so bodies stream through untouched.
+ * GET {system-mcp}/health). Registered before the JSON parser so bodies stream through untouched;
+ * the app's Host and Origin rule (hostOriginRule) has already let the request in.
  */
-export function registerProxyRoute(
-  app: Express,
-  ctx: GatewayContext,
-  guard: RequestHandler,
-  sendError: (res: Response, err: unknown) => void,
-): { close(): void } {
+export function registerProxyRoute(app: Express, ctx: GatewayContext, sendError: (res: Response, err: unknown) => void): { close(): void } {
   const agent = new http.Agent({ keepAlive: true, maxSockets: ctx.config.DOWNSTREAM_CONNECTIONS });
   const proxy = createProxyMiddleware<Request, Response>({
     router: (req) => (req as ProxiedRequest)[TARGET],
@@ -30,6 +26,8 @@ export function registerProxyRoute(
       proxyReq: (proxyReq, req) => {
         const res = (req as Request).res;
         if (res?.locals.requestId) proxyReq.setHeader('x-request-id', String(res.locals.requestId));
+        // The gateway judged the page (hostOriginRule, its ALLOWED_ORIGINS); the call to the service is its own.
+        proxyReq.removeHeader('origin');
       },
       proxyRes: (proxyRes, req) => {
         const res = (req as Request).res;
@@ -59,7 +57,7 @@ export function registerProxyRoute(
     },
   });
 
-  app.all('/mcp/:service/*rest', guard, (req, res, next) => {
+  app.all('/mcp/:service/*rest', (req, res, next) => {
     const id = String(req.params.service);
     const service = ctx.registry.get(id);
     res.locals.transport = 'proxy';

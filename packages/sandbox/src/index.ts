@@ -327,6 +327,30 @@ export class Sandbox {
   }
 
   /**
+   * Sends `signal` to the programs inside a sandbox started by `spawn` (bubblewrap does not pass
+   * signals on), so they can end cleanly; with SANDBOX=off, to the child's process group.
+   * Killing the child itself (bubblewrap) ends everything inside at once.
+   */
+  signalInside(child: ChildProcess, signal: NodeJS.Signals): void {
+    if (child.pid === undefined) return;
+    if (this.config.SANDBOX === 'off') {
+      try {
+        process.kill(-child.pid, signal);
+      } catch {
+        // already gone
+      }
+      return;
+    }
+    for (const pid of descendants(child.pid)) {
+      try {
+        if (fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'bwrap') process.kill(pid, signal);
+      } catch {
+        // gone meanwhile
+      }
+    }
+  }
+
+  /**
    * For a library that spawns a program by name (simple-git's `binary` option): a launcher and the
    * environment that carries the policy to it. Call `dispose` when the library is done.
    */
@@ -364,6 +388,29 @@ export class Sandbox {
 /** The shell launcher used by `Sandbox.launcher`. */
 export const LAUNCHER = path.join(__dirname, '..', 'bin', 'sandbox-exec');
 
+/** Every process below `pid` (Linux /proc children lists). */
+function descendants(pid: number): number[] {
+  const out: number[] = [];
+  const queue = [pid];
+  while (queue.length > 0 && out.length < 10_000) {
+    const next = queue.shift()!;
+    let children: string;
+    try {
+      children = fs.readFileSync(`/proc/${next}/task/${next}/children`, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const word of children.split(' ')) {
+      const child = Number(word);
+      if (Number.isInteger(child) && child > 0) {
+        out.push(child);
+        queue.push(child);
+      }
+    }
+  }
+  return out;
+}
+
 function existing(paths: string[]): string[] {
   return paths.filter((p) => fs.existsSync(p));
 }
@@ -384,4 +431,13 @@ function systemMounts(): string[] {
   }
   for (const p of existing(ETC_FILES)) args.push('--ro-bind', p, p);
   return args;
+}
+
+/** A service's /health check of its sandbox: fails (so the service reads degraded) while programs are refused. */
+export function sandboxHealth(sandbox: Sandbox): SandboxStatus {
+  const status = sandbox.health();
+  if (status.mode === 'bwrap' && !status.available) {
+    throw new Error(`${status.reason} Programs are refused until bubblewrap can run here, or SANDBOX=off opts out.`);
+  }
+  return status;
 }

@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import { createServiceApp, type Logger, type ServiceApp } from '@mcp-fleet/kit';
 import { Workspace } from '@mcp-fleet/kit/workspace';
+import { Sandbox, sandboxHealth } from '@mcp-fleet/sandbox';
 import { SERVICE_ID, type Config } from './config';
 import type { TerminalDeps } from './deps';
 import { createTools } from './tools';
@@ -12,7 +13,8 @@ export interface TerminalAppDeps {
 
 export async function createApp({ config, logger }: TerminalAppDeps): Promise<ServiceApp> {
   const workspace = await Workspace.open(config.WORKSPACE_ROOTS);
-  const deps: TerminalDeps = { config, workspace, logger };
+  const sandbox = Sandbox.open(config, logger);
+  const deps: TerminalDeps = { config, workspace, logger, sandbox };
   return createServiceApp({
     service: SERVICE_ID,
     config,
@@ -26,6 +28,8 @@ export async function createApp({ config, logger }: TerminalAppDeps): Promise<Se
           return { roots: workspace.roots.length, shell: config.TERMINAL_ALLOW_SHELL };
         },
       },
+      // Without a sandbox commands are refused (NOT_CONFIGURED); the rest of the service still works.
+      { name: 'sandbox', required: false, check: () => sandboxHealth(sandbox) },
     ],
     routes: (r) => {
       r.tool('post', '/command', 'execute_command');

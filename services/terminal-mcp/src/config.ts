@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { baseEnvShape, bool, csv, isSecretName, loadConfig, processEnv, type Env, int } from '@mcp-fleet/kit';
+import { sandboxEnvShape } from '@mcp-fleet/sandbox';
 import { z } from 'zod';
 
 export const SERVICE_ID = 'terminal-mcp';
@@ -21,6 +22,7 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 export const configSchema = z.object({
   ...baseEnvShape,
+  ...sandboxEnvShape,
   WORKSPACE_ROOTS: csv([process.cwd()]).describe(
     'Directories commands may run in and `directory` may list (comma-separated). Default: the working directory.',
   ),
@@ -35,6 +37,9 @@ export const configSchema = z.object({
     .startsWith('/', 'an absolute path such as /bin/sh')
     .default('/bin/sh')
     .describe('Shell used only when shell mode is enabled (absolute path).'),
+  TERMINAL_WRITABLE_ROOTS: bool(true).describe(
+    'Mount the workspace roots read-write inside the sandbox (commands may change files there); false mounts them read-only.',
+  ),
   TERMINAL_TIMEOUT_MS: int(30_000, 100, 600_000).describe('Default and largest time limit of one command.'),
   TERMINAL_MAX_OUTPUT_BYTES: int(1024 * 1024, 1024, 64 * 1024 * 1024).describe('stdout and stderr each keep at most this many bytes.'),
   TERMINAL_ENV_PASSTHROUGH: csv([])

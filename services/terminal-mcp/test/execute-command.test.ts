@@ -4,7 +4,8 @@ import request from 'supertest';
 import { tempDir } from '@mcp-fleet/testing';
 import type { ServiceApp } from '@mcp-fleet/kit';
 import { readConfig } from '../src/config';
-import { alive, buildApp, testEnv, waitUntil } from './helpers';
+import { SANDBOX_HOME } from '@mcp-fleet/sandbox';
+import { buildApp, running, testEnv, waitUntil } from './helpers';
 
 const run = (service: ServiceApp, body: Record<string, unknown>) => request(service.app).post('/command').send(body);
 
@@ -194,19 +195,19 @@ describe('execute_command with node allowlisted (children, environment)', () => 
     const env = JSON.parse(res.body.result.stdout);
     expect(env.VISIBLE_SETTING).toBe('shown');
     expect(env.LC_ALL).toBe('C');
-    expect(env.HOME).toBe(process.env.HOME);
+    expect(env.HOME).toBe(SANDBOX_HOME); // an empty directory of the sandbox's own, never the service's home
     for (const name of ['NOT_LISTED', 'MY_API_TOKEN', 'DATABASE_PASSWORD', 'AWS_SECRET_ACCESS_KEY']) expect(env[name]).toBeUndefined();
     expect(res.body.result.stdout).not.toMatch(/tok-123|pw-456|aws-789/);
     expect(env.PATH.split(':')).not.toContain('.');
   });
 
   it('kills the whole process group on timeout, grandchildren included', async () => {
-    const script = "const c=require('child_process').spawn('sleep',['30'],{stdio:'ignore'});console.log(c.pid);setInterval(()=>{},1000)";
+    const script =
+      "const c=require('child_process').spawn('sleep',['30.417'],{stdio:'ignore'});console.log(c.pid);setInterval(()=>{},1000)";
     const res = await run(service, { command: 'node -e', args: [script], timeoutMs: 1500 }).expect(200);
     expect(res.body.result.timedOut).toBe(true);
-    const grandchild = Number(res.body.result.stdout.trim());
-    expect(grandchild).toBeGreaterThan(0);
-    expect(await waitUntil(() => !alive(grandchild))).toBe(true);
+    expect(Number(res.body.result.stdout.trim())).toBeGreaterThan(0);
+    expect(await waitUntil(() => running('sleep 30.417').length === 0)).toBe(true);
   });
 
   it('escalates to SIGKILL when SIGTERM is ignored', async () => {
@@ -279,10 +280,9 @@ describe('execute_command with TERMINAL_ALLOW_SHELL=true', () => {
   });
 
   it('leaves no background process running after the call', async () => {
-    const res = await run(service, { command: 'sleep 30 & echo $!' }).expect(200);
-    const pid = Number(res.body.result.stdout.trim());
-    expect(pid).toBeGreaterThan(0);
-    expect(await waitUntil(() => !alive(pid))).toBe(true);
+    const res = await run(service, { command: 'sleep 30.731 & echo $!' }).expect(200);
+    expect(Number(res.body.result.stdout.trim())).toBeGreaterThan(0);
+    expect(await waitUntil(() => running('sleep 30.731').length === 0)).toBe(true);
   });
 
   it('kills a timed-out pipeline', async () => {

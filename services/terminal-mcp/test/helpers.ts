@@ -1,4 +1,4 @@
-import fs from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { testConfig, testLogger } from '@mcp-fleet/testing';
 import { createApp } from '../src/app';
 import { readConfig } from '../src/config';
@@ -15,19 +15,11 @@ export async function buildApp(root: string, extra: Record<string, string | unde
   return createApp({ config, logger: testLogger('terminal-mcp') });
 }
 
-/** Whether a process id is still alive (zombies excluded). */
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.split(') ')[1]?.[0] !== 'Z';
-  } catch {
-    return true;
-  }
+/** Host processes whose command line starts with `prefix` (ids inside a sandbox mean nothing outside it). */
+export function running(prefix: string): string[] {
+  return execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' })
+    .split('\n')
+    .filter((line) => line.startsWith(prefix));
 }
 
 export async function waitUntil(test: () => boolean, ms = 3000): Promise<boolean> {

@@ -82,22 +82,55 @@ export function checkProgram(program: string, allowed: string[]): void {
   }
 }
 
-/** Short-option cluster (`-abc`, not `--long`) that contains `letter`. */
-const shortHas = (arg: string, letter: string) => /^-[A-Za-z0-9]+$/.test(arg) && arg.slice(1).includes(letter);
+/** Options of an allowlisted program that write files, start programs or change the system. */
+interface RefusedOptions {
+  /** Long names; GNU getopt accepts any unambiguous prefix (`--outp`), so prefixes are refused too. */
+  long: string[];
+  /** Short letters, also inside a cluster (`-ro`) and with an attached value (`-o/tmp/x`). */
+  short: string;
+  /** Short letters that take a value: the rest of the cluster is that value, not more letters. */
+  withValue: string;
+  why: string;
+}
+
+const REFUSED_OPTIONS: Record<string, RefusedOptions> = {
+  sort: {
+    long: ['output', 'compress-program', 'temporary-directory', 'random-source', 'files0-from'],
+    short: 'oT',
+    withValue: 'kotST',
+    why: '--output/-o writes a file, --compress-program starts a program, and -T/--random-source/--files0-from name files',
+  },
+  date: { long: ['set', 'file'], short: 'sf', withValue: 'dfrsI', why: '--set/-s changes the system clock and --file/-f reads a file' },
+};
+
+/** Whether an argument spells one of the refused options, in any form getopt accepts. */
+function spellsRefused(arg: string, refused: RefusedOptions): boolean {
+  if (arg.startsWith('--')) {
+    const name = arg.slice(2).split('=')[0].toLowerCase();
+    return name.length > 0 && refused.long.some((option) => option.startsWith(name));
+  }
+  if (!arg.startsWith('-') || arg === '-') return false;
+  for (const letter of arg.slice(1)) {
+    if (refused.short.includes(letter)) return true;
+    if (refused.withValue.includes(letter)) return false; // the rest is this option's value
+  }
+  return false;
+}
 
 /**
  * Options of allowlisted programs that would write files or start other programs; refused so the
- * allowlist means what it says. (With `*` the operator has opted out of all program checks.)
+ * allowlist means what it says. This is the second layer: the OS sandbox is the wall (a program
+ * sees only the workspace roots). With `*` the operator has opted out of all program checks.
  */
 export function checkArguments(program: string, args: string[]): void {
   const name = path.basename(program);
   const refuse = (why: string) => {
     throw forbidden(`${name} ${why}; that option is refused here.`, `refused ${name} option`);
   };
-  if (name === 'sort' && args.some((a) => /^--(compress-program|output)(=|$)/.test(a) || shortHas(a, 'o'))) {
-    refuse('--output/-o writes a file and --compress-program starts a program');
-  }
-  if (name === 'date' && args.some((a) => /^--set(=|$)/.test(a) || shortHas(a, 's'))) refuse('--set/-s changes the system clock');
+  const end = args.indexOf('--');
+  const options = end === -1 ? args : args.slice(0, end);
+  const refused = REFUSED_OPTIONS[name];
+  if (refused && options.some((a) => spellsRefused(a, refused))) refuse(refused.why);
   if (name === 'find' && args.some((a) => /^-(exec|execdir|ok|okdir|delete|fprint|fprint0|fprintf|fls)$/.test(a))) {
     refuse('-exec/-ok/-delete/-fprint run programs or change files');
   }

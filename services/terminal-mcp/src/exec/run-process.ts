@@ -1,5 +1,7 @@
-import { spawn } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
+import os from 'node:os';
 import { AppError } from '@mcp-fleet/kit';
+import type { Sandbox } from '@mcp-fleet/sandbox';
 
 export interface RunProcessOptions {
   file: string;
@@ -14,6 +16,10 @@ export interface RunProcessOptions {
   signal?: AbortSignal;
   /** Between SIGTERM and SIGKILL. */
   killGraceMs?: number;
+  /** The program runs inside it, seeing only these directories. */
+  sandbox: Sandbox;
+  writable?: string[];
+  readOnly?: string[];
 }
 
 export interface RunProcessResult {
@@ -55,6 +61,23 @@ class CappedBuffer {
   }
 }
 
+/** Why a program did not start, as the caller's error (NOT_CONFIGURED from the sandbox passes through). */
+function startError(file: string, err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT') {
+    return new AppError('NOT_FOUND', `Program "${file}" was not found on PATH; check its name.`, {
+      details: [{ path: 'command', message: 'not found' }],
+    });
+  }
+  if (code === 'EACCES' || code === 'EPERM') {
+    return new AppError('FORBIDDEN', `Program "${file}" cannot be executed by the service user.`, {
+      details: [{ path: 'command', message: 'not executable' }],
+    });
+  }
+  return new AppError('INTERNAL', `Program "${file}" could not be started.`, { cause: err });
+}
+
 /** Signals the whole process group (the child was started detached, as its leader). */
 function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {
   if (pid === undefined) return;
@@ -66,21 +89,26 @@ function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {
 }
 
 /**
- * Runs a program without a shell, in its own process group, with a time limit (SIGTERM to the
- * group, SIGKILL after a grace period) and capped output. When the program exits, whatever it
- * left running in its group is killed, so nothing outlives the call.
+ * Runs a program without a shell, inside the OS sandbox (its own PID namespace: when the program
+ * exits or is stopped, everything it started ends), with a time limit (SIGTERM, then SIGKILL after
+ * a grace period) and capped output.
  */
 export function runProcess(options: RunProcessOptions): Promise<RunProcessResult> {
   const grace = options.killGraceMs ?? 1000;
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn(options.file, options.args, {
-      cwd: options.cwd,
-      env: options.env,
-      detached: true,
-      stdio: ['pipe', 'pipe', 'pipe'],
-      windowsHide: true,
-    });
+    let child: ChildProcessWithoutNullStreams;
+    try {
+      child = options.sandbox.spawn(
+        options.file,
+        options.args,
+        { cwd: options.cwd, env: options.env, writable: options.writable, readOnly: options.readOnly },
+        { detached: true, stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true },
+      ) as ChildProcessWithoutNullStreams;
+    } catch (err) {
+      reject(startError(options.file, err));
+      return;
+    }
     const stdout = new CappedBuffer(options.maxOutputBytes);
     const stderr = new CappedBuffer(options.maxOutputBytes);
     let timedOut = false;
@@ -92,7 +120,7 @@ export function runProcess(options: RunProcessOptions): Promise<RunProcessResult
     const stop = () => {
       if (stopping) return;
       stopping = true;
-      signalGroup(child.pid, 'SIGTERM');
+      options.sandbox.signalInside(child, 'SIGTERM');
       killTimer = setTimeout(() => {
         signalGroup(child.pid, 'SIGKILL');
         // A grandchild that left the group can still hold the pipes open; stop waiting for it.
@@ -118,10 +146,15 @@ export function runProcess(options: RunProcessOptions): Promise<RunProcessResult
       options.signal?.removeEventListener('abort', onAbort);
     };
 
-    const finish = (code: number | null, signal: NodeJS.Signals | null) => {
+    const finish = (exitCode: number | null, exitSignal: NodeJS.Signals | null) => {
       if (settled) return;
       settled = true;
       cleanup();
+      // bubblewrap exits with 128 + the number of the signal that ended the program inside
+      const [code, signal] =
+        stopping && exitSignal === null && exitCode === 128 + os.constants.signals.SIGTERM
+          ? [null, 'SIGTERM' as const]
+          : [exitCode, exitSignal];
       resolve({
         exitCode: code,
         signal,
@@ -148,21 +181,7 @@ export function runProcess(options: RunProcessOptions): Promise<RunProcessResult
       if (settled) return;
       settled = true;
       cleanup();
-      if (err.code === 'ENOENT') {
-        reject(
-          new AppError('NOT_FOUND', `Program "${options.file}" was not found on PATH; check its name.`, {
-            details: [{ path: 'command', message: 'not found' }],
-          }),
-        );
-      } else if (err.code === 'EACCES' || err.code === 'EPERM') {
-        reject(
-          new AppError('FORBIDDEN', `Program "${options.file}" cannot be executed by the service user.`, {
-            details: [{ path: 'command', message: 'not executable' }],
-          }),
-        );
-      } else {
-        reject(new AppError('INTERNAL', `Program "${options.file}" could not be started.`, { cause: err }));
-      }
+      reject(startError(options.file, err));
     });
     child.on('exit', () => {
       // Background children left in the group would keep the pipes open (and outlive the call).

@@ -5,7 +5,7 @@ import type { TerminalDeps } from '../deps';
 import { planCommand } from '../exec/command-line';
 import { runProcess } from '../exec/run-process';
 
-export function executeCommandTool({ config, workspace, logger }: TerminalDeps) {
+export function executeCommandTool({ config, workspace, logger, sandbox }: TerminalDeps) {
   const allowed = config.TERMINAL_ALLOWED_COMMANDS;
   const maxTimeout = config.TERMINAL_TIMEOUT_MS;
   const maxOutput = config.TERMINAL_MAX_OUTPUT_BYTES;
@@ -17,7 +17,8 @@ export function executeCommandTool({ config, workspace, logger }: TerminalDeps) 
       (config.TERMINAL_ALLOW_SHELL
         ? `Run a command line through ${config.TERMINAL_SHELL} -c (pipes, redirects and globs work; command substitution only when any program is allowed). `
         : 'Run one program with arguments, without a shell: pipes, ;, &&, redirects, $VAR, $(...), backticks and globs are refused (FORBIDDEN); pass literal arguments in args[]. ') +
-      `Allowed: ${programs}. Runs in cwd (inside the workspace roots; default the first root) with a scrubbed environment (no secrets). ` +
+      `Allowed: ${programs}. Runs in cwd (inside the workspace roots; default the first root) inside an OS sandbox that sees only the workspace roots ` +
+      `(${config.TERMINAL_WRITABLE_ROOTS ? 'read-write' : 'read-only'}) and the system's programs, with no network and a scrubbed environment (no secrets); everything it starts ends with it. ` +
       `Time limit ${maxTimeout} ms at most (default the same; the process group is killed, timedOut: true); stdout and stderr keep at most ${maxOutput} bytes each ` +
       '(the program is stopped, truncated: true). A non-zero exit code is a normal result; an unknown program is NOT_FOUND.',
     input: z
@@ -63,6 +64,9 @@ export function executeCommandTool({ config, workspace, logger }: TerminalDeps) 
         maxOutputBytes: maxOutput,
         stdin: args.stdin,
         signal: ctx.signal,
+        sandbox,
+        // The command sees the workspace roots and the system's programs, nothing else of the host.
+        ...(config.TERMINAL_WRITABLE_ROOTS ? { writable: workspace.roots } : { readOnly: workspace.roots }),
       });
       return { ...result, cwd: cwd.relative || '.' };
     },

@@ -224,9 +224,6 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
     onFinish: (_req, res, route) => endRequestSpan(res.locals.span as FleetSpan, route, res.statusCode),
   };
   app.use(requestContext(context));
-
-  const mountedBefore = app.router.stack.length;
-  options.extend?.(app, kit);
   // DNS rebinding: every route, those extend adds included, answers only this machine's names and local pages.
   const refused = hostOriginRule({
     listenHost: options.config.HOST,
@@ -234,6 +231,9 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
     allowedOrigins: options.config.ALLOWED_ORIGINS,
   });
   app.use(requestGuard(refused, sendError));
+
+  const mountedBefore = app.router.stack.length;
+  options.extend?.(app, kit);
   const guarded = options.extend !== undefined && extendGuardsTools(app, mountedBefore);
 
   const callOptions = (req: IncomingMessage, res: HttpResponse): CallOptions => {

@@ -109,6 +109,13 @@ export const baseEnvShape = {
     .describe('Largest accepted request body (PAYLOAD_TOO_LARGE above it).'),
   TOOL_TIMEOUT_MS: int(30_000, 100, 600_000).describe('Default time limit of one tool call (TIMEOUT above it).'),
   SHUTDOWN_TIMEOUT_MS: int(10_000, 0, 120_000).describe('How long SIGTERM waits for open requests before closing connections.'),
+  ALLOWED_HOSTS: csv([]).describe(
+    'Host names (comma-separated, any port) this service answers besides localhost, *.localhost, 127.0.0.1, [::1] and the HOST it listens on; any other Host header gets 403 (DNS-rebinding protection). Listening on 0.0.0.0, list the names clients call it by (compose sets the service name).',
+  ),
+  ALLOWED_ORIGINS: allowedOriginsEnv(),
+  REQUEST_TIMEOUT_MS: int(30_000, 1_000, 3_600_000).describe(
+    "Time limit for receiving a request's headers and body; a client still sending after it gets 408 and the connection is closed. Answers (SSE streams, long tool calls) are not limited by it.",
+  ),
 };
 
 export const baseEnvSchema = z.object(baseEnvShape);
@@ -126,13 +133,6 @@ export function loadConfig<S extends z.ZodObject>(service: string, schema: S, en
     message: issue.message,
   }));
   throw new ConfigError(service, problems);
-  ALLOWED_HOSTS: csv([]).describe(
-    'Host names (comma-separated, any port) this service answers besides localhost, *.localhost, 127.0.0.1, [::1] and the HOST it listens on; any other Host header gets 403 (DNS-rebinding protection). Listening on 0.0.0.0, list the names clients call it by (compose sets the service name).',
-  ),
-  ALLOWED_ORIGINS: allowedOriginsEnv(),
-  REQUEST_TIMEOUT_MS: int(30_000, 1_000, 3_600_000).describe(
-    "Time limit for receiving a request's headers and body; a client still sending after it gets 408 and the connection is closed. Answers (SSE streams, long tool calls) are not limited by it.",
-  ),
 }
 
 /** The process environment, for code that must pass it on (child processes, the launcher). */

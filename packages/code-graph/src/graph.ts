@@ -30,11 +30,20 @@ export interface SourceFile {
   parsed: ParsedFile;
 }
 
-/** `pkg/sub/mod.py` -> `pkg.sub.mod`; `pkg/__init__.py` -> `pkg`. */
-export function moduleNameOf(relPath: string): string {
+/**
+ * `pkg/sub/mod.py` -> `pkg.sub.mod`; `pkg/__init__.py` -> `pkg`. With `rootPackage` (the project root
+ * is itself a package, e.g. the stdlib's `json/`), names start with it: `decoder.py` -> `json.decoder`.
+ */
+export function moduleNameOf(relPath: string, rootPackage?: string): string {
   const parts = relPath.replace(/\.pyi?$/, '').split('/');
   if (parts[parts.length - 1] === '__init__') parts.pop();
+  if (rootPackage) parts.unshift(rootPackage);
   return parts.join('.');
+}
+
+export interface BuildGraphOptions {
+  /** The root directory's name when the root is a package itself (it holds `__init__.py`); see moduleNameOf. */
+  rootPackage?: string;
 }
 
 function isPackageFile(relPath: string): boolean {
@@ -54,16 +63,114 @@ export function absoluteImportBase(imp: ParsedImport, importer: string, importer
 }
 
 /**
+ * One file's name resolution: records its import edges, then answers "which project node does
+ * this dotted name, written in scope `callerQual`, mean" (null when outside the project or unknown).
+ * Nothing here recurses: a local `x = Name(...)` is followed one step, never through other locals,
+ * so `x = x.strip()` or `a = b(); b = a()` cannot loop.
+ */
+function fileResolver(
+  f: SourceFile,
+  rootPackage: string | undefined,
+  nodes: Map<string, GraphNode>,
+  basesOf: Map<string, string[]>,
+  resolveModule: (dotted: string) => string | null,
+  edges: GraphEdge[],
+): (text: string, callerQual: string) => string | null {
+  const mod = moduleNameOf(f.path, rootPackage);
+  const pkg = isPackageFile(f.path);
+  // name visible at module level -> dotted target
+  const scope = new Map<string, string>();
+  for (const d of f.parsed.defs) if (!d.qualname.includes('.')) scope.set(d.name, `${mod}.${d.name}`);
+  for (const imp of f.parsed.imports) {
+    const base = absoluteImportBase(imp, mod, pkg);
+    if (imp.names.length === 0) {
+      if (!base) continue;
+      const target = resolveModule(base);
+      if (imp.alias) scope.set(imp.alias, base);
+      else scope.set(base.split('.')[0], base.split('.')[0]);
+      edges.push({ src: mod, dst: target, target: base, kind: 'imports', file: f.path, line: imp.line });
+      continue;
+    }
+    for (const n of imp.names) {
+      if (n.name === '*') {
+        const target = base ? resolveModule(base) : null;
+        edges.push({ src: mod, dst: target, target: base ?? '.', kind: 'imports', file: f.path, line: imp.line });
+        continue;
+      }
+      const full = base ? `${base}.${n.name}` : n.name;
+      scope.set(n.alias ?? n.name, full);
+      // `from pkg import sub` imports the submodule when there is one, else the package itself.
+      const asModule = nodes.get(full)?.kind === 'module' ? full : null;
+      const target = asModule ?? (base ? resolveModule(base) : null);
+      edges.push({ src: mod, dst: target, target: full, kind: 'imports', file: f.path, line: imp.line });
+    }
+  }
+  // the first `name = Ctor(...)` of each scope
+  const locals = new Map<string, string>();
+  for (const a of f.parsed.assigns ?? []) {
+    const key = `${a.scope}\0${a.name}`;
+    if (!locals.has(key)) locals.set(key, a.value);
+  }
+  const existing = (dotted: string): string | null => (nodes.has(dotted) ? dotted : null);
+
+  const resolveWithoutLocals = (parts: string[], callerQual: string): string | null => {
+    const head = parts[0];
+    if ((head === 'self' || head === 'cls') && parts.length >= 2) {
+      // method of the enclosing class, or of one of its project base classes
+      const classQual = callerQual.split('.').slice(0, -1).join('.');
+      if (!classQual) return null;
+      const member = parts.slice(1).join('.');
+      const queue = [`${mod}.${classQual}`];
+      const seen = new Set<string>();
+      while (queue.length) {
+        const cls = queue.shift()!;
+        if (seen.has(cls)) continue;
+        seen.add(cls);
+        const hit = existing(`${cls}.${member}`);
+        if (hit) return hit;
+        queue.push(...(basesOf.get(cls) ?? []));
+      }
+      return null;
+    }
+    // nested definition visible from the caller's scope
+    const text = parts.join('.');
+    const callerParts = callerQual ? callerQual.split('.') : [];
+    for (let n = callerParts.length; n > 0; n--) {
+      const hit = existing(`${mod}.${callerParts.slice(0, n).join('.')}.${text}`);
+      if (hit && nodes.get(hit)?.kind !== 'method') return hit;
+    }
+    return null;
+  };
+  const bound = (parts: string[]): string | null => {
+    const target = scope.get(parts[0]);
+    // an attribute of an imported module re-exported by a package __init__ is left unresolved
+    return target ? existing([target, ...parts.slice(1)].join('.')) : null;
+  };
+  return (text, callerQual) => {
+    const parts = text.split('.');
+    const direct = resolveWithoutLocals(parts, callerQual);
+    if (direct || parts[0] === 'self' || parts[0] === 'cls') return direct;
+    const ctor = parts.length >= 2 ? locals.get(`${callerQual}\0${parts[0]}`) : undefined;
+    if (ctor) {
+      const ctorParts = ctor.split('.');
+      const cls = resolveWithoutLocals(ctorParts, callerQual) ?? bound(ctorParts);
+      if (cls && nodes.get(cls)?.kind === 'class') return existing([cls, ...parts.slice(1)].join('.'));
+    }
+    return bound(parts);
+  };
+}
+
+/**
  * Build the project graph from parsed files: module, class, function and method nodes; imports
  * resolved to project modules (longest existing prefix), containment, inheritance and calls
  * resolved through local definitions, imported names, `self.`/`cls.` and module aliases.
  */
-export function buildGraph(files: SourceFile[]): { nodes: GraphNode[]; edges: GraphEdge[] } {
+export function buildGraph(files: SourceFile[], options: BuildGraphOptions = {}): { nodes: GraphNode[]; edges: GraphEdge[] } {
   const nodes = new Map<string, GraphNode>();
   const edges: GraphEdge[] = [];
   const ok = files.filter((f) => !f.parsed.error);
   for (const f of ok) {
-    const mod = moduleNameOf(f.path);
+    const mod = moduleNameOf(f.path, options.rootPackage);
     nodes.set(mod, {
       id: mod,
       kind: 'module',
@@ -86,98 +193,32 @@ export function buildGraph(files: SourceFile[]): { nodes: GraphNode[]; edges: Gr
     }
     return null;
   };
-  /** A dotted symbol (`pkg.mod.f`, `pkg.mod.C.m`) to a node id when it exists. */
-  const resolveSymbol = (dotted: string): string | null => {
-    if (nodes.has(dotted)) return dotted;
-    return null;
-  };
-
-  for (const f of ok) {
-    const mod = moduleNameOf(f.path);
-    const pkg = isPackageFile(f.path);
-    // name visible at module level -> dotted target
-    const scope = new Map<string, string>();
-    for (const d of f.parsed.defs) if (!d.qualname.includes('.')) scope.set(d.name, `${mod}.${d.name}`);
-    const importTargets = new Set<string>();
-    for (const imp of f.parsed.imports) {
-      const base = absoluteImportBase(imp, mod, pkg);
-      if (imp.names.length === 0) {
-        if (!base) continue;
-        const target = resolveModule(base);
-        if (imp.alias) scope.set(imp.alias, base);
-        else scope.set(base.split('.')[0], base.split('.')[0]);
-        edges.push({ src: mod, dst: target, target: base, kind: 'imports', file: f.path, line: imp.line });
-        if (target) importTargets.add(target);
-        continue;
-      }
-      for (const n of imp.names) {
-        if (n.name === '*') {
-          const target = base ? resolveModule(base) : null;
-          edges.push({ src: mod, dst: target, target: base ?? '.', kind: 'imports', file: f.path, line: imp.line });
-          continue;
-        }
-        const full = base ? `${base}.${n.name}` : n.name;
-        scope.set(n.alias ?? n.name, full);
-        // `from pkg import sub` imports the submodule when there is one, else the package itself.
-        const asModule = nodes.get(full)?.kind === 'module' ? full : null;
-        const target = asModule ?? (base ? resolveModule(base) : null);
-        edges.push({ src: mod, dst: target, target: full, kind: 'imports', file: f.path, line: imp.line });
-      }
-    }
-    const resolveName = (text: string, callerQual: string): string | null => {
-      const parts = text.split('.');
-      const head = parts[0];
-      if ((head === 'self' || head === 'cls') && parts.length >= 2) {
-        // method of the enclosing class, or of one of its project base classes
-        const classQual = callerQual.split('.').slice(0, -1).join('.');
-        if (!classQual) return null;
-        const queue = [`${mod}.${classQual}`];
-        const seen = new Set<string>();
-        while (queue.length) {
-          const cls = queue.shift()!;
-          if (seen.has(cls)) continue;
-          seen.add(cls);
-          const hit = resolveSymbol(`${cls}.${parts.slice(1).join('.')}`);
-          if (hit) return hit;
-          for (const e of edges) if (e.kind === 'inherits' && e.src === cls && e.dst) queue.push(e.dst);
-        }
-        return null;
-      }
-      // nested definition visible from the caller's scope
-      const callerParts = callerQual ? callerQual.split('.') : [];
-      for (let n = callerParts.length; n > 0; n--) {
-        const hit = resolveSymbol(`${mod}.${callerParts.slice(0, n).join('.')}.${text}`);
-        if (hit && nodes.get(hit)?.kind !== 'method') return hit;
-      }
-      const local = f.parsed.assigns?.find((a) => a.scope === callerQual && a.name === head && parts.length >= 2);
-      if (local) {
-        const cls = resolveName(local.value, callerQual);
-        if (cls && nodes.get(cls)?.kind === 'class') return resolveSymbol([cls, ...parts.slice(1)].join('.'));
-      }
-      const bound = scope.get(head);
-      if (!bound) return null;
-      const full = [bound, ...parts.slice(1)].join('.');
-      const direct = resolveSymbol(full);
-      if (direct) return direct;
-      // an attribute of an imported module re-exported by a package __init__ is left unresolved
-      return null;
-    };
+  // Project base classes of each class, filled by the first pass so that `self.m()` finds methods
+  // inherited from classes defined in files indexed later.
+  const basesOf = new Map<string, string[]>();
+  const resolvers = ok.map((f) => fileResolver(f, options.rootPackage, nodes, basesOf, resolveModule, edges));
+  ok.forEach((f, i) => {
+    const mod = moduleNameOf(f.path, options.rootPackage);
     for (const d of f.parsed.defs) {
       const id = `${mod}.${d.qualname}`;
       const parentQual = d.qualname.split('.').slice(0, -1).join('.');
       edges.push({ src: parentQual ? `${mod}.${parentQual}` : mod, dst: id, target: id, kind: 'contains', file: f.path, line: d.line });
       for (const b of d.bases) {
-        const dst = resolveName(b, parentQual);
+        const dst = resolvers[i](b, parentQual);
         edges.push({ src: id, dst, target: dst ?? b, kind: 'inherits', file: f.path, line: d.line });
+        if (dst) basesOf.set(id, [...(basesOf.get(id) ?? []), dst]);
       }
     }
+  });
+  ok.forEach((f, i) => {
+    const mod = moduleNameOf(f.path, options.rootPackage);
     for (const c of f.parsed.calls) {
-      let dst = resolveName(c.callee, c.caller);
+      let dst = resolvers[i](c.callee, c.caller);
       // calling a class runs its __init__; keep the class as the target
       if (dst && nodes.get(dst)?.kind === 'module') dst = null;
       edges.push({ src: c.caller ? `${mod}.${c.caller}` : mod, dst, target: dst ?? c.callee, kind: 'calls', file: f.path, line: c.line });
     }
-  }
+  });
   return { nodes: [...nodes.values()], edges };
 }
 

@@ -5,6 +5,7 @@ export {
   findCycles,
   stronglyConnected,
   moduleNameOf,
+  type BuildGraphOptions,
   type EdgeKind,
   type GraphEdge,
   type GraphNode,

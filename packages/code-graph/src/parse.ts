@@ -67,26 +67,35 @@ function getParser(): Promise<Parser> {
   return parserPromise;
 }
 
-function firstError(node: Node): Node | undefined {
-  if (node.isError || node.isMissing) return node;
-  if (!node.hasError) return undefined;
-  for (const child of node.children) {
-    if (!child) continue;
-    const found = firstError(child);
-    if (found) return found;
+/**
+ * Where the first syntax error is: follow the first erroneous child down to the innermost error node
+ * (an ERROR node can span the whole file while the mistake is one token). Iterative: a hostile file
+ * may nest without limit.
+ */
+function firstError(root: Node): Node | undefined {
+  if (!root.hasError) return undefined;
+  let node = root;
+  for (;;) {
+    if (node.isMissing) return node;
+    const next = node.children.find((c) => c?.hasError || c?.isMissing);
+    if (!next) return node;
+    node = next;
   }
-  return node;
 }
 
+/** `a.b.c` as written, or undefined for anything but names and attribute chains (iterative: chains may be long). */
 function dottedText(node: Node | null): string | undefined {
-  if (!node) return undefined;
-  if (node.type === 'identifier') return node.text;
-  if (node.type === 'attribute') {
-    const obj = dottedText(node.childForFieldName('object'));
-    const attr = node.childForFieldName('attribute');
-    return obj && attr ? `${obj}.${attr.text}` : undefined;
+  const parts: string[] = [];
+  let cur = node;
+  while (cur?.type === 'attribute') {
+    const attr = cur.childForFieldName('attribute');
+    if (!attr) return undefined;
+    parts.push(attr.text);
+    cur = cur.childForFieldName('object');
   }
-  return undefined;
+  if (cur?.type !== 'identifier') return undefined;
+  parts.push(cur.text);
+  return parts.reverse().join('.');
 }
 
 function docstringOf(body: Node | null): string | undefined {
@@ -157,17 +166,36 @@ export async function parsePython(source: string): Promise<ParsedFile> {
       };
     }
     const out: ParsedFile = { defs: [], imports: [], calls: [], lines };
-    const walk = (node: Node, scope: string, inClass: boolean, decorators: string[]): void => {
+    // An explicit stack instead of recursion: real files nest expressions thousands of levels deep
+    // (long `a + b + ...` chains), hostile ones without limit. Children are pushed in reverse so the
+    // visit order (and so the order of defs and calls) is the source order.
+    interface Frame {
+      node: Node;
+      scope: string;
+      /** A direct child of a class body: its functions are methods. */
+      inClass: boolean;
+      decorators: string[];
+    }
+    const stack: Frame[] = [];
+    const pushChildren = (nodes: (Node | null)[], scope: string, inClass: boolean): void => {
+      for (let i = nodes.length - 1; i >= 0; i--) {
+        const node = nodes[i];
+        if (node) stack.push({ node, scope, inClass, decorators: [] });
+      }
+    };
+    pushChildren(root.namedChildren, '', false);
+    while (stack.length) {
+      const { node, scope, inClass, decorators } = stack.pop()!;
       switch (node.type) {
         case 'import_statement':
         case 'import_from_statement':
           out.imports.push(...parseImport(node));
-          return;
+          continue;
         case 'decorated_definition': {
           const decos = node.namedChildren.filter((c) => c?.type === 'decorator').map((d) => d!.text.replace(/^@/, '').trim());
           const def = node.childForFieldName('definition');
-          if (def) walk(def, scope, inClass, decos);
-          return;
+          if (def) stack.push({ node: def, scope, inClass, decorators: decos });
+          continue;
         }
         case 'class_definition':
         case 'function_definition': {
@@ -192,8 +220,9 @@ export async function parsePython(source: string): Promise<ParsedFile> {
             decorators,
             docstring: docstringOf(body),
           });
-          if (body) for (const c of body.namedChildren) if (c) walk(c, qualname, isClass, []);
-          return;
+          // Class bodies keep inClass for their direct children only; nested statements inside methods do not.
+          if (body) pushChildren(body.namedChildren, qualname, isClass);
+          continue;
         }
         case 'assignment': {
           const left = node.childForFieldName('left');
@@ -208,11 +237,8 @@ export async function parsePython(source: string): Promise<ParsedFile> {
           break;
         }
       }
-      for (const c of node.namedChildren) if (c) walk(c, scope, false, []);
-    };
-    // Class bodies keep inClass for their direct children only; nested statements inside methods do not.
-    const walkTop = (node: Node, scope: string, inClass: boolean): void => walk(node, scope, inClass, []);
-    for (const c of root.namedChildren) if (c) walkTop(c, '', false);
+      pushChildren(node.namedChildren, scope, false);
+    }
     return out;
   } finally {
     tree.delete();

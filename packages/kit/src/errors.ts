@@ -98,10 +98,15 @@ export function statusForCode(code: ErrorCode): number {
   return ERROR_CODES[code].status;
 }
 
-/** Anything thrown becomes an AppError; unknown errors become INTERNAL and keep their cause for the log only. */
+/**
+ * Anything thrown becomes an AppError; unknown errors become INTERNAL and keep their cause for the log
+ * only. Only what the edge raises about the request itself (its body, its URL) is the caller's fault:
+ * a RangeError such as a stack overflow is a fault of the service, whatever input led to it (input
+ * nested too deeply is refused before any handler runs, by parseOrThrow).
+ */
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
-  const e = err as { type?: string; status?: number; code?: string; name?: string } | undefined;
+  const e = err as { type?: string; status?: number; expose?: boolean; code?: string; name?: string } | undefined;
   // body-parser errors
   if (e?.type === 'entity.too.large') {
     return new AppError('PAYLOAD_TOO_LARGE', 'The request body is larger than the limit; send less data or raise BODY_LIMIT.', {
@@ -114,9 +119,6 @@ export function toAppError(err: unknown): AppError {
   if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') {
     return new AppError('VALIDATION_ERROR', 'The request body encoding is not supported; send UTF-8 JSON.', { cause: err });
   }
-  if (err instanceof RangeError && /call stack/i.test(err.message)) {
-    return new AppError('VALIDATION_ERROR', 'The input is nested too deeply to process; flatten it.', { cause: err });
-  }
   if (err instanceof URIError) {
     return new AppError('VALIDATION_ERROR', 'The URL path has an invalid percent-escape; encode it with encodeURIComponent.', {
       cause: err,
@@ -125,7 +127,9 @@ export function toAppError(err: unknown): AppError {
   if (e?.name === 'AbortError' || e?.name === 'TimeoutError') {
     return new AppError('TIMEOUT', 'The operation took longer than its time limit.', { cause: err });
   }
-  if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) {
+  // http-errors from the request's own parsing (Express's body and URL handling mark those `expose`); an
+  // error with a 4xx status from a library a handler called says nothing about this request.
+  if (e?.expose === true && typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
     return new AppError('VALIDATION_ERROR', 'The request could not be read; check its format.', { cause: err });
   }
   return new AppError('INTERNAL', 'An unexpected error occurred; the cause is in the service log.', { cause: err });

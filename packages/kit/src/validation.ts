@@ -9,8 +9,20 @@ export function zodIssuesToDetails(issues: readonly z.core.$ZodIssue[]): ErrorDe
   }));
 }
 
+/**
+ * How deep any input parsed at the edge may nest. Deeper input is refused before a schema or a
+ * handler walks it, so no recursion over caller data (zod's, JSON.stringify's) can overflow the
+ * stack; a stack overflow after this point is the service's fault (INTERNAL), not the caller's.
+ */
+export const MAX_INPUT_DEPTH = 256;
+
 /** Parse with a zod schema; failures become VALIDATION_ERROR with field-level details. */
 export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, what = 'arguments'): z.output<S> {
+  if (!withinDepth(value, MAX_INPUT_DEPTH)) {
+    throw new AppError('VALIDATION_ERROR', `Invalid ${what}: nested deeper than ${MAX_INPUT_DEPTH} levels; flatten it.`, {
+      details: [{ path: '(root)', message: `nested deeper than ${MAX_INPUT_DEPTH} levels`, code: 'too_deep' }],
+    });
+  }
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
   const details = zodIssuesToDetails(parsed.error.issues);
@@ -28,7 +40,8 @@ export function withinDepth(value: unknown, max: number = MAX_JSON_DEPTH): boole
     const [v, depth] = stack.pop()!;
     if (v !== null && typeof v === 'object') {
       if (depth > max) return false;
-      for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth + 1]);
+      for (const child of Array.isArray(v) ? v : Object.values(v))
+        if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
     }
   }
   return true;

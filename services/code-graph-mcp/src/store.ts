@@ -41,6 +41,12 @@ export function projectIdOf(root: string): string {
   return createHash('sha256').update(root).digest('hex').slice(0, 16);
 }
 
+/** The root's name when the root is a package itself (holds `__init__.py`), so `json/decoder.py` is `json.decoder`. */
+export function rootPackageOf(root: string, files: string[]): string | undefined {
+  const name = path.basename(root);
+  return /^[A-Za-z_]\w*$/.test(name) && files.some((f) => f === '__init__.py' || f === '__init__.pyi') ? name : undefined;
+}
+
 /** The code graphs of every indexed project in one SQLite file; each project's rows carry its id. */
 export class GraphStore {
   private constructor(readonly db: SqliteDb) {}
@@ -143,7 +149,7 @@ export class GraphStore {
       }
     }
     for (const f of parsedFiles) f.parsed ??= JSON.parse(f.stored!) as ParsedFile;
-    const graph = buildGraph(parsedFiles as { path: string; parsed: ParsedFile }[]);
+    const graph = buildGraph(parsedFiles as { path: string; parsed: ParsedFile }[], { rootPackage: rootPackageOf(root, walk.files) });
     await this.db.transaction(async () => {
       await this.db.run(
         'INSERT INTO projects (id, root, indexed_at, files, truncated) VALUES (?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET indexed_at = excluded.indexed_at, files = excluded.files, truncated = excluded.truncated',

@@ -55,6 +55,13 @@ export interface SandboxPolicy {
   network?: boolean;
 }
 
+/** A sandbox and the directories one service's programs may see in it (besides the system's). */
+export interface Confinement {
+  sandbox: Sandbox;
+  readOnly?: string[];
+  writable?: string[];
+}
+
 export interface SandboxStatus {
   mode: 'bwrap' | 'off';
   available: boolean;

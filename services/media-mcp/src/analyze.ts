@@ -1,7 +1,6 @@
 import type { ToolContext } from '@mcp-fleet/kit';
 import type { MediaDeps } from './deps';
 import { analyzeAv, type AvAnalysis } from './media/av';
-import { requireAv } from './media/engines';
 import { analyzeImage, readHead, sniffImage, type ImageAnalysis } from './media/image';
 import { openInput, type SourceArgs } from './media/input';
 
@@ -15,7 +14,7 @@ export async function analyzeFile(
   options: { loudness: boolean; signal?: AbortSignal },
 ): Promise<Analysis> {
   if (sniffImage(await readHead(file))) return analyzeImage(file, deps.config.MEDIA_MAX_PIXELS, source);
-  requireAv(deps.engines);
+  await deps.engines.require();
   return analyzeAv(deps.programs, file, source, { loudness: options.loudness, signal: options.signal });
 }
 

@@ -8,7 +8,8 @@ import sharp from 'sharp';
 import { SERVICE_ID, type Config } from './config';
 import type { MediaDeps } from './deps';
 import { JobRunner, JobStore } from './jobs';
-import { detectEngine, type EngineInfo } from './media/engines';
+import { AvEngines, type EngineInfo } from './media/engines';
+import { Sandbox, sandboxHealth } from '@mcp-fleet/sandbox';
 import { outputFolder } from './media/output';
 import { createTools } from './tools';
 
@@ -21,10 +22,13 @@ export interface AppDeps {
   policy?: OutboundPolicy;
 }
 
-const engineCheck = (name: string, info: EngineInfo): HealthCheck => ({
+/** An engine's health; a missing one is looked for again (throttled), so an install shows without a restart. */
+const engineCheck = (engines: AvEngines, name: 'ffmpeg' | 'ffprobe'): HealthCheck => ({
   name,
   required: false,
-  check: () => {
+  check: async () => {
+    await engines.refresh();
+    const info: EngineInfo = engines[name];
     if (!info.available)
       throw new Error(`${info.program} is not installed (apt-get install ffmpeg): audio and video tools answer NOT_CONFIGURED`);
     return { program: info.program, version: info.version };
@@ -38,13 +42,16 @@ export async function createApp({ config, logger, defaultMetrics = true, policy 
   const scratchDir = path.join(dataDir, 'scratch');
   // Scratch copies of URL and base64 input from a previous process are never needed again.
   await fs.rm(scratchDir, { recursive: true, force: true });
-  const [ffmpeg, ffprobe] = await Promise.all([detectEngine(config.FFMPEG_PATH), detectEngine(config.FFPROBE_PATH)]);
-  if (!ffmpeg.available || !ffprobe.available) {
+  const sandbox = Sandbox.open(config, logger);
+  const programs = { ffmpeg: config.FFMPEG_PATH, ffprobe: config.FFPROBE_PATH };
+  const engines = await AvEngines.detect(programs, sandbox);
+  if (!engines.ffmpeg.available || !engines.ffprobe.available) {
     logger.warn('ffmpeg/ffprobe missing: images work, audio and video answer NOT_CONFIGURED (apt-get install ffmpeg)', {
-      ffmpeg: ffmpeg.error,
-      ffprobe: ffprobe.error,
+      ffmpeg: engines.ffmpeg.error,
+      ffprobe: engines.ffprobe.error,
     });
   }
+  await fs.mkdir(scratchDir, { recursive: true });
   const db = await SqliteDb.open(path.join(dataDir, 'jobs.sqlite'));
   const store = await JobStore.open(db, logger);
   const runner = new JobRunner(store, {
@@ -58,8 +65,8 @@ export async function createApp({ config, logger, defaultMetrics = true, policy 
     config,
     logger,
     ws,
-    engines: { ffmpeg, ffprobe },
-    programs: { ffmpeg: config.FFMPEG_PATH, ffprobe: config.FFPROBE_PATH },
+    engines,
+    programs: { ...programs, confinement: { sandbox, readOnly: [...ws.roots, scratchDir] } },
     runner,
     outputDir: await outputFolder(ws, config.MEDIA_OUTPUT_DIR),
     input: {
@@ -82,8 +89,9 @@ export async function createApp({ config, logger, defaultMetrics = true, policy 
     defaultMetrics,
     healthChecks: [
       { name: 'sharp', required: true, check: () => ({ sharp: sharp.versions.sharp, vips: sharp.versions.vips }) },
-      engineCheck('ffmpeg', ffmpeg),
-      engineCheck('ffprobe', ffprobe),
+      engineCheck(engines, 'ffmpeg'),
+      engineCheck(engines, 'ffprobe'),
+      { name: 'sandbox', required: false, check: () => sandboxHealth(sandbox) },
       { name: 'jobs', required: true, check: async () => ({ running: runner.active, queued: runner.waiting, store: db.file }) },
     ],
     onClose: async () => {

@@ -1,5 +1,6 @@
 import { baseEnvShape, csv, int, loadConfig, type Env } from '@mcp-fleet/kit';
 import { outboundEnvShape } from '@mcp-fleet/outbound';
+import { sandboxEnvShape } from '@mcp-fleet/sandbox';
 import { z } from 'zod';
 
 export const SERVICE_ID = 'media-mcp';
@@ -10,6 +11,7 @@ const MiB = 1024 * 1024;
 export const configSchema = z.object({
   ...baseEnvShape,
   ...outboundEnvShape,
+  ...sandboxEnvShape,
   BODY_LIMIT: baseEnvShape.BODY_LIMIT.default('16mb').describe(
     'Largest accepted request body (PAYLOAD_TOO_LARGE above it); base64 input travels in it (MEDIA_MAX_BASE64_BYTES decoded).',
   ),

@@ -3,7 +3,7 @@ import type { Workspace } from '@mcp-fleet/kit/workspace';
 import type { Config } from './config';
 import type { JobRunner } from './jobs';
 import type { Programs } from './media/av';
-import type { Engines } from './media/engines';
+import type { AvEngines } from './media/engines';
 import type { InputDeps } from './media/input';
 
 /** What the tools need, built once in app.ts. */
@@ -12,7 +12,7 @@ export interface MediaDeps {
   logger: Logger;
   ws: Workspace;
   input: InputDeps;
-  engines: Engines;
+  engines: AvEngines;
   programs: Programs;
   runner: JobRunner;
   /** The resolved output folder (MEDIA_OUTPUT_DIR inside the workspace roots). */

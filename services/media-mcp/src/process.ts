@@ -5,7 +5,6 @@ import type { MediaDeps } from './deps';
 import type { JobOutput } from './jobs';
 import { probe } from './media/av';
 import { planAv } from './media/av-process';
-import { requireAv } from './media/engines';
 import { checkedMetadata, imageOutputFormat, processImage, readHead, sniffImage, type ImageOps } from './media/image';
 import { openInput } from './media/input';
 import { commitOutput, discardOutput, planOutput } from './media/output';
@@ -68,7 +67,7 @@ async function avWork(
   name: string,
   signal: AbortSignal,
 ): Promise<Work> {
-  requireAv(deps.engines);
+  await deps.engines.require();
   const probed = await probe(deps.programs, file, source, { signal });
   // The image cap applies to video frames too: a huge frame size is a decoding bomb for ffmpeg as well.
   const max = deps.config.MEDIA_MAX_PIXELS;

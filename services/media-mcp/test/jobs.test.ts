@@ -35,7 +35,8 @@ function ffmpegUnder(folder: string): number[] {
     .filter((p) => {
       try {
         const cmd = fs.readFileSync(`/proc/${p}/cmdline`, 'utf8');
-        return cmd.startsWith('ffmpeg') && cmd.includes(folder);
+        // ffmpeg itself (started by its resolved path inside the sandbox), not the bubblewrap around it
+        return path.basename(cmd.split('\0')[0]) === 'ffmpeg' && cmd.includes(folder);
       } catch {
         return false;
       }

@@ -10,6 +10,7 @@ import type { TranscriberDeps } from './deps';
 import { openAiEngine } from './engines/openai';
 import { pocketsphinxEngine } from './engines/pocketsphinx';
 import { probeProgram } from './engines/run';
+import { Sandbox, sandboxHealth, type Confinement } from '@mcp-fleet/sandbox';
 import type { Engine } from './engines/types';
 import { createTools } from './tools';
 
@@ -23,10 +24,10 @@ export interface AppDeps {
 }
 
 /** The engine the configuration selects: STT_URL set means the OpenAI-compatible server. */
-export function selectEngine(config: Config): Engine {
+export function selectEngine(config: Config, confinement: Confinement): Engine {
   return config.STT_URL
     ? openAiEngine({ url: config.STT_URL, apiKey: config.STT_API_KEY, model: config.STT_MODEL })
-    : pocketsphinxEngine(config.POCKETSPHINX_PATH, config.POCKETSPHINX_MODEL_DIR);
+    : pocketsphinxEngine(config.POCKETSPHINX_PATH, config.POCKETSPHINX_MODEL_DIR, confinement);
 }
 
 const multerErrors: Record<string, AppError['code']> = { LIMIT_FILE_SIZE: 'PAYLOAD_TOO_LARGE', LIMIT_FIELD_VALUE: 'PAYLOAD_TOO_LARGE' };
@@ -83,8 +84,14 @@ export async function createApp({ config, logger, defaultMetrics = true, policy 
   const scratchDir = path.join(config.DATA_DIR, SERVICE_ID, 'scratch');
   // Scratch copies from a previous process are never needed again.
   await fs.rm(scratchDir, { recursive: true, force: true });
-  const engine = selectEngine(config);
-  const ffmpeg = await probeProgram(config.FFMPEG_PATH, ['-hide_banner', '-version'], 'ffmpeg');
+  await fs.mkdir(scratchDir, { recursive: true, mode: 0o700 });
+  // Every program runs in the OS sandbox: it reads the roots and the scratch folder, nothing else of the host.
+  const sandbox = Sandbox.open(config, logger);
+  const confinement: Confinement = { sandbox, readOnly: [...ws.roots, scratchDir] };
+  const engine = selectEngine(config, confinement);
+  const probeFfmpeg = () => probeProgram(config.FFMPEG_PATH, ['-hide_banner', '-version'], 'ffmpeg', confinement);
+  let ffmpeg = await probeFfmpeg();
+  let ffmpegProbedAt = Date.now();
   if (!ffmpeg.ok) logger.warn('ffmpeg missing: transcriptions answer NOT_CONFIGURED (apt-get install ffmpeg)', { error: ffmpeg.detail });
   const outbound = new OutboundClient({ policy: policy ?? OutboundPolicy.fromConfig(config), logger, userAgent: `${SERVICE_ID}/0.1` });
   const deps: TranscriberDeps = {
@@ -101,6 +108,7 @@ export async function createApp({ config, logger, defaultMetrics = true, policy 
     transcriber: {
       engine,
       ffmpeg: config.FFMPEG_PATH,
+      confinement,
       scratchDir,
       chunkSeconds: config.TRANSCRIBE_CHUNK_SECONDS,
       maxSeconds: config.TRANSCRIBE_MAX_SECONDS,
@@ -121,13 +129,19 @@ export async function createApp({ config, logger, defaultMetrics = true, policy 
       {
         name: 'ffmpeg',
         required: false,
-        check: () => {
+        check: async () => {
+          // Installed since the last look? (every few seconds at most; calls find it by running it)
+          if (!ffmpeg.ok && Date.now() - ffmpegProbedAt >= 5000) {
+            ffmpegProbedAt = Date.now();
+            ffmpeg = await probeFfmpeg();
+          }
           if (!ffmpeg.ok)
             throw new Error(`${config.FFMPEG_PATH} is not installed (apt-get install ffmpeg): transcriptions answer NOT_CONFIGURED`);
           return { program: config.FFMPEG_PATH, version: ffmpeg.detail };
         },
       },
       { name: engine.name, required: false, check: () => engine.health() },
+      { name: 'sandbox', required: false, check: () => sandboxHealth(sandbox) },
     ],
     extend: (app, kit) => {
       app.get('/', (_req, res) => {

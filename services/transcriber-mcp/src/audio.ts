@@ -1,5 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import type { Confinement } from '@mcp-fleet/sandbox';
 import { AppError } from '@mcp-fleet/kit';
 import { run } from './engines/run';
 
@@ -51,6 +52,7 @@ const DEMUXERS = [
  */
 export async function convertToPcm(
   ffmpeg: string,
+  confinement: Confinement,
   input: string,
   output: string,
   opts: { signal?: AbortSignal; timeoutMs: number; source: string; maxSeconds: number },
@@ -83,7 +85,13 @@ export async function convertToPcm(
     'pcm_s16le',
     `file:${output}`,
   ];
-  const res = await run(ffmpeg, args, { signal: opts.signal, timeoutMs: opts.timeoutMs, debianPackage: 'ffmpeg' });
+  // ffmpeg reads the roots and scratch and writes only the job's own folder.
+  const res = await run(ffmpeg, args, {
+    signal: opts.signal,
+    timeoutMs: opts.timeoutMs,
+    debianPackage: 'ffmpeg',
+    confinement: { ...confinement, writable: [path.dirname(output)] },
+  });
   const size = await fs.stat(output).then(
     (s) => s.size,
     () => -1,

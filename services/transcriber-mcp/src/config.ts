@@ -1,5 +1,6 @@
 import { baseEnvShape, int, loadConfig, ms, optionalUrl, unsetIfEmpty, csv, type Env } from '@mcp-fleet/kit';
 import { outboundEnvShape } from '@mcp-fleet/outbound';
+import { sandboxEnvShape } from '@mcp-fleet/sandbox';
 import { z } from 'zod';
 
 export const SERVICE_ID = 'transcriber-mcp';
@@ -10,6 +11,7 @@ const MiB = 1024 * 1024;
 export const configSchema = z.object({
   ...baseEnvShape,
   ...outboundEnvShape,
+  ...sandboxEnvShape,
   BODY_LIMIT: baseEnvShape.BODY_LIMIT.default('40mb').describe(
     'Largest accepted JSON request body (PAYLOAD_TOO_LARGE above it); base64 audio travels in it (TRANSCRIBE_MAX_UPLOAD_BYTES decoded).',
   ),

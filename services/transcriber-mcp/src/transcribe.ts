@@ -1,5 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import type { Confinement } from '@mcp-fleet/sandbox';
 import { AppError, type Logger } from '@mcp-fleet/kit';
 import { convertToPcm, planCuts, writeChunk } from './audio';
 import type { Engine, Segment } from './engines/types';
@@ -32,6 +33,8 @@ export interface Progress {
 export interface TranscribeDeps {
   engine: Engine;
   ffmpeg: string;
+  /** ffmpeg runs inside this sandbox. */
+  confinement: Confinement;
   scratchDir: string;
   chunkSeconds: number;
   maxSeconds: number;
@@ -72,7 +75,7 @@ export async function transcribe(deps: TranscribeDeps, input: AudioInput, option
   const deadline = started + options.timeoutMs;
   const left = () => Math.max(1000, deadline - Date.now());
   try {
-    const pcm = await convertToPcm(deps.ffmpeg, input.file, path.join(work, 'audio.pcm'), {
+    const pcm = await convertToPcm(deps.ffmpeg, deps.confinement, input.file, path.join(work, 'audio.pcm'), {
       signal: options.signal,
       timeoutMs: left(),
       source: input.source,

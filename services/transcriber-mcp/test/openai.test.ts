@@ -1,5 +1,7 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { Sandbox } from '@mcp-fleet/sandbox';
 import { describeWithProgram, serve } from '@mcp-fleet/testing';
 import express from 'express';
 import multer from 'multer';
@@ -27,7 +29,8 @@ interface Seen {
  */
 async function openAiServer(tmp: string) {
   const seen: Seen[] = [];
-  const engine = pocketsphinxEngine('pocketsphinx_continuous', '/usr/share/pocketsphinx/model/en-us');
+  const sandbox = Sandbox.open({ SANDBOX: 'bwrap', SANDBOX_BWRAP: 'bwrap', SANDBOX_READ_ONLY_PATHS: [] });
+  const engine = pocketsphinxEngine('pocketsphinx_continuous', '/usr/share/pocketsphinx/model/en-us', { sandbox, readOnly: [os.tmpdir()] });
   const app = express();
   const upload = multer({ storage: multer.memoryStorage(), limits: { fileSize: 25 * 1024 * 1024 } });
   app.post('/v1/audio/transcriptions', upload.single('file'), async (req, res) => {

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { AppError } from '@mcp-fleet/kit';
 import { FFMPEG_BASE, inputArgs, type Probe, type Programs } from './av';
 import { engineMessage, runProgram } from './engines';
@@ -104,6 +105,8 @@ export async function runFfmpeg(
     [...FFMPEG_BASE, '-y', ...args, '-progress', 'pipe:1', ...(output ? [output] : ['-f', 'null', '-'])],
     {
       signal: options.signal,
+      // The engine writes only the output's folder (inside the roots); it reads the roots and scratch.
+      confinement: { ...programs.confinement, writable: output ? [path.dirname(output)] : [] },
       maxStdout: 64 * 1024,
       onLine: (line) => {
         const m = /^out_time_(?:us|ms)=(\d+)$/.exec(line);

@@ -1,4 +1,5 @@
 import { AppError } from '@mcp-fleet/kit';
+import type { Confinement } from '@mcp-fleet/sandbox';
 import { engineMessage, runProgram, type RunOptions } from './engines';
 
 /**
@@ -51,6 +52,8 @@ export function inputArgs(file: string): string[] {
 export interface Programs {
   ffmpeg: string;
   ffprobe: string;
+  /** Both run inside the OS sandbox, reading only the workspace roots and the scratch folder. */
+  confinement: Confinement;
 }
 
 export interface StreamInfo {
@@ -130,7 +133,7 @@ export async function probe(programs: Programs, file: string, source: string, op
   const res = await runProgram(
     programs.ffprobe,
     ['-v', 'error', '-hide_banner', '-print_format', 'json', '-show_format', '-show_streams', ...inputArgs(file)],
-    { timeoutMs: 60_000, ...options },
+    { timeoutMs: 60_000, ...options, confinement: programs.confinement },
   );
   if (res.code !== 0) throw undecodable(source, engineMessage(res.stderr, 2));
   let json: { format?: Record<string, unknown> & { tags?: Record<string, string> }; streams?: RawStream[] };
@@ -236,7 +239,7 @@ export async function measureLoudness(programs: Programs, file: string, source: 
       'null',
       '-',
     ],
-    { timeoutMs: 10 * 60_000, ...options },
+    { timeoutMs: 10 * 60_000, ...options, confinement: programs.confinement },
   );
   const loudness = res.code === 0 ? parseEbur128(res.stderr) : undefined;
   if (!loudness) throw undecodable(source, `loudness could not be measured: ${engineMessage(res.stderr, 2)}`);

@@ -1,5 +1,9 @@
-import { spawn } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { AppError } from '@mcp-fleet/kit';
+import type { Confinement, Sandbox } from '@mcp-fleet/sandbox';
+
+/** The environment of ffmpeg and ffprobe inside the sandbox. */
+const ENGINE_ENV = { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8' };
 
 export interface RunOptions {
   signal?: AbortSignal;
@@ -13,6 +17,11 @@ export interface RunOptions {
   onLine?: (line: string) => void;
 }
 
+export interface SandboxedRunOptions extends RunOptions {
+  /** Where the program runs: inside the sandbox, seeing only these directories. */
+  confinement: Confinement;
+}
+
 export interface RunResult {
   code: number | null;
   stdout: string;
@@ -23,12 +32,23 @@ export interface RunResult {
  * Runs a program with an argument array (never a shell). Abort or timeout kills it with SIGKILL
  * and rejects; a non-zero exit resolves, so callers map the engine's own message.
  */
-export function runProgram(program: string, args: string[], options: RunOptions = {}): Promise<RunResult> {
+export function runProgram(program: string, args: string[], options: SandboxedRunOptions): Promise<RunResult> {
   const maxStdout = options.maxStdout ?? 8 * 1024 * 1024;
   const maxStderr = options.maxStderr ?? 256 * 1024;
   return new Promise((resolve, reject) => {
     if (options.signal?.aborted) return reject(abortError(options.signal));
-    const child = spawn(program, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const { sandbox, readOnly, writable } = options.confinement;
+    let child: ChildProcessWithoutNullStreams;
+    try {
+      child = sandbox.spawn(
+        program,
+        args,
+        { cwd: '/', env: ENGINE_ENV, readOnly, writable },
+        { stdio: ['ignore', 'pipe', 'pipe'] },
+      ) as ChildProcessWithoutNullStreams;
+    } catch (err) {
+      return reject(startError(program, err));
+    }
     let stdout = '';
     let stderr = '';
     let pending = '';
@@ -70,15 +90,7 @@ export function runProgram(program: string, args: string[], options: RunOptions 
       stderr += chunk;
       if (stderr.length > maxStderr * 2) stderr = stderr.slice(-maxStderr);
     });
-    child.on('error', (err: NodeJS.ErrnoException) =>
-      finish(() =>
-        reject(
-          err.code === 'ENOENT'
-            ? new AppError('NOT_CONFIGURED', `${program} is not installed; apt-get install ffmpeg (Debian package ffmpeg).`)
-            : err,
-        ),
-      ),
-    );
+    child.on('error', (err: NodeJS.ErrnoException) => finish(() => reject(startError(program, err))));
     child.on('close', (code) =>
       finish(() => {
         if (failure) return reject(failure);
@@ -87,6 +99,13 @@ export function runProgram(program: string, args: string[], options: RunOptions 
       }),
     );
   });
+}
+
+function startError(program: string, err: unknown): Error {
+  if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+    return new AppError('NOT_CONFIGURED', `${program} is not installed; apt-get install ffmpeg (Debian package ffmpeg).`);
+  }
+  return err as Error;
 }
 
 function abortError(signal: AbortSignal): Error {
@@ -111,10 +130,10 @@ export interface EngineInfo {
   error?: string;
 }
 
-/** Runs `<program> -version` once, so /health and the tools know whether audio/video work is possible. */
-export async function detectEngine(program: string): Promise<EngineInfo> {
+/** Runs `<program> -version`, so /health and the tools know whether audio/video work is possible. */
+export async function detectEngine(program: string, sandbox: Sandbox): Promise<EngineInfo> {
   try {
-    const res = await runProgram(program, ['-hide_banner', '-version'], { timeoutMs: 10_000 });
+    const res = await runProgram(program, ['-hide_banner', '-version'], { timeoutMs: 10_000, confinement: { sandbox } });
     if (res.code !== 0) return { available: false, program, error: `${program} -version exited with ${res.code}` };
     const version = /version\s+(\S+)/.exec(res.stdout)?.[1];
     return { available: true, program, ...(version ? { version } : {}) };
@@ -126,6 +145,47 @@ export async function detectEngine(program: string): Promise<EngineInfo> {
 export interface Engines {
   ffmpeg: EngineInfo;
   ffprobe: EngineInfo;
+}
+
+/** How often a missing engine is looked for again when a call needs it. */
+const RECHECK_MS = 5000;
+
+/**
+ * ffmpeg and ffprobe as last found. A call that needs a missing one looks again (at most every few
+ * seconds), so `apt-get install ffmpeg` takes effect without a restart.
+ */
+export class AvEngines implements Engines {
+  private checkedAt = 0;
+
+  private constructor(
+    private readonly programs: { ffmpeg: string; ffprobe: string },
+    private readonly sandbox: Sandbox,
+    public ffmpeg: EngineInfo,
+    public ffprobe: EngineInfo,
+  ) {}
+
+  static async detect(programs: { ffmpeg: string; ffprobe: string }, sandbox: Sandbox): Promise<AvEngines> {
+    const [ffmpeg, ffprobe] = await Promise.all([detectEngine(programs.ffmpeg, sandbox), detectEngine(programs.ffprobe, sandbox)]);
+    const engines = new AvEngines(programs, sandbox, ffmpeg, ffprobe);
+    engines.checkedAt = Date.now();
+    return engines;
+  }
+
+  /** Looks for missing engines again (throttled); returns whether both are there. */
+  async refresh(): Promise<boolean> {
+    if (this.ffmpeg.available && this.ffprobe.available) return true;
+    if (Date.now() - this.checkedAt >= RECHECK_MS) {
+      this.checkedAt = Date.now();
+      if (!this.ffmpeg.available) this.ffmpeg = await detectEngine(this.programs.ffmpeg, this.sandbox);
+      if (!this.ffprobe.available) this.ffprobe = await detectEngine(this.programs.ffprobe, this.sandbox);
+    }
+    return this.ffmpeg.available && this.ffprobe.available;
+  }
+
+  /** Throws NOT_CONFIGURED naming the Debian package when ffmpeg or ffprobe is still missing. */
+  async require(): Promise<void> {
+    if (!(await this.refresh())) requireAv(this);
+  }
 }
 
 /** Throws NOT_CONFIGURED naming the Debian package when ffmpeg or ffprobe is missing. */

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { AppError } from '@mcp-fleet/kit';
+import type { Confinement } from '@mcp-fleet/sandbox';
 import { probeProgram, run } from './run';
 import type { ChunkOptions, ChunkResult, Engine, Segment } from './types';
 
@@ -38,16 +39,31 @@ export function parsePocketsphinx(stdout: string): ChunkResult {
   return { text: segments.map((s) => s.text).join(' '), segments, language: 'en' };
 }
 
+/** How often a missing engine is looked for again when a call needs it. */
+const RECHECK_MS = 5000;
+
 /** The embedded engine: CMU pocketsphinx (Debian pocketsphinx + pocketsphinx-en-us), offline. */
-export function pocketsphinxEngine(program: string, modelDir: string): Engine {
+export function pocketsphinxEngine(program: string, modelDir: string, confinement: Confinement): Engine {
   const files = {
     hmm: path.join(modelDir, 'en-us'),
     lm: path.join(modelDir, 'en-us.lm.bin'),
     dict: path.join(modelDir, 'cmudict-en-us.dict'),
   };
   const missingModel = () => Object.values(files).filter((f) => !fs.existsSync(f));
+  // The model directory may lie outside /usr (POCKETSPHINX_MODEL_DIR): the engine reads it, nothing more.
+  const sandboxed: Confinement = { ...confinement, readOnly: [...(confinement.readOnly ?? []), modelDir] };
+  // A program found stays found; a missing one is looked for again (every few seconds at most), so
+  // `apt-get install pocketsphinx` takes effect without a restart.
   let probed: Promise<{ ok: boolean; detail: string }> | undefined;
-  const probe = () => (probed ??= probeProgram(program, ['-h'], 'pocketsphinx'));
+  let probedAt = 0;
+  const probe = async () => {
+    if (probed && (await probed).ok === false && Date.now() - probedAt >= RECHECK_MS) probed = undefined;
+    if (!probed) {
+      probedAt = Date.now();
+      probed = probeProgram(program, ['-h'], 'pocketsphinx', sandboxed);
+    }
+    return probed;
+  };
   return {
     name: 'pocketsphinx',
     model: `pocketsphinx-en-us (${modelDir})`,
@@ -69,7 +85,12 @@ export function pocketsphinxEngine(program: string, modelDir: string): Engine {
     },
     async transcribeChunk(wavFile: string, options: ChunkOptions): Promise<ChunkResult> {
       const args = ['-logfn', '/dev/null', '-time', 'yes', '-hmm', files.hmm, '-lm', files.lm, '-dict', files.dict, '-infile', wavFile];
-      const res = await run(program, args, { signal: options.signal, timeoutMs: options.timeoutMs, debianPackage: 'pocketsphinx' });
+      const res = await run(program, args, {
+        signal: options.signal,
+        timeoutMs: options.timeoutMs,
+        debianPackage: 'pocketsphinx',
+        confinement: sandboxed,
+      });
       if (res.code !== 0) {
         throw new AppError(
           'INTERNAL',

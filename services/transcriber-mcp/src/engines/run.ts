@@ -1,5 +1,9 @@
-import { spawn } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { AppError } from '@mcp-fleet/kit';
+import type { Confinement } from '@mcp-fleet/sandbox';
+
+/** The environment of the engines inside the sandbox. */
+const ENGINE_ENV = { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8' };
 
 export interface RunResult {
   code: number | null;
@@ -13,6 +17,8 @@ export interface RunOptions {
   timeoutMs?: number;
   /** The Debian package named in NOT_CONFIGURED when the program is missing. */
   debianPackage: string;
+  /** The program runs inside this sandbox, seeing only these directories. */
+  confinement: Confinement;
 }
 
 const KEEP = 1024 * 1024;
@@ -26,7 +32,18 @@ export function run(program: string, args: string[], options: RunOptions): Promi
   return new Promise((resolve, reject) => {
     const { signal, timeoutMs, debianPackage } = options;
     if (signal?.aborted) return reject(cancelled(signal));
-    const child = spawn(program, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const { sandbox, readOnly, writable } = options.confinement;
+    let child: ChildProcessWithoutNullStreams;
+    try {
+      child = sandbox.spawn(
+        program,
+        args,
+        { cwd: '/', env: ENGINE_ENV, readOnly, writable },
+        { stdio: ['ignore', 'pipe', 'pipe'] },
+      ) as ChildProcessWithoutNullStreams;
+    } catch (err) {
+      return reject(startError(program, debianPackage, err));
+    }
     let stdout = '';
     let stderr = '';
     let failure: Error | undefined;
@@ -52,14 +69,7 @@ export function run(program: string, args: string[], options: RunOptions): Promi
     });
     child.on('error', (err: NodeJS.ErrnoException) => {
       done();
-      reject(
-        err.code === 'ENOENT'
-          ? new AppError(
-              'NOT_CONFIGURED',
-              `${program} is not installed: apt-get install ${debianPackage} (Debian package ${debianPackage}).`,
-            )
-          : err,
-      );
+      reject(startError(program, debianPackage, err));
     });
     child.on('close', (code) => {
       done();
@@ -69,14 +79,29 @@ export function run(program: string, args: string[], options: RunOptions): Promi
   });
 }
 
+function startError(program: string, debianPackage: string, err: unknown): Error {
+  if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+    return new AppError(
+      'NOT_CONFIGURED',
+      `${program} is not installed: apt-get install ${debianPackage} (Debian package ${debianPackage}).`,
+    );
+  }
+  return err as Error;
+}
+
 function cancelled(signal: AbortSignal): Error {
   return signal.reason instanceof Error ? signal.reason : new AppError('TIMEOUT', 'The transcription was cancelled.');
 }
 
 /** Whether a program runs at all (for /health and NOT_CONFIGURED), with its first output line. */
-export async function probeProgram(program: string, args: string[], debianPackage: string): Promise<{ ok: boolean; detail: string }> {
+export async function probeProgram(
+  program: string,
+  args: string[],
+  debianPackage: string,
+  confinement: Confinement,
+): Promise<{ ok: boolean; detail: string }> {
   try {
-    const res = await run(program, args, { timeoutMs: 10_000, debianPackage });
+    const res = await run(program, args, { timeoutMs: 10_000, debianPackage, confinement });
     const line = `${res.stdout}\n${res.stderr}`.split('\n').find((l) => l.trim()) ?? '';
     return { ok: true, detail: line.trim().slice(0, 200) };
   } catch (err) {

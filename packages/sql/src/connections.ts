@@ -2,6 +2,7 @@ import path from 'node:path';
 import { AppError, type Logger } from '@mcp-fleet/kit';
 import { z } from 'zod';
 import type { ConnectionLimits } from './limits';
+import { describeProblems, READ_ONLY_ROLE_SQL } from './pg-role';
 import { PgConnection } from './postgres';
 import { SqliteConnection } from './sqlite';
 import type { SqlConnection } from './types';
@@ -115,6 +116,46 @@ export interface OpenOptions {
   /** Read-only SQLite: create an empty file when missing. */
   createIfMissing?: boolean;
   applicationName?: string;
+  /**
+   * Serve read-only PostgreSQL connections over a privileged role anyway (see PgConnectionOptions);
+   * `optOutVariable` names the setting that did it, for the warning logged at open.
+   */
+  allowPrivilegedRole?: boolean;
+  optOutVariable?: string;
+}
+
+/**
+ * Log, once at open, what the role of a PostgreSQL connection means for it: a read-only one over a
+ * privileged role is refused (every call answers NOT_CONFIGURED) unless the opt-out is set, which is
+ * then logged as a warning; a writable one gives callers every power of its role. An unreachable
+ * server is left to the health check; each pooled client is checked again before its first use.
+ */
+function reportRole(conn: PgConnection, spec: ConnectionSpec, options: OpenOptions): void {
+  const { logger } = options;
+  if (!logger) return;
+  const optOut = options.optOutVariable ?? 'the privileged-role opt-out';
+  if (!spec.writable && options.allowPrivilegedRole) {
+    logger.warn(`UNSAFE: ${optOut} is set; read-only connection "${spec.name}" is served whatever its role may do`, {
+      database: spec.name,
+    });
+  }
+  conn.inspectRole().then(
+    (report) => {
+      if (report.problems.length === 0) return;
+      const fields = { database: spec.name, role: report.role, problems: report.problems };
+      const what = describeProblems(report.problems);
+      if (spec.writable) {
+        logger.warn(`writable connection "${spec.name}" runs as role "${report.role}" (${what}): callers get all of it`, fields);
+      } else if (!options.allowPrivilegedRole) {
+        logger.error(
+          `read-only connection "${spec.name}" is refused: its role "${report.role}" can act beyond reading (${what}). ` +
+            `Connect it as a login role without those powers (${READ_ONLY_ROLE_SQL}), or set ${optOut}=1 to serve it anyway (unsafe).`,
+          fields,
+        );
+      }
+    },
+    () => undefined,
+  );
 }
 
 export async function openConnection(spec: ConnectionSpec, options: OpenOptions = {}): Promise<SqlConnection> {
@@ -124,15 +165,18 @@ export async function openConnection(spec: ConnectionSpec, options: OpenOptions 
     ...(spec.statementTimeoutMs !== undefined ? { statementTimeoutMs: spec.statementTimeoutMs } : {}),
   };
   if (spec.engine === 'postgres') {
-    return new PgConnection({
+    const conn = new PgConnection({
       name: spec.name,
       url: spec.url!,
       writable: spec.writable,
+      allowPrivilegedRole: options.allowPrivilegedRole,
       max: spec.poolMax,
       logger: options.logger,
       applicationName: options.applicationName,
       ...limits,
     });
+    reportRole(conn, spec, options);
+    return conn;
   }
   return SqliteConnection.open({
     name: spec.name,

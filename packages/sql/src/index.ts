@@ -5,6 +5,7 @@ export * from './redact';
 export * from './identifiers';
 export * from './sqlite-text';
 export * from './values';
+export * from './pg-role';
 export * from './postgres';
 export * from './sqlite';
 export * from './connections';

@@ -1,6 +1,7 @@
 import { AppError, type Logger } from '@mcp-fleet/kit';
 import pg from 'pg';
 import { mapPgError } from './errors';
+import { inspectPgRole, privilegedRoleError, type PgRoleReport } from './pg-role';
 import { redactUrl, scrub, urlPassword } from './redact';
 import { PG_TYPE_NAMES } from './pg-types';
 import { DEFAULT_LIMITS, pickLimits, type ConnectionLimits } from './limits';
@@ -22,6 +23,8 @@ export interface PgPoolOptions {
   max?: number;
   connectTimeoutMs?: number;
   idleTimeoutMs?: number;
+  /** Close a connection this long after it opened (0: never), so a role check made on it is never older. */
+  maxLifetimeSeconds?: number;
   applicationName?: string;
   logger?: Logger;
 }
@@ -33,6 +36,7 @@ export function createPgPool(url: string, options: PgPoolOptions = {}): pg.Pool 
     max: options.max ?? 5,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
     idleTimeoutMillis: options.idleTimeoutMs ?? 30_000,
+    maxLifetimeSeconds: options.maxLifetimeSeconds ?? 0,
     application_name: options.applicationName ?? 'mcp-fleet',
   });
   const secret = urlPassword(url);
@@ -46,7 +50,15 @@ export interface PgConnectionOptions extends Partial<ConnectionLimits>, PgPoolOp
   name: string;
   url: string;
   writable: boolean;
+  /**
+   * Serve a read-only connection even when its role is privileged (superuser, server-file roles,
+   * CREATEROLE...). Unsafe: such a role runs programs and reads files from inside a READ ONLY transaction.
+   */
+  allowPrivilegedRole?: boolean;
 }
+
+/** Read-only connections are reopened this often, so the role check on each is at most this old. */
+export const READ_ONLY_CONNECTION_LIFETIME_S = 60;
 
 interface PgWire {
   close(msg: { type: string; name: string }): void;
@@ -99,9 +111,15 @@ export class PgConnection implements SqlConnection {
   private readonly secrets: (string | undefined)[];
   private readonly typeNames = new Map<number, string>(Object.entries(PG_TYPE_NAMES).map(([k, v]) => [Number(k), v]));
   private counters = { queries: 0, errors: 0 };
+  /** Pooled clients whose role passed the read-only check. */
+  private readonly vetted = new WeakSet<pg.PoolClient>();
+  private readonly pending = new Set<Promise<unknown>>();
 
   constructor(private readonly options: PgConnectionOptions) {
-    this.pool = createPgPool(options.url, options);
+    this.pool = createPgPool(options.url, {
+      ...options,
+      maxLifetimeSeconds: options.maxLifetimeSeconds ?? (options.writable ? 0 : READ_ONLY_CONNECTION_LIFETIME_S),
+    });
     this.limits = { ...DEFAULT_LIMITS, ...pickLimits(options) };
     this.secrets = [urlPassword(options.url)];
     this.info = { name: options.name, engine: 'postgres', writable: options.writable, target: redactUrl(options.url) };
@@ -112,8 +130,41 @@ export class PgConnection implements SqlConnection {
     return mapPgError(err, sql, this.secrets);
   }
 
-  /** Run `fn` on one pooled client inside a transaction (read-only unless `write`) with a statement timeout. */
-  private async withTransaction<T>(write: boolean, timeoutMs: number, fn: (client: pg.PoolClient) => Promise<T>, sql?: string): Promise<T> {
+  /** The login role and what it may do beyond reading (see pg-role.ts); close() waits for it. */
+  inspectRole(): Promise<PgRoleReport> {
+    const run = this.withTransaction(false, this.limits.statementTimeoutMs, inspectPgRole, undefined, false);
+    const tracked = run.catch(() => undefined);
+    this.pending.add(tracked);
+    void tracked.then(() => this.pending.delete(tracked));
+    return run;
+  }
+
+  /**
+   * Read-only service holds only over a role that cannot act beyond reading, so every pooled
+   * client of a read-only connection is checked once before its first use (and clients are
+   * reopened every READ_ONLY_CONNECTION_LIFETIME_S, so a role made privileged later is caught).
+   */
+  private async vet(client: pg.PoolClient): Promise<void> {
+    if (this.options.writable || this.options.allowPrivilegedRole || this.vetted.has(client)) return;
+    const report = await inspectPgRole(client);
+    if (report.problems.length > 0) throw privilegedRoleError(this.options.name, report);
+    this.vetted.add(client);
+  }
+
+  /**
+   * Run `fn` on one pooled client inside a transaction (read-only unless `write`) with a statement timeout.
+   * A read-only transaction first takes its snapshot (`SELECT 1`): from then on the server refuses to make
+   * it read-write, whatever the spelling (SET TRANSACTION, set_config, SET SESSION CHARACTERISTICS, a DO
+   * block). Read-only work always rolls back, and every call ends with DISCARD ALL, so nothing a call
+   * did to the session (settings, advisory locks, prepared statements, LISTEN) reaches the next caller.
+   */
+  private async withTransaction<T>(
+    write: boolean,
+    timeoutMs: number,
+    fn: (client: pg.PoolClient) => Promise<T>,
+    sql?: string,
+    checkRole = true,
+  ): Promise<T> {
     let client: pg.PoolClient;
     try {
       client = await this.pool.connect();
@@ -122,15 +173,18 @@ export class PgConnection implements SqlConnection {
     }
     let broken: Error | undefined;
     try {
-      await client.query(write ? 'BEGIN READ WRITE' : 'BEGIN READ ONLY');
-      await client.query(`SET LOCAL statement_timeout = ${Math.max(1, Math.floor(timeoutMs))}`);
+      if (checkRole) await this.vet(client);
+      const timeout = `SET LOCAL statement_timeout = ${Math.max(1, Math.floor(timeoutMs))}`;
+      await client.query(write ? `BEGIN READ WRITE; ${timeout}` : `BEGIN READ ONLY; ${timeout}; SELECT 1`);
       const out = await fn(client);
-      // Read-only work always rolls back, which also undoes any session SET the statement made.
       await client.query(write ? 'COMMIT' : 'ROLLBACK');
-      if (write) await client.query('DISCARD ALL');
+      await client.query('DISCARD ALL');
       return out;
     } catch (err) {
-      await client.query('ROLLBACK').catch((e: Error) => (broken = e));
+      await client
+        .query('ROLLBACK')
+        .then(() => client.query('DISCARD ALL'))
+        .catch((e: Error) => (broken = e));
       throw this.fail(err, sql);
     } finally {
       client.release(broken);
@@ -291,6 +345,7 @@ export class PgConnection implements SqlConnection {
   }
 
   async close(): Promise<void> {
+    await Promise.all(this.pending);
     await this.pool.end().catch(() => undefined);
   }
 }

@@ -52,6 +52,28 @@ function mainVerb(tokens: Token[], keyword: string): string {
   return keyword;
 }
 
+/** The verb a statement runs, looking through EXPLAIN [QUERY PLAN] (which compiles the statement it names). */
+function runVerb(tokens: Token[], keyword: string): string {
+  if (keyword !== 'EXPLAIN') return mainVerb(tokens, keyword);
+  let i = 0;
+  for (; i < tokens.length; i++) {
+    const t = tokens[i];
+    if (t.kind === 'ws') continue;
+    if (t.kind === 'word' && ['EXPLAIN', 'QUERY', 'PLAN'].includes(t.text.toUpperCase())) continue;
+    break;
+  }
+  const rest = tokens.slice(i);
+  const first = rest[0];
+  return first && first.kind === 'word' ? mainVerb(rest, first.text.toUpperCase()) : '';
+}
+
+/**
+ * Read-only connections: temporary objects cannot be made (query_only covers the temp database,
+ * which SQLITE_OPEN_READONLY does not) and schema-defined views and triggers may call no function
+ * with side effects. Set at open and again before every call, since EXPLAIN or PRAGMA can flip them.
+ */
+const READ_ONLY_PRAGMAS = 'PRAGMA query_only = ON; PRAGMA trusted_schema = OFF;';
+
 function storageClass(v: unknown): string | undefined {
   if (v === null || v === undefined) return undefined;
   if (typeof v === 'number') return Number.isInteger(v) ? 'integer' : 'real';
@@ -62,8 +84,12 @@ function storageClass(v: unknown): string | undefined {
 
 /**
  * A named SQLite database. Calls are serialized on its one connection (so changes(), interrupt()
- * and temporary helpers never mix between callers); read-only connections are opened with
- * SQLITE_OPEN_READONLY; ATTACH is disabled by limit and VACUUM INTO refused on every connection.
+ * and temporary helpers never mix between callers). Every connection: ATTACH is disabled by limit
+ * (SQLITE_LIMIT_ATTACHED = 0, which also stops VACUUM INTO) and extensions stay off (node-sqlite3
+ * enables loading only inside its own loadExtension, never called). Read-only connections are
+ * opened SQLITE_OPEN_READONLY, keep query_only ON and trusted_schema OFF (READ_ONLY_PRAGMAS), and run
+ * queries only (SELECT, VALUES, WITH ... SELECT, EXPLAIN of those): no PRAGMA, whose effects
+ * outlive the call and, for some, reach the whole process.
  */
 export class SqliteConnection implements SqlConnection {
   readonly info: ConnectionInfo;
@@ -89,6 +115,7 @@ export class SqliteConnection implements SqlConnection {
     db.db.configure('limit', sqlite3.LIMIT_ATTACHED, 0);
     // No single string or blob past this size (e.g. SELECT randomblob(900000000) answers SQLITE_TOOBIG).
     db.db.configure('limit', sqlite3.LIMIT_LENGTH, options.maxValueBytes ?? DEFAULT_MAX_VALUE_BYTES);
+    if (!options.writable) await db.exec(READ_ONLY_PRAGMAS);
     return new SqliteConnection(db, options);
   }
 
@@ -141,9 +168,17 @@ export class SqliteConnection implements SqlConnection {
     const maxRows = Math.min(options.maxRows ?? this.limits.maxRows, this.limits.maxRowsCeiling);
     const timeoutMs = Math.min(options.timeoutMs ?? this.limits.statementTimeoutMs, this.limits.statementTimeoutCeilingMs);
     const verb = mainVerb(scan.tokens, scan.keyword);
+    if (!this.options.writable && !READ_VERBS.has(runVerb(scan.tokens, scan.keyword))) {
+      throw new AppError(
+        'FORBIDDEN',
+        `This connection is read-only: it runs queries only (SELECT, VALUES, WITH ... SELECT, EXPLAIN of those), not ${scan.keyword}.`,
+        { details: { engine: 'sqlite', reason: 'read-only connection' } },
+      );
+    }
     this.counters.queries++;
     return this.exclusive(async () => {
       const raw = this.db.db;
+      if (!this.options.writable) await this.db.exec(READ_ONLY_PRAGMAS);
       let timedOut = false;
       const timer = setTimeout(() => {
         timedOut = true;
@@ -206,13 +241,17 @@ export class SqliteConnection implements SqlConnection {
     if (READ_VERBS.has(verb)) {
       const view = `_mcp_describe_${randomBytes(6).toString('hex')}`;
       const body = withParamsAsNull(tokens).replace(/;\s*$/, '');
+      // The service's own temporary view, on a read-only connection too (query_only is set again before the next call).
+      if (!this.options.writable) await this.db.exec('PRAGMA query_only = OFF');
       try {
-        await this.db.exec(`CREATE TEMP VIEW "${view}" AS ${body}`);
+        // run(), not exec(): one prepared statement, so nothing after the caller's text could run here.
+        await this.db.run(`CREATE TEMP VIEW "${view}" AS ${body}`);
         declared = await this.db.all<{ name: string; type: string }>(`SELECT name, type FROM pragma_table_info('${view}', 'temp')`);
       } catch {
         declared = [];
       } finally {
         await this.db.exec(`DROP VIEW IF EXISTS temp."${view}"`).catch(() => undefined);
+        if (!this.options.writable) await this.db.exec(READ_ONLY_PRAGMAS).catch(() => undefined);
       }
     }
     const names = keys.length > 0 ? keys : declared.map((d) => d.name);

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { AppError } from '@mcp-fleet/kit';
-import { describeWithBackend, backendUrl, tempDir } from '@mcp-fleet/testing';
+import { describeWithBackend, pgReaderRole, pgScratchSchema, tempDir } from '@mcp-fleet/testing';
 import {
   buildSelect,
   lineColumn,
@@ -190,9 +190,11 @@ describe('SqliteConnection', () => {
 
 describeWithBackend('postgres', 'PgConnection', () => {
   it('keeps the pool healthy after cut results, errors and timeouts', async () => {
+    const scratch = await pgScratchSchema('sqlpool');
+    const reader = await pgReaderRole(scratch.admin, scratch.url, scratch.schema, 'sqlpool_ro');
     const conn = new PgConnection({
       name: 'p',
-      url: backendUrl('postgres'),
+      url: reader.url,
       writable: false,
       max: 1,
       maxRows: 10,
@@ -209,6 +211,8 @@ describeWithBackend('postgres', 'PgConnection', () => {
       expect(conn.stats().pool).toMatchObject({ total: 1, waiting: 0, max: 1 });
     } finally {
       await conn.close();
+      await reader.drop();
+      await scratch.drop();
     }
   });
 });

@@ -59,6 +59,7 @@ export { countsAdded, requestCounts, serve, tempDir, testConfig, testEnv, testLo
 export * from './tools';
 export * from './support';
 export * from './media';
+export * from './pg-roles';
 
 export interface PgScratchSchema {
   /** The schema's name (a random, safe identifier). */

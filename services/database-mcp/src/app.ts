@@ -15,6 +15,8 @@ export async function createApp({ config, logger }: DatabaseDeps): Promise<Servi
     {
       logger,
       applicationName: SERVICE_ID,
+      allowPrivilegedRole: config.DB_READONLY_ALLOW_PRIVILEGED_ROLE,
+      optOutVariable: 'DB_READONLY_ALLOW_PRIVILEGED_ROLE',
       limits: {
         maxRows: config.DB_MAX_ROWS,
         maxRowsCeiling: config.DB_MAX_ROWS,

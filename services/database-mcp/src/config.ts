@@ -15,6 +15,9 @@ export const configSchema = z.object({
     .describe('Named connections: JSON {"name": {"url"|"file", "writable"}} or `name=url;name2=url2` (read-only).'),
   DATABASE_URL: z.string().optional().meta({ secret: true }).describe('Shortcut: one PostgreSQL connection named `main`.'),
   DATABASE_WRITABLE: bool(false).describe('Make `main` writable (read-only by default).'),
+  DB_READONLY_ALLOW_PRIVILEGED_ROLE: bool(false).describe(
+    'UNSAFE: serve read-only PostgreSQL connections whose role is a superuser or may reach server files and programs (refused by default; logged).',
+  ),
   DB_SANDBOX_FILE: z.string().min(1).optional().describe('The embedded sandbox file; default ${DATA_DIR}/database-mcp/sandbox.sqlite.'),
   DB_MAX_ROWS: int(1000, 1, 10_000).describe('Rows returned at most per statement (callers may ask for fewer).'),
   DB_STATEMENT_TIMEOUT_MS: int(10_000, 100, 300_000).describe('Time limit of one statement on PostgreSQL connections (TIMEOUT after it).'),

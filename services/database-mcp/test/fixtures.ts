@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { type ServiceApp } from '@mcp-fleet/kit';
 import { SqliteDb } from '@mcp-fleet/kit/sqlite';
-import { pgScratchSchema, tempDir, testConfig, testLogger } from '@mcp-fleet/testing';
+import { pgReaderRole, pgScratchSchema, tempDir, testConfig, testLogger } from '@mcp-fleet/testing';
 import { createApp } from '../src/app';
 import { readConfig } from '../src/config';
 
@@ -64,14 +64,18 @@ export async function sqliteFixture(): Promise<EngineFixture> {
   };
 }
 
-/** A fresh PostgreSQL schema, reached through connection URLs whose search_path is that schema. */
+/**
+ * A fresh PostgreSQL schema, reached through connection URLs whose search_path is that schema: the
+ * writable one as the server's superuser, the read-only one as a login role without privileges.
+ */
 export async function postgresFixture(): Promise<EngineFixture> {
   const { schema, admin, url, drop } = await pgScratchSchema('dbmcp');
+  const reader = await pgReaderRole(admin, url, schema, 'dbmcp_ro');
   const tmp = tempDir('database-mcp-');
   const app = await buildApp(
     testEnv({
       DATA_DIR: tmp.dir,
-      DATABASES: JSON.stringify({ pgw: { url, writable: true }, pgro: { url, writable: false } }),
+      DATABASES: JSON.stringify({ pgw: { url, writable: true }, pgro: { url: reader.url, writable: false } }),
     }),
   );
   return {
@@ -84,6 +88,7 @@ export async function postgresFixture(): Promise<EngineFixture> {
     exists: async (table) => (await admin.query('SELECT to_regclass($1) AS r', [`${schema}."${table}"`])).rows[0].r !== null,
     cleanup: async () => {
       await app.close();
+      await reader.drop();
       await drop();
       tmp.cleanup();
     },

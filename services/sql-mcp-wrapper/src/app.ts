@@ -14,6 +14,8 @@ export async function createApp({ config, logger }: SqlWrapperDeps): Promise<Ser
     logger,
     applicationName: SERVICE_ID,
     createIfMissing: true,
+    allowPrivilegedRole: config.SQL_READONLY_ALLOW_PRIVILEGED_ROLE,
+    optOutVariable: 'SQL_READONLY_ALLOW_PRIVILEGED_ROLE',
     limits: {
       maxRows: 500,
       maxRowsCeiling: 500,

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { baseEnvShape, ConfigError, loadConfig, type Env, int } from '@mcp-fleet/kit';
+import { baseEnvShape, bool, ConfigError, loadConfig, type Env, int } from '@mcp-fleet/kit';
 import { toConnectionSpec, type ConnectionSpec } from '@mcp-fleet/sql';
 import { z } from 'zod';
 
@@ -17,6 +17,9 @@ export const configSchema = z.object({
     .optional()
     .meta({ secret: true })
     .describe('PostgreSQL to query (read-only); unset: the embedded SQLite sandbox.'),
+  SQL_READONLY_ALLOW_PRIVILEGED_ROLE: bool(false).describe(
+    'UNSAFE: serve PostgreSQL even when its role is a superuser or may reach server files and programs (refused by default; logged).',
+  ),
   SQL_SANDBOX_FILE: z
     .string()
     .min(1)

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { type ServiceApp } from '@mcp-fleet/kit';
 import { SqliteDb } from '@mcp-fleet/kit/sqlite';
-import { pgScratchSchema, tempDir, testConfig, testLogger } from '@mcp-fleet/testing';
+import { pgReaderRole, pgScratchSchema, tempDir, testConfig, testLogger } from '@mcp-fleet/testing';
 import { createApp } from '../src/app';
 import { readConfig } from '../src/config';
 
@@ -68,14 +68,17 @@ export async function sqliteFixture(): Promise<WrapperFixture> {
 export async function postgresFixture(): Promise<WrapperFixture> {
   const { schema, admin, url, drop } = await pgScratchSchema('sqlw');
   for (const sql of SEED) await admin.query(sql);
+  // The wrapper is read-only, so it refuses the superuser: it connects as a role that may only read the schema.
+  const reader = await pgReaderRole(admin, url, schema, 'sqlw_ro');
   const tmp = tempDir('sql-wrapper-');
-  const app = await buildApp(testEnv({ DATA_DIR: tmp.dir, SQL_DATABASE_URL: url }));
+  const app = await buildApp(testEnv({ DATA_DIR: tmp.dir, SQL_DATABASE_URL: reader.url }));
   return {
     engine: 'postgres',
     app,
     count: async (table) => Number((await admin.query(`SELECT count(*) AS n FROM ${schema}."${table}"`)).rows[0].n),
     cleanup: async () => {
       await app.close();
+      await reader.drop();
       await drop();
       tmp.cleanup();
     },

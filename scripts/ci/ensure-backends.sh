@@ -2,7 +2,7 @@
 # Make sure the engines the tests talk to are installed and running on loopback:
 # PostgreSQL 5432 (trust auth, database test), Redis 6379, Mosquitto 1883; and that the programs
 # tests start themselves (Dovecot, Postfix, ffmpeg, pocketsphinx, espeak-ng, sox, Prometheus,
-# ShellCheck, bats, Chromium; sqlite3, jq, curl and pg_dump for the operator scripts) are installed. (Grafana Loki has no Debian package: Debian's `loki` is
+# ShellCheck, bats, Chromium; bubblewrap, the sandbox every program the fleet runs goes into; sqlite3, jq, curl and pg_dump for the operator scripts) are installed. (Grafana Loki has no Debian package: Debian's `loki` is
 # an unrelated genetics program, so the Loki tests run only against a LOKI URL given to them.)
 # Installs from Debian's packages when missing (CI may run on a new machine), then starts the servers.
 set -euo pipefail
@@ -60,7 +60,7 @@ ensure_tools() {
     dovecot:dovecot-imapd /usr/lib/dovecot/lmtp:dovecot-lmtpd /usr/sbin/postfix:postfix \
     ffmpeg:ffmpeg ffprobe:ffmpeg pocketsphinx_continuous:pocketsphinx /usr/share/pocketsphinx/model/en-us:pocketsphinx-en-us \
     espeak-ng:espeak-ng sox:sox prometheus:prometheus promtool:prometheus \
-    shellcheck:shellcheck bats:bats chromium:chromium sqlite3:sqlite3 jq:jq curl:curl pg_dump:postgresql-client; do
+    shellcheck:shellcheck bats:bats chromium:chromium bwrap:bubblewrap sqlite3:sqlite3 jq:jq curl:curl pg_dump:postgresql-client; do
     local what=${pair%%:*} pkg=${pair#*:}
     if [[ $what == /* ]]; then [ -e "$what" ] && continue; else command -v "$what" >/dev/null && continue; fi
     [[ " ${missing[*]} " == *" $pkg "* ]] || missing+=("$pkg")

@@ -28,6 +28,7 @@ async function main() {
     host: config.HOST,
     port: config.PORT ?? getService(SERVICE_ID)!.port,
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+    requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
     onClose: async () => {
       await gateway.close();
       await tracer.shutdown();

@@ -4,13 +4,16 @@
  * fleet's stores or another process's environment, reach the network, or outlive the call. Each
  * attack is tried in several spellings against the real service and a real bubblewrap.
  */
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import request from 'supertest';
 import type { ServiceApp } from '@mcp-fleet/kit';
+import { Sandbox } from '../../packages/sandbox/src';
 import { tempDir } from '@mcp-fleet/testing';
+import { runProgram } from '../../services/media-mcp/src/media/engines';
 import { buildApp, running, waitUntil } from '../../services/terminal-mcp/test/helpers';
 
 const run = (service: ServiceApp, body: Record<string, unknown>) => request(service.app).post('/command').send(body);
@@ -196,5 +199,53 @@ describe('no sandbox to be had', () => {
     } finally {
       await service.close();
     }
+  });
+});
+
+describe('media engines: a hostile media file or argument cannot make ffmpeg read outside the roots', () => {
+  const media = tempDir('sec-sandbox-media-');
+  const secretAudio = path.join(outside.dir, 'secret.wav');
+  const sandbox = Sandbox.open({ SANDBOX: 'bwrap', SANDBOX_BWRAP: 'bwrap', SANDBOX_READ_ONLY_PATHS: [] });
+  const confinement = { sandbox, readOnly: [media.dir], writable: [media.dir] };
+  const ffmpeg = (args: string[]) => runProgram('ffmpeg', ['-nostdin', '-hide_banner', ...args], { confinement, timeoutMs: 20_000 });
+
+  beforeAll(() => {
+    execFileSync('ffmpeg', ['-nostdin', '-loglevel', 'error', '-f', 'lavfi', '-i', 'sine=d=0.3', secretAudio]);
+    fs.copyFileSync(secretAudio, path.join(media.dir, 'inside.wav'));
+  });
+  afterAll(() => media.cleanup());
+
+  const spellings: [string, () => string[]][] = [
+    ['a plain path', () => ['-i', secretAudio, '-f', 'null', '-']],
+    ['a file: URL', () => ['-i', `file:${secretAudio}`, '-f', 'null', '-']],
+    [
+      'a concat list in the workspace',
+      () => {
+        fs.writeFileSync(path.join(media.dir, 'list.ffconcat'), `ffconcat version 1.0\nfile '${secretAudio}'\n`);
+        return ['-f', 'concat', '-safe', '0', '-i', path.join(media.dir, 'list.ffconcat'), '-f', 'null', '-'];
+      },
+    ],
+    [
+      'an HLS playlist in the workspace',
+      () => {
+        fs.writeFileSync(
+          path.join(media.dir, 'play.m3u8'),
+          `#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1,\nfile://${secretAudio}\n#EXT-X-ENDLIST\n`,
+        );
+        return ['-allowed_extensions', 'ALL', '-i', path.join(media.dir, 'play.m3u8'), '-f', 'null', '-'];
+      },
+    ],
+    ['an output outside the roots', () => ['-i', path.join(media.dir, 'inside.wav'), path.join(outside.dir, 'copy.wav')]],
+  ];
+  it.each(spellings)('%s fails inside the sandbox', async (_name, args) => {
+    const res = await ffmpeg(args());
+    expect(res.code).not.toBe(0);
+    expect(fs.existsSync(path.join(outside.dir, 'copy.wav'))).toBe(false);
+  });
+
+  it('still reads and writes inside the roots', async () => {
+    const res = await ffmpeg(['-i', path.join(media.dir, 'inside.wav'), path.join(media.dir, 'copy.wav')]);
+    expect(res.code).toBe(0);
+    expect(fs.statSync(path.join(media.dir, 'copy.wav')).size).toBeGreaterThan(1000);
   });
 });

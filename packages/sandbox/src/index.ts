@@ -312,13 +312,14 @@ export class Sandbox {
     if (program === undefined) throw notFound(file);
     if (this.config.SANDBOX === 'off') return { file: program, args };
     const options = this.options(policy);
-    // A program outside the mounted directories (a configured absolute path) is mounted alone.
+    // The program by its own path where that is mounted (multi-call binaries read their name), else by
+    // its real path; a program outside every mounted directory (a configured path) is mounted alone.
+    const mounted = [...SYSTEM_DIRS, ...this.extraReadOnly, ...(policy.readOnly ?? []), ...(policy.writable ?? [])].map(realOrSelf);
     const realProgram = realOrSelf(program);
-    const visible = [...SYSTEM_DIRS, ...this.extraReadOnly, ...(policy.readOnly ?? []), ...(policy.writable ?? [])].some((d) =>
-      isUnder(realOrSelf(d), realProgram),
-    );
-    if (!visible) options.splice(options.indexOf('--chdir'), 0, '--ro-bind', realProgram, realProgram);
-    return { file: this.config.SANDBOX_BWRAP, args: [...options, '--', visible ? program : realProgram, ...args] };
+    const seen = (p: string) => mounted.some((d) => isUnder(d, p));
+    if (!seen(realProgram)) options.splice(options.indexOf('--chdir'), 0, '--ro-bind', realProgram, realProgram);
+    const exec = seen(program) && seen(realProgram) ? program : realProgram;
+    return { file: this.config.SANDBOX_BWRAP, args: [...options, '--', exec, ...args] };
   }
 
   /** spawn() inside the sandbox. Throws (before starting anything) as `command` does. */

@@ -99,13 +99,14 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
   const phaseMs = Math.max(4000, options.durationMs * 2);
   const soakMs = Number(process.env.BENCH_SOAK_MS ?? 300_000);
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-reliability-'));
-  fs.writeFileSync(path.join(tmp, 'a.txt'), 'hello\n');
+  fs.mkdirSync(path.join(tmp, 'ws'));
+  fs.writeFileSync(path.join(tmp, 'ws', 'a.txt'), 'hello\n');
   // The proxy learns config-mcp's real port once the fleet (with its random offset) is up.
   let target = '';
   const live = await faultProxy(() => target);
   const fleet = await startFleet({
     dataDir: path.join(tmp, 'data'),
-    workspace: tmp,
+    workspace: path.join(tmp, 'ws'),
     only: ['system-mcp', 'filesystem-mcp', 'config-mcp'],
     env: { CONFIG_MCP_URL: live.url, HEALTH_POLL_MS: '250', DOWNSTREAM_TIMEOUT_MS: '1000', LOG_LEVEL: 'warn', FLEET_RESTART: '0' },
   });

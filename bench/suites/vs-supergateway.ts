@@ -78,7 +78,8 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
   const fsPort = 7001 + offset;
   const gwPort = 7000 + offset;
   const sgPort = 7050 + offset;
-  const env = { DATA_DIR: path.join(dir, '.data'), WORKSPACE_ROOTS: dir, FILESYSTEM_MCP_PORT: String(fsPort), HEALTH_POLL_MS: '1000' };
+  // the services' state lives beside the workspace, never in it
+  const env = { DATA_DIR: `${dir}.data`, WORKSPACE_ROOTS: dir, FILESYSTEM_MCP_PORT: String(fsPort), HEALTH_POLL_MS: '1000' };
   const children = [await startServiceProcess('filesystem-mcp', env, fsPort)];
   children.push(await startServiceProcess('mega-orchestrator', env, gwPort));
   const bin = (name: string) => path.join(REPO_ROOT, 'node_modules', '.bin', name);
@@ -366,5 +367,6 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
   } finally {
     await stopProcesses(children);
     fs.rmSync(dir, { recursive: true, force: true });
+    fs.rmSync(`${dir}.data`, { recursive: true, force: true });
   }
 }

@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Launcher } from './launcher';
 import { monitoringTable, startMonitoring, stopMonitoring, waitMonitoring, type MonitoringProcess } from './monitoring';
-import { planFleet } from './plan';
+import { planFleet, REPO_ROOT } from './plan';
 
 function parseArgs(argv: string[]) {
   const [command = 'up', ...rest] = argv;
@@ -35,6 +35,11 @@ async function main() {
   const { command, only, monitoring, profile } = parseArgs(process.argv.slice(2));
   const env = profile === undefined ? process.env : { ...process.env, FLEET_PROFILE: profile };
   let plan = planFleet({ env, only });
+  const oldData = path.join(REPO_ROOT, '.data');
+  if (fs.existsSync(oldData) && plan.dataDir !== oldData)
+    process.stderr.write(
+      `fleet: warning: ${oldData} (the data directory of earlier versions) is still in the checkout, where the file tools can read its secrets; stop the fleet and move it (mv ${oldData} ${plan.dataDir}) or delete it.\n`,
+    );
   let monitors: MonitoringProcess[] = [];
   if (monitoring && command === 'up') {
     monitors = startMonitoring({ specs: plan.specs, dataDir: plan.dataDir, offset: Number(env.FLEET_PORT_OFFSET ?? 0), env });

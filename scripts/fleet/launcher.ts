@@ -99,7 +99,8 @@ export class Launcher {
   start(specs: LaunchSpec[]): RunningService[] {
     this.width = Math.max(this.width, ...specs.map((s) => s.entry.id.length));
     specs.forEach((spec, i) => {
-      fs.mkdirSync(spec.env.DATA_DIR!, { recursive: true });
+      // the fleet's secrets live here: only this user may list it
+      fs.mkdirSync(spec.env.DATA_DIR!, { recursive: true, mode: 0o700 });
       // `child` is set by spawn() right below.
       const svc = { spec, state: 'starting', lastLines: [], restarts: 0, restartTimes: [], colorCode: COLORS[i % COLORS.length] } as Omit<
         RunningService,

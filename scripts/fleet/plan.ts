@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { defaultDataDir } from '../../packages/kit/src/config';
 import { parseEnvFile } from '../../packages/kit/src/envfile';
 import {
   FLEET_PROFILES,
@@ -13,6 +14,8 @@ import {
   type FleetProfile,
   type ServiceEntry,
 } from '@mcp-fleet/inventory';
+import { csvList, stateOverlaps } from './data-dir';
+import { serviceEnv } from './service-env';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
 
@@ -31,12 +34,20 @@ export interface FleetOptions {
   only?: string[];
 }
 
-/** What the launcher starts, on which ports, with which environment: derived from the inventory. */
+/** An empty value (`FOO=`) is unset, as the services read it. */
+const set = (value: string | undefined) => (value?.trim() ? value : undefined);
+
+/**
+ * What the launcher starts, on which ports, with which environment: derived from the inventory.
+ * Each service gets only the variables it declares (service-env.ts); the plan is refused when the
+ * fleet's state overlaps a workspace root (data-dir.ts).
+ */
 export function planFleet({ env, only }: FleetOptions): { specs: LaunchSpec[]; dataDir: string; stateFile: string } {
   const offset = Number(env.FLEET_PORT_OFFSET ?? 0);
   if (!Number.isInteger(offset) || offset < 0 || offset > 50_000)
     throw new Error(`FLEET_PORT_OFFSET must be a whole number 0-50000, got "${env.FLEET_PORT_OFFSET}"`);
-  const dataDir = path.resolve(env.FLEET_DATA_DIR ?? env.DATA_DIR ?? path.join(REPO_ROOT, '.data'));
+  const dataDir = path.resolve(set(env.FLEET_DATA_DIR) ?? set(env.DATA_DIR) ?? defaultDataDir(env));
+  const workspaceRoots = set(env.WORKSPACE_ROOTS) ?? REPO_ROOT;
   const logDir = path.join(dataDir, 'logs');
   const profile = (env.FLEET_PROFILE || 'default') as FleetProfile;
   if (!FLEET_PROFILES.includes(profile))
@@ -50,7 +61,7 @@ export function planFleet({ env, only }: FleetOptions): { specs: LaunchSpec[]; d
 
   const wanted = downstreamServices().filter((e) => !only || only.includes(e.id));
   const gateway = SERVICES.find((s) => s.id === GATEWAY_ID)!;
-  const secretsDir = path.resolve(env.SECRETS_EXPORT_DIR ?? path.join(dataDir, 'secrets-ui', 'env'));
+  const secretsDir = path.resolve(set(env.SECRETS_EXPORT_DIR) ?? path.join(dataDir, 'secrets-ui', 'env'));
   const specs = [...wanted, gateway].map((entry): LaunchSpec => {
     const port = portOf(entry);
     const logFile = path.join(logDir, `${entry.id}.log`);
@@ -60,7 +71,7 @@ export function planFleet({ env, only }: FleetOptions): { specs: LaunchSpec[]; d
       url: `http://127.0.0.1:${port}`,
       script: path.join(REPO_ROOT, 'services', entry.id, 'src', 'server.ts'),
       logFile,
-      env: {
+      env: serviceEnv(entry, {
         ...env,
         // The runtime secrets written by secrets-ui win over the inherited environment.
         ...runtimeSecrets(secretsDir, entry.id),
@@ -78,11 +89,19 @@ export function planFleet({ env, only }: FleetOptions): { specs: LaunchSpec[]; d
         HOST: env.HOST ?? '127.0.0.1',
         DATA_DIR: dataDir,
         LOG_FILE: logFile,
-        LOG_ROOTS: env.LOG_ROOTS ?? logDir,
-        WORKSPACE_ROOTS: env.WORKSPACE_ROOTS ?? REPO_ROOT,
-      },
+        LOG_ROOTS: set(env.LOG_ROOTS) ?? logDir,
+        WORKSPACE_ROOTS: workspaceRoots,
+      }),
     };
   });
+  const problems = stateOverlaps({
+    dataDir,
+    logDir,
+    workspaceRoots: csvList(workspaceRoots),
+    logRoots: csvList(set(env.LOG_ROOTS) ?? logDir),
+    envs: specs.map((s) => ({ id: s.entry.id, env: s.env })),
+  });
+  if (problems.length) throw new Error(`the fleet's state overlaps a directory its tools serve:\n  - ${problems.join('\n  - ')}`);
   return { specs, dataDir, stateFile: path.join(dataDir, 'fleet.json') };
 }
 

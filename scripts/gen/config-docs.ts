@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { SERVICES, envPrefix } from '@mcp-fleet/inventory';
+import { DEFAULT_DATA_DIR } from '../../packages/kit/src/config';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -36,7 +37,10 @@ export function renderConfigDocs(): string {
     '',
     'Every service reads its configuration once at start and refuses to start naming every bad variable.',
     'The launcher (`pnpm start`) sets `PORT`, `HOST`, `DATA_DIR`, `LOG_FILE`, `WORKSPACE_ROOTS` and every',
-    '`<SERVICE_ID>_PORT` for each child; `FLEET_PORT_OFFSET` moves all ports, `FLEET_DATA_DIR` moves the data.',
+    '`<SERVICE_ID>_PORT` for each child; `FLEET_PORT_OFFSET` moves all ports, `FLEET_DATA_DIR` moves the data',
+    '(default `$XDG_STATE_HOME/mcp-fleet`, else `~/.local/state/mcp-fleet`; refused when it overlaps a workspace root).',
+    'Each child gets only the variables its table below lists, plus the runtime few (`PATH`, `HOME`, `LANG`, `LC_*`,',
+    '`TZ`, `TMPDIR`, ...) and the names it reads dynamically; see [operations.md](operations.md#what-each-service-sees-of-the-environment).',
     'The gateway finds a service at `<SERVICE_ID>_URL` (default `http://127.0.0.1:<port>`).',
     '',
   ];
@@ -54,9 +58,11 @@ export function renderConfigDocs(): string {
       if (!prop.description?.trim()) blank.push(`${entry.id} ${name}`);
       // defaults under the checkout or the home directory are shown relative to them, so the page is the same in every clone
       const raw =
-        typeof prop.default === 'string'
-          ? prop.default.replace(ROOT + path.sep, '<repo>/').replace(os.homedir(), '~')
-          : JSON.stringify(prop.default);
+        prop.default === DEFAULT_DATA_DIR
+          ? '~/.local/state/mcp-fleet'
+          : typeof prop.default === 'string'
+            ? prop.default.replace(ROOT + path.sep, '<repo>/').replace(os.homedir(), '~')
+            : JSON.stringify(prop.default);
       const def = prop.default === undefined ? '' : `\`${raw}\``;
       out.push(
         `| \`${name}\` | ${typeOf(prop)} | ${def.replace(/\|/g, '\\|')} | ${(prop.description ?? '').replace(/\|/g, '\\|').replace(/\n/g, ' ')} |`,

@@ -251,7 +251,7 @@ describe('embedded stores killed mid-write', () => {
   beforeAll(async () => {
     fleet = await startFleet({
       dataDir: path.join(tmp.dir, 'data'),
-      workspace: tmp.dir,
+      workspace: path.join(tmp.dir, 'ws'),
       only: STORES.map((s) => s.id),
       env: { FLEET_RESTART_BACKOFF_MS: '200', MARKETPLACE_ADMIN_TOKEN: ADMIN_TOKEN, SECRETS_UI_ADMIN_TOKEN: ADMIN_TOKEN },
     });

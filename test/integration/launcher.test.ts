@@ -21,7 +21,12 @@ describe('launcher', () => {
     const tmp = tempDir('launcher-');
     const offset = 25_000 + Math.floor(Math.random() * 100) * 100;
     const plan = planFleet({
-      env: { ...process.env, FLEET_PORT_OFFSET: String(offset), FLEET_DATA_DIR: tmp.dir, WORKSPACE_ROOTS: tmp.dir },
+      env: {
+        ...process.env,
+        FLEET_PORT_OFFSET: String(offset),
+        FLEET_DATA_DIR: path.join(tmp.dir, 'data'),
+        WORKSPACE_ROOTS: path.join(tmp.dir, 'ws'),
+      },
       only: ['system-mcp'],
     });
     const system = plan.specs.find((s) => s.entry.id === 'system-mcp')!;
@@ -47,6 +52,8 @@ describe('launcher', () => {
 
     const states = Object.fromEntries(launcher.state().map((s) => [s.id, s]));
     expect(states['system-mcp'].state).toBe('healthy');
+    // the data directory holds the fleet's secrets: only its owner may enter it
+    expect(fs.statSync(path.join(tmp.dir, 'data')).mode & 0o777).toBe(0o700);
     expect(states['broken-mcp'].state).toBe('failed');
     expect(states['broken-mcp'].error).toBe('exited with code 3: database file is locked; stop the other process');
     expect(launcher.table()).toMatch(/broken-mcp\s+\d+\s+\S+\s+failed/);
@@ -78,7 +85,12 @@ describe('launcher restarts', () => {
   it('restarts a healthy service that dies, with the restart in the table and the state', async () => {
     const offset = 26_000 + Math.floor(Math.random() * 100) * 100;
     const plan = planFleet({
-      env: { ...process.env, FLEET_PORT_OFFSET: String(offset), FLEET_DATA_DIR: tmp.dir, WORKSPACE_ROOTS: tmp.dir },
+      env: {
+        ...process.env,
+        FLEET_PORT_OFFSET: String(offset),
+        FLEET_DATA_DIR: path.join(tmp.dir, 'data'),
+        WORKSPACE_ROOTS: path.join(tmp.dir, 'ws'),
+      },
       only: ['system-mcp'],
     });
     const system = plan.specs.find((s) => s.entry.id === 'system-mcp')!;

@@ -19,7 +19,7 @@ describeWithProgram('dovecot', 'dovecot-imapd', 'mail-mcp through the fleet', ()
       const creds = `${encodeURIComponent(servers.user)}:${encodeURIComponent(servers.password)}@`;
       fleet = await startFleet({
         dataDir: path.join(tmp.dir, 'data'),
-        workspace: tmp.dir,
+        workspace: path.join(tmp.dir, 'ws'),
         only: ['mail-mcp'],
         env: {
           // Credentials in the URLs: the gateway's /providers and every answer must leave them out.

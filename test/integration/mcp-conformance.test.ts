@@ -72,7 +72,7 @@ describe('MCP conformance suite (official, server scenarios)', () => {
   ];
 
   beforeAll(async () => {
-    fleet = await startFleet({ dataDir: path.join(tmp.dir, 'data'), workspace: tmp.dir, only: ['mqtt-mcp'] });
+    fleet = await startFleet({ dataDir: path.join(tmp.dir, 'data'), workspace: path.join(tmp.dir, 'ws'), only: ['mqtt-mcp'] });
     const checks = await inPool(
       runs.map((r) => () => runConformanceScenario(r.url(), r.scenario, tmp.dir)),
       3,

@@ -19,10 +19,11 @@ describe('MCP servers behind the gateway (fleet)', () => {
   let gateway: string;
 
   beforeAll(async () => {
-    fs.writeFileSync(path.join(tmp.dir, 'notes.txt'), 'line one\nline two\n');
+    fs.mkdirSync(path.join(tmp.dir, 'ws'));
+    fs.writeFileSync(path.join(tmp.dir, 'ws', 'notes.txt'), 'line one\nline two\n');
     fleet = await startFleet({
       dataDir: path.join(tmp.dir, 'data'),
-      workspace: tmp.dir,
+      workspace: path.join(tmp.dir, 'ws'),
       only: ['mqtt-mcp'],
       env: {
         MCP_SERVERS: JSON.stringify({
@@ -50,7 +51,7 @@ describe('MCP servers behind the gateway (fleet)', () => {
   });
 
   it('calls the toolkit over stdio, the memory server over stdio and mqtt-mcp over Streamable HTTP', async () => {
-    const file = await postJson(`${gateway}/mcp`, { tool: 'fileretrieve', arguments: { paths: [path.join(tmp.dir, 'notes.txt')] } });
+    const file = await postJson(`${gateway}/mcp`, { tool: 'fileretrieve', arguments: { paths: [path.join(tmp.dir, 'ws', 'notes.txt')] } });
     expect(file.status).toBe(200);
     expect(JSON.stringify(file.body.result)).toContain('line two');
 

@@ -28,7 +28,7 @@ const freePort = () =>
 
 beforeAll(async () => {
   fs.mkdirSync(dataDir, { recursive: true });
-  fleet = await startFleet({ dataDir, workspace: tmp.dir, only: ['memory-mcp', 'system-mcp', 'secrets-ui'] });
+  fleet = await startFleet({ dataDir, workspace: path.join(tmp.dir, 'ws'), only: ['memory-mcp', 'system-mcp', 'secrets-ui'] });
   env = { FLEET_PORT_OFFSET: String(fleet.offset), FLEET_DATA_DIR: dataDir };
   for (let i = 0; i < 5; i++) {
     const res = await fetch(`${fleet.serviceUrl('memory-mcp', 7005)}/memory/store`, {

@@ -1,4 +1,5 @@
 /** `fleet up --profile reference`: the earlier reference's ports for old clients, with its direct interfaces. */
+import path from 'node:path';
 import { REFERENCE_PORTS } from '@mcp-fleet/inventory';
 import { tempDir } from '@mcp-fleet/testing';
 import { getJson, postJson, startFleet, waitFor, type FleetHandle } from '../support/fleet-process';
@@ -9,8 +10,8 @@ const at = (id: string) => `http://127.0.0.1:${REFERENCE_PORTS[id] + fleet.offse
 
 beforeAll(async () => {
   fleet = await startFleet({
-    dataDir: tmp.dir,
-    workspace: tmp.dir,
+    dataDir: path.join(tmp.dir, 'data'),
+    workspace: path.join(tmp.dir, 'ws'),
     only: ['memory-mcp', 'advanced-memory-mcp', 'vector-mcp-wrapper'],
     args: ['--profile', 'reference'],
   });

@@ -31,15 +31,17 @@ function portFree(port: number): Promise<boolean> {
  * and below the kernel's ephemeral range (32768+), so outgoing connections of other tests cannot
  * take them. Several fleets start at once in one jest run: each checks before it takes its block.
  */
-async function freeOffset(): Promise<number> {
-  // the reference profile's ports too (fleet up --profile reference)
+export async function freeOffset(): Promise<number> {
+  // the reference profile's ports too (fleet up --profile reference); each once, or two probes of one port race and both fail
   const base = [
-    ...SERVICES.flatMap((s) => [s.port, ...Object.values(s.extraPorts ?? {})]),
-    ...Object.values(REFERENCE_PORTS),
-    7028,
-    7031,
-    7032,
-    8020,
+    ...new Set([
+      ...SERVICES.flatMap((s) => [s.port, ...Object.values(s.extraPorts ?? {})]),
+      ...Object.values(REFERENCE_PORTS),
+      7028,
+      7031,
+      7032,
+      8020,
+    ]),
   ];
   const top = Math.max(...base);
   for (let attempt = 0; attempt < 50; attempt++) {
@@ -62,6 +64,8 @@ export async function startFleet(options: {
   args?: string[];
 }): Promise<FleetHandle> {
   const offset = await freeOffset();
+  // the launcher refuses a data directory that overlaps the workspace: keep them apart (test/security/data-dir.test.ts)
+  fs.mkdirSync(options.workspace, { recursive: true });
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     FLEET_PORT_OFFSET: String(offset),

@@ -81,7 +81,18 @@ export const postgresUrl = () =>
 export const optionalUrl = (protocol: RegExp = /^https?$/) =>
   z.preprocess((v) => (typeof v === 'string' ? v.trim() || undefined : v), z.url({ protocol }).optional());
 
-export const DEFAULT_DATA_DIR = path.join(os.homedir(), '.mcp-fleet');
+/**
+ * Where the fleet keeps its state when DATA_DIR is unset: `$XDG_STATE_HOME/mcp-fleet`, else
+ * `~/.local/state/mcp-fleet` (a relative XDG_STATE_HOME is ignored, as the XDG spec says). Outside
+ * any checkout, so the file tools never see it; the launcher uses the same default.
+ */
+export function defaultDataDir(env: Env = process.env): string {
+  const state =
+    env.XDG_STATE_HOME && path.isAbsolute(env.XDG_STATE_HOME) ? env.XDG_STATE_HOME : path.join(env.HOME || os.homedir(), '.local', 'state');
+  return path.join(state, 'mcp-fleet');
+}
+
+export const DEFAULT_DATA_DIR = defaultDataDir();
 
 /** Variables every service understands. Services extend this with their own. */
 export const baseEnvShape = {
@@ -101,7 +112,13 @@ export const baseEnvShape = {
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: unsetIfEmpty(z.url({ protocol: /^https?$/ })).describe(
     'Full OTLP/HTTP traces URL, overriding OTEL_EXPORTER_OTLP_ENDPOINT for traces.',
   ),
-  DATA_DIR: z.string().min(1).default(DEFAULT_DATA_DIR).describe('Where embedded stores keep their files (the launcher uses ./.data).'),
+  DATA_DIR: z
+    .string()
+    .min(1)
+    .default(DEFAULT_DATA_DIR)
+    .describe(
+      'Where embedded stores, secrets and logs live; default $XDG_STATE_HOME/mcp-fleet, else ~/.local/state/mcp-fleet. The launcher refuses one that overlaps a workspace root.',
+    ),
   BODY_LIMIT: z
     .string()
     .regex(/^\d+(b|kb|mb)?$/i, 'a size such as 1mb or 524288')

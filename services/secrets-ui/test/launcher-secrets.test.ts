@@ -12,7 +12,9 @@ describe('the launcher and the export files', () => {
     const { specs } = planFleet({ env: { FLEET_DATA_DIR: tmp.dir, JWT_SECRET: 'inherited' } });
     const env = (id: string) => specs.find((s) => s.entry.id === id)!.env;
     expect(env('security-mcp').JWT_SECRET).toBe("a 'quoted' $value");
-    expect(env('memory-mcp').JWT_SECRET).toBe('inherited');
+    // a service that does not declare JWT_SECRET is not given the inherited one (least privilege)
+    expect(env('memory-mcp').JWT_SECRET).toBeUndefined();
+    expect(env('marketplace-mcp').JWT_SECRET).toBe('inherited');
     expect(specs.map((s) => s.entry.id)).toContain('secrets-ui');
   });
 });

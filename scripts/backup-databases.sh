@@ -18,7 +18,7 @@ pg_dump --format=custom when a PostgreSQL URL is configured. Each run is one fol
 BACKUP_DIR/<UTC time>/ with manifest.json and RESTORE.md; older runs beyond --keep are removed.
 
 Options:
-  -d, --data-dir DIR    the fleet's data directory (default: \$FLEET_DATA_DIR, \$DATA_DIR or ./.data)
+  -d, --data-dir DIR    the fleet's data directory (default: \$FLEET_DATA_DIR, \$DATA_DIR or ~/.local/state/mcp-fleet)
   -o, --out DIR         where backups go (default: \$BACKUP_DIR or DATA_DIR/backups)
   -k, --keep N          keep the newest N runs (default: \$BACKUP_KEEP or 7)
       --pg-url URL      PostgreSQL to dump (default: \$BACKUP_DATABASE_URL, else \$DATABASE_URL when it is postgres://)

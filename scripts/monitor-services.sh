@@ -26,7 +26,7 @@ Options:
   -h, --help            this help
 
 Environment: FLEET_HOST, FLEET_PORT_OFFSET, <SERVICE_ID>_URL / _PORT (see health-check.sh --help),
-FLEET_DATA_DIR or DATA_DIR (default ./.data), MONITORING_DIR, COMPOSE_PROJECT_NAME (default mcp-fleet).
+FLEET_DATA_DIR or DATA_DIR (default \$XDG_STATE_HOME/mcp-fleet or ~/.local/state/mcp-fleet), MONITORING_DIR, COMPOSE_PROJECT_NAME (default mcp-fleet).
 
 Exit status: 0 when the last round found every service healthy or degraded, 1 otherwise, 64 on a
 usage error, 69 when curl or jq is missing, 73 when the directory cannot be written.

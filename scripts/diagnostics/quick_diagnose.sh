@@ -21,7 +21,7 @@ Options:
   -h, --help            this help
 
 Environment: FLEET_HOST, FLEET_PORT_OFFSET, <SERVICE_ID>_URL / _PORT (see health-check.sh --help),
-FLEET_DATA_DIR or DATA_DIR (default ./.data; the launcher's fleet.json and logs/ are read there).
+FLEET_DATA_DIR or DATA_DIR (default \$XDG_STATE_HOME/mcp-fleet or ~/.local/state/mcp-fleet; the launcher's fleet.json and logs/ are read there).
 
 Exit status: 0 when nothing failed (warnings allowed), 1 when something failed, 64 usage.
 USAGE

@@ -7,6 +7,7 @@
 # with FLEET_PROFILE=reference, the reference's ports (8001-8008, 8011) where it has one.
 
 FLEET_LIB_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck disable=SC2034 # read by the scripts that source this file
 REPO_ROOT="$(cd "$FLEET_LIB_DIR/../.." && pwd)"
 FLEET_HOST="${FLEET_HOST:-127.0.0.1}"
 FLEET_PORT_OFFSET="${FLEET_PORT_OFFSET:-0}"
@@ -89,5 +90,10 @@ atomic_write() {
   mv -f "$tmp" "$dest"
 }
 
-# The launcher's data directory (where fleet.json, logs/ and the SQLite stores live).
-fleet_data_dir() { printf '%s' "${FLEET_DATA_DIR:-${DATA_DIR:-$REPO_ROOT/.data}}"; }
+# The launcher's data directory (where fleet.json, logs/ and the SQLite stores live): FLEET_DATA_DIR,
+# DATA_DIR, else $XDG_STATE_HOME/mcp-fleet (an absolute one), else ~/.local/state/mcp-fleet, as the launcher.
+fleet_data_dir() {
+  local state="${XDG_STATE_HOME:-}"
+  [[ "$state" == /* ]] || state="${HOME:-}/.local/state"
+  printf '%s' "${FLEET_DATA_DIR:-${DATA_DIR:-$state/mcp-fleet}}"
+}

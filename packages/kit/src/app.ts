@@ -27,7 +27,7 @@ import {
 import type { Logger } from './logger';
 import { createMetrics, type ServiceMetrics } from './metrics';
 import { getPromptOf, listPromptsOf, promptGetBody, type PromptSource } from './prompt';
-import { invokeTool, toolToJson, type ToolDefinition } from './tool';
+import { BUDGET_HEADER, budgetFrom, invokeTool, toolToJson, type ToolDefinition } from './tool';
 import { getProcessTracer, type FleetSpan, type FleetTracer } from './tracing';
 import { parseOrThrow } from './validation';
 import { isChannelUpgrade, serveChannel, UPGRADE, type ChannelAnswer, type ChannelCall, type UpgradableListener } from './channel';
@@ -94,6 +94,8 @@ export interface CallOptions {
   traceparent?: string;
   /** Receives the tool's progress reports. */
   progress?: (progress: number, total?: number, message?: string) => void;
+  /** The caller's time budget (BUDGET_HEADER, checked by budgetFrom): shortens the tool's time limit, never lengthens it. */
+  budgetMs?: number;
 }
 
 export interface KitHandle {
@@ -179,6 +181,7 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
         traceparent: call.traceparent,
         requestId: call.requestId ?? randomUUID(),
         defaultTimeoutMs: options.config.TOOL_TIMEOUT_MS,
+        budgetMs: call.budgetMs,
         signal: call.signal,
         controller: call.controller,
         authorization: call.authorization,
@@ -245,6 +248,7 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
       authorization: req.headers.authorization,
       logger: res.locals.logger,
       traceparent: (res.locals.span as FleetSpan).traceparent,
+      budgetMs: budgetFrom(req.headers[BUDGET_HEADER]),
     };
   };
 
@@ -281,7 +285,13 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
     try {
       const parsed = parseOrThrow(toolCallBody, frame.call, 'tool call; send {"name": "<tool>", "arguments": {...}}');
       const requestId = requestIdFrom(frame.requestId);
-      const result = await callTool(parsed.name, parsed.arguments, { requestId, controller, logger: log, traceparent: span.traceparent });
+      const result = await callTool(parsed.name, parsed.arguments, {
+        requestId,
+        controller,
+        logger: log,
+        traceparent: span.traceparent,
+        budgetMs: budgetFrom(frame.budgetMs),
+      });
       return { status, body: successEnvelope(service, result) };
     } catch (err) {
       const appErr = toAppError(err);

@@ -4,7 +4,7 @@
  * carries exactly what `POST /tools/call` carries (the call, the request id, the traceparent) and
  * answers the same status and envelope; the HTTP routes stay for everything else.
  *
- *   gateway -> service   {"id": 1, "requestId": "...", "traceparent": "...", "call": {"name", "arguments"}}
+ *   gateway -> service   {"id": 1, "requestId": "...", "traceparent": "...", "budgetMs": 29000, "call": {"name", "arguments"}}
  *                        {"id": 1, "cancel": true}
  *   service -> gateway   {"id": 1, "status": 200, "body": <envelope>}
  *                        {"id": 1, "status": 200, "resultLength": 42, "body": {..., "result": <42 chars of JSON>}}
@@ -35,6 +35,8 @@ export interface ChannelCall {
   id: number;
   requestId?: string;
   traceparent?: string;
+  /** The caller's time budget (BUDGET_HEADER over HTTP), checked by budgetFrom. */
+  budgetMs?: unknown;
   call: unknown;
 }
 

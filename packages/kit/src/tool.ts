@@ -29,8 +29,16 @@ export interface ToolContext {
   logger: Logger;
   /** Aborted when the call's time limit passes or the client goes away. */
   signal: AbortSignal;
-  /** This call's time limit, so handlers can size engine-side timeouts below it. */
+  /**
+   * This call's time limit, so handlers can size engine-side timeouts below it: the tool's own
+   * (`timeoutMs`, else TOOL_TIMEOUT_MS), or less when the caller sent a shorter time budget (BUDGET_HEADER).
+   */
   timeoutMs: number;
+  /**
+   * When the time limit passes (Date.now() milliseconds): `ctx.deadline - Date.now()` is the time
+   * left, e.g. to stop a child process a little before it so the handler answers its own result.
+   */
+  deadline: number;
   /** The HTTP Authorization header of a direct call, for tools that take a credential. */
   authorization?: string;
   /** W3C traceparent of this call's span, for tools that call further services. */
@@ -97,11 +105,30 @@ export function toolToJson(tool: ToolDefinition): ToolJson {
   return json;
 }
 
+/**
+ * The caller's time budget for one tool call, in milliseconds: a request header of POST /tools/call
+ * (and `budgetMs` in a channel frame). The gateway sends what is left of its own time limit less a
+ * margin, so the tool ends the call (TIMEOUT, or a handler's own timed-out result) before the gateway
+ * gives up on it. A budget can only shorten the tool's limit, never lengthen it.
+ */
+export const BUDGET_HEADER = 'x-fleet-budget-ms';
+/** setTimeout's largest delay; a longer budget is no budget. */
+const MAX_BUDGET_MS = 2_147_483_647;
+const BUDGET_TEXT = /^[0-9]{1,10}$/;
+
+/** A time budget as sent (header text or frame number): a whole number of ms from 1 up; anything else is ignored (undefined). */
+export function budgetFrom(raw: unknown): number | undefined {
+  const n = typeof raw === 'number' ? raw : typeof raw === 'string' && BUDGET_TEXT.test(raw) ? Number(raw) : NaN;
+  return Number.isInteger(n) && n >= 1 && n <= MAX_BUDGET_MS ? n : undefined;
+}
+
 export interface InvokeOptions {
   service: string;
   requestId: string;
   logger: Logger;
   defaultTimeoutMs: number;
+  /** The caller's time budget (budgetFrom): the call's limit is the smaller of it and the tool's own. */
+  budgetMs?: number;
   /** Aborts the call, e.g. when the HTTP client disconnects. */
   signal?: AbortSignal;
   /** The call's own controller (see CallOptions.controller): the time limit aborts it, and `signal` is then not followed (it is this controller's). */
@@ -114,7 +141,11 @@ export interface InvokeOptions {
 /** Validate at the edge, then run the handler under its time limit. */
 export async function invokeTool(tool: ToolDefinition, rawArgs: unknown, options: InvokeOptions): Promise<unknown> {
   const args = parseOrThrow(tool.input, rawArgs ?? {}, `arguments for ${tool.name}`);
-  const timeoutMs = tool.timeoutMs ?? options.defaultTimeoutMs;
+  const own = tool.timeoutMs ?? options.defaultTimeoutMs;
+  const budget = options.budgetMs;
+  const byBudget = budget !== undefined && budget > 0 && budget < own;
+  const timeoutMs = byBudget ? budget : own;
+  const deadline = Date.now() + timeoutMs;
   // One controller per call: the caller's own when it handed one over (its signal is the call's),
   // else one here that follows the caller's signal. Creating an AbortController costs ~2 µs.
   const controller = options.controller ?? new AbortController();
@@ -124,7 +155,12 @@ export async function invokeTool(tool: ToolDefinition, rawArgs: unknown, options
   try {
     return await new Promise<unknown>((resolve, reject) => {
       timer = setTimeout(() => {
-        const err = new AppError('TIMEOUT', `${tool.name} did not finish within ${timeoutMs} ms; narrow the request or raise its timeout.`);
+        const err = new AppError(
+          'TIMEOUT',
+          byBudget
+            ? `${tool.name} did not finish within ${timeoutMs} ms, the time its caller had left for it (${BUDGET_HEADER}); narrow the request or give the call more time.`
+            : `${tool.name} did not finish within ${timeoutMs} ms; narrow the request or raise its timeout.`,
+        );
         controller.abort(err);
         reject(err);
       }, timeoutMs);
@@ -136,6 +172,7 @@ export async function invokeTool(tool: ToolDefinition, rawArgs: unknown, options
             logger: options.logger,
             signal: controller.signal,
             timeoutMs,
+            deadline,
             authorization: options.authorization,
             traceparent: options.traceparent,
             progress: options.progress ?? (() => undefined),

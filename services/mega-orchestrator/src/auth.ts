@@ -31,6 +31,12 @@ export interface Principal {
   subject: string;
   clientId?: string;
   scopes: ReadonlySet<string>;
+  /**
+   * Who owns what this caller creates (MCP sessions, tasks, recorded call history; ownership.ts):
+   * `api-key:<name>` (names are unique in API_KEYS_FILE), or `oauth:` with the token's issuer and its
+   * `sub` (else its client id). Compared whole, never shown.
+   */
+  owner: string;
 }
 
 export interface AuthOptions {
@@ -79,7 +85,8 @@ export function allows(principal: Principal | undefined, service: string, annota
 
 export class Authorizer {
   readonly enabled: boolean;
-  private readonly keys = new Map<string, { name: string; scopes: Set<string> }>();
+  /** Hash -> the key's principal (one object per key, not one per request). */
+  private readonly keys = new Map<string, Principal>();
   private jwks?: JWTVerifyGetKey;
   private jwksLoading?: Promise<JWTVerifyGetKey>;
 
@@ -99,8 +106,16 @@ export class Authorizer {
     const parsed = apiKeysFile.safeParse(doc);
     if (!parsed.success)
       throw new Error(`API_KEYS_FILE ${file}: ${parsed.error.issues[0].path.join('.')}: ${parsed.error.issues[0].message}`);
-    for (const k of Array.isArray(parsed.data) ? parsed.data : parsed.data.keys)
-      this.keys.set(k.hash, { name: k.name, scopes: new Set(k.scopes) });
+    const names = new Set<string>();
+    for (const k of Array.isArray(parsed.data) ? parsed.data : parsed.data.keys) {
+      // The name is the caller: what one key creates (a session, a task) would be the other's too.
+      if (names.has(k.name)) throw new Error(`API_KEYS_FILE ${file}: two keys are named "${k.name}"; give every key a name of its own.`);
+      names.add(k.name);
+      this.keys.set(
+        k.hash,
+        Object.freeze({ kind: 'api-key', subject: k.name, scopes: new Set(k.scopes), owner: ownerKey('api-key', k.name) }),
+      );
+    }
   }
 
   get metadataUrl(): string {
@@ -151,8 +166,7 @@ export class Authorizer {
     if (token.startsWith(API_KEY_PREFIX)) {
       const hash = hashApiKey(token);
       for (const [stored, key] of this.keys) {
-        if (stored.length === hash.length && timingSafeEqual(Buffer.from(stored), Buffer.from(hash)))
-          return { kind: 'api-key', subject: key.name, scopes: key.scopes };
+        if (stored.length === hash.length && timingSafeEqual(Buffer.from(stored), Buffer.from(hash))) return key;
       }
       throw new AuthError('invalid_token', 'The API key is not known.');
     }
@@ -167,9 +181,18 @@ export class Authorizer {
       const scopes = new Set(typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : []);
       const clientId =
         typeof payload.client_id === 'string' ? payload.client_id : typeof payload.azp === 'string' ? payload.azp : undefined;
-      return { kind: 'oauth', subject: payload.sub ?? clientId ?? 'unknown', clientId, scopes };
+      // Sessions and tasks belong to whom the token names: a token naming no one would share them with every such token.
+      const who = payload.sub ? `sub:${payload.sub}` : clientId ? `client:${clientId}` : undefined;
+      if (!who) throw new AuthError('invalid_token', 'The access token names no subject (sub) or client (client_id, azp).');
+      return {
+        kind: 'oauth',
+        subject: payload.sub ?? clientId!,
+        clientId,
+        scopes,
+        owner: ownerKey('oauth', `${this.options.issuer}\n${who}`),
+      };
     } catch (err) {
-      if (err instanceof AppError) throw err;
+      if (err instanceof AppError || err instanceof AuthError) throw err;
       const code = (err as { code?: string }).code ?? '';
       const why =
         code === 'ERR_JWT_EXPIRED'
@@ -225,6 +248,11 @@ export class Authorizer {
   routes() {
     return (req: Request, res: Response) => res.json(this.metadata());
   }
+}
+
+/** A principal's owner key: its kind and identity, identities over 128 characters (a token's are the issuer's to choose) as their SHA-256. */
+function ownerKey(kind: Principal['kind'], identity: string): string {
+  return `${kind}:${identity.length <= 128 ? identity : `sha256:${createHash('sha256').update(identity).digest('hex')}`}`;
 }
 
 class AuthError extends Error {

@@ -2,9 +2,12 @@ import fs from 'node:fs/promises';
 import { decodeCursor, encodeCursor, redact, type Logger } from '@mcp-fleet/kit';
 import { openPostgresHistory, openSqliteHistory, type HistoryDb, type Statement } from './history-db';
 import type { RoutingMode, Transport } from './types';
+import { historyKey, type Owner } from './ownership';
 
 export interface CallRecord {
   sessionId: string;
+  /** The caller's owner key (ownership.ts): the session's history is its own; null or absent without authorization. */
+  owner?: Owner;
   contextId?: string;
   tool: string;
   service?: string;
@@ -172,13 +175,14 @@ export class CallHistory {
    */
   private statementsFor(batch: readonly CallRecord[]): Statement[] {
     const out: Statement[] = [];
+    const keys = batch.map((r) => historyKey(r.sessionId, r.owner ?? null));
     for (let i = 0; i < batch.length; i += INSERT_ROWS) {
       const rows = batch.slice(i, i + INSERT_ROWS);
       const params: unknown[] = [];
-      for (const r of rows) {
+      rows.forEach((r, j) => {
         const { text, truncated } = summarizeArgs(r.args);
         params.push(
-          r.sessionId,
+          keys[i + j],
           r.contextId ?? null,
           r.tool,
           r.service ?? null,
@@ -190,7 +194,7 @@ export class CallHistory {
           r.at,
           truncated ? JSON.stringify({ truncated: true, excerpt: text }) : text,
         );
-      }
+      });
       out.push({
         sql: `INSERT INTO calls (session_id, context_id, tool, service, transport, mode, success, code, duration_ms, at, args) VALUES ${rows
           .map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')
@@ -199,16 +203,16 @@ export class CallHistory {
       });
     }
     const sessions = new Map<string, { transport: string; first: number; last: number; calls: number; errors: number }>();
-    for (const r of batch) {
-      const s = sessions.get(r.sessionId);
+    batch.forEach((r, i) => {
+      const s = sessions.get(keys[i]);
       if (s) {
         s.last = r.at;
         s.calls++;
         if (!r.success) s.errors++;
       } else {
-        sessions.set(r.sessionId, { transport: r.transport, first: r.at, last: r.at, calls: 1, errors: r.success ? 0 : 1 });
+        sessions.set(keys[i], { transport: r.transport, first: r.at, last: r.at, calls: 1, errors: r.success ? 0 : 1 });
       }
-    }
+    });
     for (const [id, s] of sessions) {
       out.push({
         sql: `INSERT INTO sessions (session_id, transport, created_at, last_seen, calls, errors) VALUES (?, ?, ?, ?, ?, ?)
@@ -234,9 +238,13 @@ export class CallHistory {
     }
   }
 
-  /** One session: its contexts and its recent calls (newest first by call time, as several gateways may write them; paginated). */
-  async read(sessionId: string, limit: number, cursor?: string): Promise<Record<string, unknown> | undefined> {
+  /**
+   * One session of this owner: its contexts and its recent calls (newest first by call time, as
+   * several gateways may write them; paginated). Another owner's session is undefined, as an unknown one.
+   */
+  async read(sessionId: string, owner: Owner, limit: number, cursor?: string): Promise<Record<string, unknown> | undefined> {
     const offset = decodeCursor(cursor);
+    const key = historyKey(sessionId, owner);
     await this.flush();
     if (!this.db) return undefined;
     const session = await this.db.get<{
@@ -246,22 +254,22 @@ export class CallHistory {
       last_seen: number;
       calls: number;
       errors: number;
-    }>('SELECT * FROM sessions WHERE session_id = ?', [sessionId]);
+    }>('SELECT * FROM sessions WHERE session_id = ?', [key]);
     if (!session) return undefined;
     const contexts = await this.db.all<{ context_id: string | null; calls: number; errors: number; first_at: number; last_at: number }>(
       `SELECT context_id, COUNT(*) AS calls, SUM(1 - success) AS errors, MIN(at) AS first_at, MAX(at) AS last_at
        FROM calls WHERE session_id = ? GROUP BY context_id ORDER BY last_at DESC LIMIT 500`,
-      [sessionId],
+      [key],
     );
     const rows = await this.db.all<CallRow>('SELECT * FROM calls WHERE session_id = ? ORDER BY at DESC, id DESC LIMIT ? OFFSET ?', [
-      sessionId,
+      key,
       limit + 1,
       offset,
     ]);
     const more = rows.length > limit;
-    const kept = await this.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM calls WHERE session_id = ?', [sessionId]);
+    const kept = await this.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM calls WHERE session_id = ?', [key]);
     return {
-      session_id: session.session_id,
+      session_id: sessionId,
       transport: session.transport,
       createdAt: new Date(session.created_at).toISOString(),
       lastSeen: new Date(session.last_seen).toISOString(),

@@ -13,6 +13,7 @@ import {
 import type { Registry } from './registry';
 import type { Route, ToolResolver, Target } from './tool-resolver';
 import type { CallHistory } from './call-history';
+import { ownerOf } from './ownership';
 import type { GatewayStats } from './stats';
 import type { RoutingMode, Transport } from './types';
 import { DownstreamFailure, type ClientRequester, type LogListener, type ProgressListener } from './downstream-client';
@@ -145,6 +146,7 @@ export class Dispatcher {
     if (req.sessionId !== undefined) {
       this.history.enqueue({
         sessionId: req.sessionId,
+        owner: ownerOf(req.principal),
         contextId: req.contextId,
         tool: req.tool,
         service: result.service,

@@ -9,7 +9,7 @@
 import http from 'node:http';
 import type { Socket } from 'node:net';
 import { CHANNEL_PATH, CHANNEL_PROTOCOL, InFlight, readFrames, resultTextOf, sendFrame } from '@mcp-fleet/kit';
-import { DownstreamFailure, type DownstreamAnswer, type DownstreamRequest } from './downstream-client';
+import { budgetText, DownstreamFailure, type DownstreamAnswer, type DownstreamRequest } from './downstream-client';
 
 /** A service without a channel is asked again after this long. */
 const NOT_OFFERED_RETRY_MS = 60_000;
@@ -71,7 +71,8 @@ export class DownstreamChannel {
       req.signal?.addEventListener('abort', onAbort, { once: true });
       const extra =
         (req.requestId ? `,"requestId":${JSON.stringify(req.requestId)}` : '') +
-        (req.traceparent ? `,"traceparent":${JSON.stringify(req.traceparent)}` : '');
+        (req.traceparent ? `,"traceparent":${JSON.stringify(req.traceparent)}` : '') +
+        `,"budgetMs":${budgetText(req.timeoutMs)}`;
       sendFrame(channel, `{"id":${id}${extra},"call":${req.body ?? '{}'}}\n`);
     });
   }

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
-import { InFlight } from '@mcp-fleet/kit';
+import { BUDGET_HEADER, InFlight } from '@mcp-fleet/kit';
 import { DownstreamChannel } from './downstream-channel';
 
 /** Why a request to a downstream got no HTTP answer. */
@@ -82,6 +82,20 @@ export interface ClientRequester {
   capabilities?: unknown;
   inputResponses?: Record<string, unknown>;
 }
+
+/**
+ * The time budget a kit service is given for a call the gateway waits `timeoutMs` for (BUDGET_HEADER,
+ * a channel frame's budgetMs): that limit less a margin for the answer's way back (a tenth of it,
+ * 20 ms to 1 s), so the service ends the call with its own TIMEOUT (or a tool's own timed-out
+ * result) before the gateway gives up on it. The text of the last one is kept: the limit is the
+ * same for almost every call, so no string is made per call.
+ */
+export function budgetText(timeoutMs: number): string {
+  if (timeoutMs !== lastBudget.timeoutMs)
+    lastBudget = { timeoutMs, text: String(Math.max(1, timeoutMs - Math.min(1000, Math.max(20, Math.round(timeoutMs / 10))))) };
+  return lastBudget.text;
+}
+let lastBudget = { timeoutMs: -1, text: '' };
 
 const NOT_DELIVERED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNECT_TIMEOUT']);
 
@@ -247,6 +261,7 @@ export class DownstreamClient implements Downstream {
     }
     if (req.requestId) headers['x-request-id'] = req.requestId;
     if (req.traceparent) headers.traceparent = req.traceparent;
+    headers[BUDGET_HEADER] = budgetText(req.timeoutMs);
     if (this.authorization) headers.authorization = this.authorization;
     if (req.onProgress) headers['x-progress'] = 'ndjson';
     if (this.options.headers) Object.assign(headers, this.options.headers);

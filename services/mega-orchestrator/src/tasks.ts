@@ -18,6 +18,7 @@ import type { Catalog } from './catalog';
 import type { ClientRequester, ProgressListener } from './downstream-client';
 import { cannotAnswer, checkAnswers, clientCan, OpenRequests } from './mcp/client-requests';
 import type { HistoryDb } from './history-db';
+import { ownerOf } from './ownership';
 import { TaskChannel } from './task-channel';
 import { withoutMcpErrorPrefix } from './mcp/jsonrpc';
 import { HeldElsewhere } from './mcp/peer-forward';
@@ -98,9 +99,6 @@ const CHUNK = 500;
 const EMITTED_MAX = 10_000;
 const RESTARTED = 'The gateway instance running this task stopped before it finished (a restart or a crash); call the tool again.';
 const SHUT_DOWN = 'The gateway shut down before this task finished; call the tool again.';
-
-/** The principal a task is bound to: `oauth:<sub>` or `api-key:<name>`; none when authorization is off. */
-export const ownerOf = (principal: Principal | undefined): string | null => (principal ? `${principal.kind}:${principal.subject}` : null);
 
 /** A working or input_required task: one that still counts against MCP_TASK_MAX_PER_CALLER. */
 const UNFINISHED = "status IN ('working', 'input_required')";

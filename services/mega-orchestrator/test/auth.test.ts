@@ -12,7 +12,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { serve, tempDir, testLogger } from '@mcp-fleet/testing';
 import { createApp, type Gateway } from '../src/app';
-import { newApiKey } from '../src/auth';
+import { Authorizer, newApiKey } from '../src/auth';
 import { alphaTools, gatewayConfig, promptService, startDownstream, TEST_INVENTORY, type Downstream } from './helpers';
 
 const ISSUER = 'https://issuer.test';
@@ -112,6 +112,26 @@ describe('authorization', () => {
     const res = await request(url).post('/mcp').set('authorization', `Bearer ${token}`).send({ tool: 'echo', arguments: {} }).expect(401);
     expect(res.headers['www-authenticate']).toMatch(/error="invalid_token"/);
     expect(res.body.error).toMatch(why);
+  });
+
+  it('refuses a token that names no subject or client (what it created would be every such token’s)', async () => {
+    const nobody = await sign({ scope: 'tools:all' });
+    const res = await request(url).get('/tools/list').set('authorization', `Bearer ${nobody}`).expect(401);
+    expect(res.headers['www-authenticate']).toMatch(/error="invalid_token"/);
+    expect(res.body.error).toMatch(/no subject \(sub\) or client/);
+    // a client_credentials token without sub is its client's
+    await request(url)
+      .get('/tools/list')
+      .set('authorization', `Bearer ${await sign({ client_id: 'svc-1', scope: 'tools:read' })}`)
+      .expect(200);
+  });
+
+  it('refuses an API_KEYS_FILE naming two keys alike (the name is the caller)', () => {
+    const file = path.join(tmp.dir, 'twice.json');
+    fs.writeFileSync(file, JSON.stringify([newApiKey('ci', ['tools:read']).entry, newApiKey('ci', ['tools:all']).entry]));
+    expect(() => new Authorizer({ resource: RESOURCE, apiKeysFile: file, logger: testLogger('auth') })).toThrow(
+      /two keys are named "ci"; give every key a name of its own/,
+    );
   });
 
   it('refuses a forged signature and an unknown API key', async () => {

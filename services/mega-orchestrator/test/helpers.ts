@@ -16,6 +16,8 @@ export interface Downstream {
   calls: Map<string, number>;
   /** The next n POST /tools/call requests have their connection dropped before any answer. */
   dropNext: number;
+  /** The next n POST /tools/call requests are never answered (a service that ignores its time budget). */
+  hangNext: number;
   /** /health answers 503 while set. */
   failHealth: boolean;
   stop(): Promise<void>;
@@ -144,6 +146,7 @@ export async function startDownstream(
     port: 0,
     calls,
     dropNext: 0,
+    hangNext: 0,
     failHealth: false,
     stop: async () => undefined,
     start: async () => undefined,
@@ -167,6 +170,10 @@ export async function startDownstream(
           if (state.dropNext > 0) {
             state.dropNext -= 1;
             req.socket.destroy();
+            return;
+          }
+          if (state.hangNext > 0) {
+            state.hangNext -= 1;
             return;
           }
           next();

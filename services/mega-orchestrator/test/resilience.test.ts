@@ -160,10 +160,16 @@ describe('time limits and the circuit breaker', () => {
     await alpha.stop();
   });
 
-  it('answers TIMEOUT 504 when a downstream is slower than DOWNSTREAM_TIMEOUT_MS', async () => {
+  it('answers TIMEOUT 504 for a call slower than DOWNSTREAM_TIMEOUT_MS: the service’s own within its budget, else the gateway’s', async () => {
+    // a kit service is told the time left (300 ms less 30) and ends the call itself
     const res = await call(g, { tool: 'sleep', arguments: { ms: 3000 } }).expect(504);
-    expect(res.body).toMatchObject({ success: false, code: 'TIMEOUT', service: 'mega-orchestrator', tool: 'sleep' });
-    expect(res.body.error).toMatch(/300 ms/);
+    expect(res.body).toMatchObject({ success: false, code: 'TIMEOUT', service: 'alpha-mcp', tool: 'sleep' });
+    expect(res.body.error).toMatch(/within 270 ms/);
+    // one that never answers is given up on at the gateway's limit
+    alpha.hangNext = 1;
+    const hung = await call(g, { tool: 'echo', arguments: { text: 'hang' } }).expect(504);
+    expect(hung.body).toMatchObject({ success: false, code: 'TIMEOUT', service: 'mega-orchestrator', tool: 'echo' });
+    expect(hung.body.error).toMatch(/300 ms/);
     await call(g, { tool: 'echo', arguments: { text: 'still fine' } }).expect(200); // resets the failure count
   });
 

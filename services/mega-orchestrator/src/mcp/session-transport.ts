@@ -18,9 +18,12 @@ import { idOf, invalidMessage, isRequest, rpcError, sendRpcError, withoutMcpErro
 import { NO_TASKS_HERE, subscribedResources } from './server';
 import { awaitAnswer, cannotAnswer, clientCan } from './client-requests';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { callerOwner, type Owner } from '../ownership';
 
 interface LiveSession {
   id: string;
+  /** The principal that initialized it (ownership.ts); only its requests reach the session. */
+  owner: Owner;
   server: Server;
   transport: StreamableHTTPServerTransport;
   createdAt: number;
@@ -274,7 +277,7 @@ export class McpSessionTransport {
     normaliseRequest(req);
     const sid = req.headers['mcp-session-id'];
     if (typeof sid === 'string' && sid !== '') {
-      const live = this.sessions.get(sid);
+      const live = this.sessionOf(sid, res);
       if (!live) {
         return sendRpcError(
           res,
@@ -440,7 +443,13 @@ export class McpSessionTransport {
     return ask;
   }
 
-  private async initialize(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+  /** The live session with this id when it is the caller's own; another principal's is as unknown as one that never was. */
+  private sessionOf(id: string, res: HttpResponse): LiveSession | undefined {
+    const live = this.sessions.get(id);
+    return live && live.owner === callerOwner(res) ? live : undefined;
+  }
+
+  private async initialize(req: IncomingMessage, res: HttpResponse, body: unknown): Promise<void> {
     if (this.closed) return sendRpcError(res, 503, null, JSONRPC_CODES.CONNECTION_CLOSED, 'The gateway is shutting down.');
     const events = new SessionEventStore({ perStream: this.options.sseEventsPerStream, bytes: this.options.sseBytesPerSession });
     const transport = new StreamableHTTPServerTransport({
@@ -462,6 +471,7 @@ export class McpSessionTransport {
     const server = this.options.buildServer(() => transport.sessionId, true);
     const live: LiveSession = {
       id: '',
+      owner: callerOwner(res),
       server,
       transport,
       createdAt: Date.now(),
@@ -498,7 +508,7 @@ export class McpSessionTransport {
   }
 
   /** GET (the SSE stream for server notifications) and DELETE (end the session). */
-  async handleSession(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async handleSession(req: IncomingMessage, res: HttpResponse): Promise<void> {
     const sid = req.headers['mcp-session-id'];
     if (typeof sid !== 'string' || sid === '') {
       return sendRpcError(
@@ -509,7 +519,7 @@ export class McpSessionTransport {
         `${req.method} /mcp needs an Mcp-Session-Id header; initialize first (POST /mcp). Sessionless clients only POST.`,
       );
     }
-    const live = this.sessions.get(sid);
+    const live = this.sessionOf(sid, res);
     if (!live)
       return sendRpcError(
         res,

@@ -35,7 +35,8 @@ import {
 } from './server';
 import { RESOURCE_URIS } from '../views';
 import { randomUUID } from 'node:crypto';
-import { ownerOf, TASKS_EXTENSION, type TaskSupport } from '../tasks';
+import { TASKS_EXTENSION, type TaskSupport } from '../tasks';
+import { callerOwner } from '../ownership';
 import { LazyEventStream, LOG_LEVELS, logPasses, progressNotification, type LogLevel } from './event-stream';
 import type { CallListeners } from './client-requests';
 import type { ClientRequester } from '../downstream-client';
@@ -331,7 +332,7 @@ async function withInput(
   listeners: CallListeners,
   run: (onClientRequest: ClientRequester, signal: AbortSignal, relay: CallListeners) => Promise<Record<string, unknown>>,
 ): Promise<Record<string, unknown>> {
-  const caller = { owner: ownerOf(principalOf(res)) ?? '', tool: what, capabilities: meta[META_CAPABILITIES] };
+  const caller = { owner: callerOwner(res) ?? '', tool: what, capabilities: meta[META_CAPABILITIES] };
   // a 2026-era client cancels by closing its request: the downstream call is aborted
   const closed = abortOnClose(res);
   if (params.requestState !== undefined) return ctx.inputs.resume(params.requestState, params.inputResponses, caller, closed, listeners);

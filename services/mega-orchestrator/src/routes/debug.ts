@@ -5,6 +5,7 @@ import type { Express } from 'express';
 import { AppError, MAX_LIMIT, parseOrThrow } from '@mcp-fleet/kit';
 import { z } from 'zod';
 import type { GatewayContext } from '../context';
+import { callerOwner, SESSION_ID } from '../ownership';
 
 const MAX_FILES_WALKED = 10_000;
 
@@ -129,8 +130,11 @@ export function registerDebugRoutes(app: Express, ctx: GatewayContext): void {
     if (!(await ctx.history.whenReady())) {
       throw new AppError('NOT_CONFIGURED', ctx.history.failure ?? 'The session store is not available.');
     }
+    // The caller's own sessions only (ownership.ts): another principal's, or an id no call can carry, is unknown.
+    const owner = callerOwner(res);
     // A store that fails the read (PostgreSQL gone, restarting, its tables missing) is unavailable, not a bug.
-    const view = await ctx.history.read(sessionId, q.limit, q.cursor).catch((err: unknown) => {
+    const stored = SESSION_ID.test(sessionId) ? ctx.history.read(sessionId, owner, q.limit, q.cursor) : Promise.resolve(undefined);
+    const view = await stored.catch((err: unknown) => {
       throw err instanceof AppError
         ? err
         : new AppError('UPSTREAM_UNAVAILABLE', `The session store could not be read: ${(err as Error).message}`);

@@ -1,9 +1,10 @@
 import http from 'node:http';
 import type { Socket } from 'node:net';
 import type { Express, Request, Response } from 'express';
-import { AppError } from '@mcp-fleet/kit';
+import { AppError, BUDGET_HEADER, budgetFrom } from '@mcp-fleet/kit';
 import { createProxyMiddleware } from 'http-proxy-middleware';
 import type { GatewayContext } from '../context';
+import { budgetText } from '../downstream-client';
 
 const TARGET = Symbol('gateway.proxyTarget');
 type ProxiedRequest = http.IncomingMessage & { [TARGET]?: string };
@@ -28,6 +29,10 @@ export function registerProxyRoute(app: Express, ctx: GatewayContext, sendError:
         if (res?.locals.requestId) proxyReq.setHeader('x-request-id', String(res.locals.requestId));
         // The gateway judged the page (hostOriginRule, its ALLOWED_ORIGINS); the call to the service is its own.
         proxyReq.removeHeader('origin');
+        // The service ends the call before the proxy gives up on it; a caller's own budget may only be shorter.
+        const ours = budgetText(ctx.config.DOWNSTREAM_TIMEOUT_MS);
+        const theirs = budgetFrom(req.headers[BUDGET_HEADER]);
+        proxyReq.setHeader(BUDGET_HEADER, theirs !== undefined && theirs < Number(ours) ? String(theirs) : ours);
       },
       proxyRes: (proxyRes, req) => {
         const res = (req as Request).res;

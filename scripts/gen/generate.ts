@@ -64,6 +64,8 @@ export function buildCompose(): Record<string, unknown> {
       build: { context: '.', dockerfile: 'docker/Dockerfile', args: { SERVICE: s.id } },
       environment: {
         HOST: '0.0.0.0',
+        // what the gateway and Prometheus call it by; localhost (healthcheck, published port) needs no entry (docs/decisions.md)
+        ALLOWED_HOSTS: s.id,
         PORT: String(s.port),
         DATA_DIR: '/data',
         WORKSPACE_ROOTS: '/workspace',

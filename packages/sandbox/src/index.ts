@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { AppError, bool, csv, type Logger } from '@mcp-fleet/kit';
+import { AppError, bool, csv, processEnv, type Logger } from '@mcp-fleet/kit';
 import { z } from 'zod';
 
 /** Configuration shared by every service that starts programs (spread into its config schema). */
@@ -330,7 +330,7 @@ export class Sandbox {
       ...options,
       cwd: policy.cwd,
       // bubblewrap itself needs only PATH; the program's environment is set inside with --setenv.
-      env: outside ? policy.env : { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+      env: outside ? policy.env : { PATH: processEnv().PATH ?? '/usr/bin:/bin' },
     });
   }
 
@@ -381,7 +381,7 @@ export class Sandbox {
     );
     return {
       binary: [LAUNCHER, resolved],
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', FLEET_SANDBOX_ARGS: file, FLEET_SANDBOX_BWRAP: this.config.SANDBOX_BWRAP },
+      env: { PATH: processEnv().PATH ?? '/usr/bin:/bin', FLEET_SANDBOX_ARGS: file, FLEET_SANDBOX_BWRAP: this.config.SANDBOX_BWRAP },
       dispose: () => fs.rmSync(dir, { recursive: true, force: true }),
     };
   }

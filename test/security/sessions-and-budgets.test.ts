@@ -111,7 +111,6 @@ beforeAll(async () => {
   authed = await startGateway(spec, path.join(tmp.dir, 'authed'), {
     ...shared,
     API_KEYS_FILE: path.join(tmp.dir, 'keys.json'),
-    AUTH_RESOURCE: 'http://127.0.0.1/mcp',
   });
   open = await startGateway(spec, path.join(tmp.dir, 'open'), shared);
   gateways.push(authed, open);
@@ -206,10 +205,12 @@ describe('MCP sessions are bound to the principal that created them', () => {
       { ...as(keys.b), 'mcp-session-id': `${sid}0` },
     ];
     for (const headers of attempts) expect(await raw(authed.url, 'POST', headers, LIST)).toEqual(baseline);
-    // both keys in one Authorization line is no bearer token at all
-    expect(
-      (await raw(authed.url, 'POST', { authorization: `Bearer ${keys.b}, Bearer ${keys.a}`, 'mcp-session-id': sid }, LIST)).status,
-    ).toBe(401);
+    // both keys in one Authorization line, or none, is no caller at all: 401 (PORT and AUTH_RESOURCE unset: the default resource)
+    for (const authorization of [`Bearer ${keys.b}, Bearer ${keys.a}`, `Bearer ${keys.a}x`, '']) {
+      const refused = await raw(authed.url, 'POST', { authorization, 'mcp-session-id': sid }, LIST);
+      expect(refused.status).toBe(401);
+      expect(refused.body).toMatch(/UNAUTHORIZED/);
+    }
     // the legitimate spellings keep working: A's id with A's key, spaces around it dropped by HTTP
     expect((await raw(authed.url, 'POST', { ...as(keys.a), 'mcp-session-id': `  ${sid} ` }, LIST)).status).toBe(200);
     expect(

@@ -135,7 +135,8 @@ export function createApp(deps: GatewayDeps): Gateway {
   const auth = new Authorizer({
     issuer: config.AUTH_ISSUER,
     jwksUrl: config.AUTH_JWKS_URL,
-    resource: config.AUTH_RESOURCE ?? `http://127.0.0.1:${config.PORT}/mcp`,
+    // PORT unset: the port server.ts listens on, the gateway's documented one (not "undefined", which no URL parses)
+    resource: config.AUTH_RESOURCE ?? `http://127.0.0.1:${config.PORT ?? INVENTORY.find((s) => s.id === SERVICE_ID)!.port}/mcp`,
     apiKeysFile: config.API_KEYS_FILE,
     logger,
     keySet: deps.authKeySet,

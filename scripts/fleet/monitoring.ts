@@ -8,6 +8,7 @@ import path from 'node:path';
 import YAML from 'yaml';
 import type { LaunchSpec } from './plan';
 import { REPO_ROOT } from './plan';
+import { runtimeEnv } from './service-env';
 
 export interface MonitoringProcess {
   id: 'prometheus' | 'loki';
@@ -75,7 +76,10 @@ export function startMonitoring(options: {
     prom.child = spawn(
       'prometheus',
       [`--config.file=${config}`, `--storage.tsdb.path=${path.join(dir, 'prometheus-data')}`, `--web.listen-address=127.0.0.1:${promPort}`],
-      { stdio: ['ignore', fs.openSync(path.join(dir, 'prometheus.log'), 'a'), fs.openSync(path.join(dir, 'prometheus.log'), 'a')] },
+      {
+        env: runtimeEnv(options.env),
+        stdio: ['ignore', fs.openSync(path.join(dir, 'prometheus.log'), 'a'), fs.openSync(path.join(dir, 'prometheus.log'), 'a')],
+      },
     );
     prom.state = 'starting';
     prom.note = `config ${config}; log ${path.join(dir, 'prometheus.log')}`;
@@ -114,6 +118,7 @@ export function startMonitoring(options: {
       }),
     );
     loki.child = spawn(lokiBin, [`-config.file=${config}`], {
+      env: runtimeEnv(options.env),
       stdio: ['ignore', fs.openSync(path.join(dir, 'loki.log'), 'a'), fs.openSync(path.join(dir, 'loki.log'), 'a')],
     });
     loki.state = 'starting';

@@ -108,12 +108,20 @@ export function allowedNames(entry: ServiceEntry, env: Env): Set<string> {
   ]);
 }
 
-/** `env` cut down to what `entry` may receive. */
-export function serviceEnv(entry: ServiceEntry, env: Env): Env {
-  const allowed = allowedNames(entry, env);
+function pick(env: Env, allowed: ReadonlySet<string>): Env {
   const out: Env = {};
   for (const [name, value] of Object.entries(env)) {
     if (value !== undefined && (allowed.has(name) || RUNTIME_PREFIXES.some((p) => name.startsWith(p)))) out[name] = value;
   }
   return out;
+}
+
+/** `env` cut down to what `entry` may receive. */
+export function serviceEnv(entry: ServiceEntry, env: Env): Env {
+  return pick(env, allowedNames(entry, env));
+}
+
+/** `env` cut down to the runtime's names, for programs the launcher starts beside the fleet (Prometheus, Loki). */
+export function runtimeEnv(env: Env): Env {
+  return pick(env, new Set(RUNTIME_NAMES));
 }

@@ -266,7 +266,7 @@ describe('embedded stores killed mid-write', () => {
     '%s keeps every acknowledged write across a SIGKILL',
     async (_id, store) => {
       const url = fleet.serviceUrl(store.id, getService(store.id)!.port);
-      await store.setup?.(url, tmp.dir);
+      await store.setup?.(url, path.join(tmp.dir, 'ws'));
       const pid = fleet.state().services.find((s) => s.id === store.id)!.pid;
       const acknowledged: string[] = [];
       let next = 0;

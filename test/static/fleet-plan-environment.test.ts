@@ -10,7 +10,7 @@ import { SERVICES, envPrefix, type Env } from '@mcp-fleet/inventory';
 import { tempDir } from '@mcp-fleet/testing';
 import { isSecretName } from '../../packages/kit/src/logger';
 import { planFleet, REPO_ROOT } from '../../scripts/fleet/plan';
-import { RUNTIME_NAMES, RUNTIME_PREFIXES } from '../../scripts/fleet/service-env';
+import { RUNTIME_NAMES, RUNTIME_PREFIXES, runtimeEnv } from '../../scripts/fleet/service-env';
 import { GIT_ENV_PASSTHROUGH } from '../../services/git-mcp/src/config';
 import { CHILD_ENV_NAMES } from '../../services/terminal-mcp/src/config';
 
@@ -78,6 +78,8 @@ describe('the environment each service is started with', () => {
   it('passes runtime names that hold no credential, every one of them', () => {
     expect([...RUNTIME_NAMES, ...RUNTIME_PREFIXES].filter((n) => isSecretName(n))).toEqual([]);
     expect(RUNTIME_PREFIXES).toEqual(['LC_', 'OTEL_']);
+    // what Prometheus and Loki (fleet up --monitoring) are started with
+    expect(runtimeEnv(env)).toEqual({ PATH: '/usr/bin:/bin', HOME: '/home/fleet', LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8', TZ: 'UTC' });
   });
 
   it('gives JWT_SECRET to security-mcp and marketplace-mcp and nobody else', () => {

@@ -6,8 +6,9 @@ import {
   FLEET_PROFILES,
   GATEWAY_ID,
   SERVICES,
-  downstreamServices,
   envPrefix,
+  launchedServices,
+  polledByGateway,
   profilePort,
   resolvePort,
   type Env,
@@ -59,7 +60,7 @@ export function planFleet({ env, only }: FleetOptions): { specs: LaunchSpec[]; d
   const portEnv: Env = {};
   for (const e of SERVICES) portEnv[`${envPrefix(e.id)}_PORT`] = String(portOf(e));
 
-  const wanted = downstreamServices().filter((e) => !only || only.includes(e.id));
+  const wanted = launchedServices().filter((e) => !only || only.includes(e.id));
   const gateway = SERVICES.find((s) => s.id === GATEWAY_ID)!;
   const secretsDir = path.resolve(set(env.SECRETS_EXPORT_DIR) ?? path.join(dataDir, 'secrets-ui', 'env'));
   const specs = [...wanted, gateway].map((entry): LaunchSpec => {
@@ -84,8 +85,15 @@ export function planFleet({ env, only }: FleetOptions): { specs: LaunchSpec[]; d
             env[name] ?? String(profilePort({ ...entry, port: p }, profile) + offset),
           ]),
         ),
-        // the gateway polls just the services started here (all of them without --only)
-        ...(only && entry.id === GATEWAY_ID ? { FLEET_SERVICES: wanted.map((e) => e.id).join(',') } : {}),
+        // the gateway polls just the services started here (all of them without --only); not the coordinator, which calls it
+        ...(only && entry.id === GATEWAY_ID
+          ? {
+              FLEET_SERVICES: wanted
+                .filter(polledByGateway)
+                .map((e) => e.id)
+                .join(','),
+            }
+          : {}),
         HOST: env.HOST ?? '127.0.0.1',
         DATA_DIR: dataDir,
         LOG_FILE: logFile,

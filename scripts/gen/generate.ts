@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
-import { SERVICES, envPrefix, profilePort, type ServiceEntry } from '@mcp-fleet/inventory';
+import { GATEWAY_ID, SERVICES, envPrefix, getService, polledByGateway, profilePort, type ServiceEntry } from '@mcp-fleet/inventory';
 import { renderConfigDocs } from './config-docs';
 import { SECRET_VARIABLES_FILE, renderSecretVariables } from './secret-variables';
 
@@ -48,9 +48,11 @@ function dependsOn(s: ServiceEntry): string[] {
   if (s.pattern === 'gateway')
     deps.push(
       ...composedServices()
-        .filter((x) => x.pattern !== 'gateway')
+        .filter(polledByGateway)
         .map((x) => x.id),
     );
+  // the coordinator surface calls the gateway
+  if (s.pattern === 'coordinator') deps.push(GATEWAY_ID);
   return deps;
 }
 
@@ -59,7 +61,11 @@ export function buildCompose(): Record<string, unknown> {
   for (const s of composedServices()) {
     const urls: Record<string, string> = {};
     if (s.pattern === 'gateway')
-      for (const d of composedServices()) if (d.id !== s.id) urls[`${envPrefix(d.id)}_URL`] = `http://${d.id}:${d.port}`;
+      for (const d of composedServices().filter(polledByGateway)) urls[`${envPrefix(d.id)}_URL`] = `http://${d.id}:${d.port}`;
+    if (s.pattern === 'coordinator') {
+      const gateway = getService(GATEWAY_ID)!;
+      urls[`${envPrefix(gateway.id)}_URL`] = `http://${gateway.id}:${gateway.port}`;
+    }
     services[s.id] = {
       build: { context: '.', dockerfile: 'docker/Dockerfile', args: { SERVICE: s.id } },
       environment: {
@@ -275,7 +281,11 @@ export function renderReadmeServices(): string {
   const rows = built.map((s) => [
     s.id,
     String(s.port),
-    s.pattern === 'gateway' ? 'the gateway: `/mcp`, `/tools/list`, `/services`, ... ([docs](docs/gateway.md))' : s.tools.join(', '),
+    s.pattern === 'gateway'
+      ? 'the gateway: `/mcp`, `/tools/list`, `/services`, ... ([docs](docs/gateway.md))'
+      : s.pattern === 'coordinator'
+        ? `\`POST /mcp {tool, arguments}\`: ${s.tools.length} contract tools via the gateway ([docs](docs/services/${s.id}.md))`
+        : s.tools.join(', '),
     s.storage ?? s.backends.join(', '),
   ]);
   const planned = SERVICES.filter((s) => s.status === 'planned').map((s) => s.id);

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import YAML from 'yaml';
-import { SERVICES, collisions, downstreamServices, GATEWAY_ID } from '@mcp-fleet/inventory';
+import { SERVICES, collisions, downstreamServices, launchedServices, GATEWAY_ID } from '@mcp-fleet/inventory';
 import { COMPOSE_FILE, COMPOSE_VAULT_FILE, MONITORING_PORTS, PROMETHEUS_FILE, composedServices, render } from '../../scripts/gen/generate';
 import { planFleet } from '../../scripts/fleet/plan';
 
@@ -129,7 +129,8 @@ describe('inventory agreement', () => {
 
   it('has the launcher start every built service plus the gateway on inventory ports', () => {
     const plan = planFleet({ env: {} });
-    expect(plan.specs.map((s) => s.entry.id).sort()).toEqual([...downstreamServices().map((s) => s.id), GATEWAY_ID].sort());
+    expect(plan.specs.map((s) => s.entry.id).sort()).toEqual([...launchedServices().map((s) => s.id), GATEWAY_ID].sort());
+    expect(plan.specs.map((s) => s.entry.id)).toContain('coordinator');
     for (const spec of plan.specs) {
       expect(spec.port).toBe(spec.entry.port);
       expect(fs.existsSync(spec.script)).toBe(true);
@@ -143,6 +144,18 @@ describe('inventory agreement', () => {
     expect(planFleet({ env: { MQTT_EMBEDDED_PORT: '1999' } }).specs.find((s) => s.entry.id === 'mqtt-mcp')!.env.MQTT_EMBEDDED_PORT).toBe(
       '1999',
     );
+  });
+
+  it('runs the coordinator surface (8020) beside the gateway, which it calls, not behind it', () => {
+    expect(downstreamServices().map((s) => s.id)).not.toContain('coordinator');
+    expect(collisions().get('file_read')).toBeUndefined();
+    const compose = YAML.parse(fs.readFileSync(COMPOSE_FILE, 'utf8'));
+    expect(compose.services.coordinator.depends_on).toContain(GATEWAY_ID);
+    expect(compose.services[GATEWAY_ID].depends_on).not.toContain('coordinator');
+    expect(compose.services.coordinator.environment.MEGA_ORCHESTRATOR_URL).toBe('http://mega-orchestrator:7000');
+    const only = planFleet({ env: {}, only: ['coordinator', 'filesystem-mcp'] });
+    expect(only.specs.map((s) => s.entry.id).sort()).toEqual(['coordinator', 'filesystem-mcp', GATEWAY_ID]);
+    expect(only.specs.find((s) => s.entry.id === GATEWAY_ID)!.env.FLEET_SERVICES).toBe('filesystem-mcp');
   });
 
   it('names a primary owner for every colliding tool name', () => {

@@ -3,7 +3,12 @@
  * its port, access pattern, tools and backends. The gateway registry, the fleet launcher, compose
  * files and Prometheus targets derive from this list, and tests prove they agree.
  */
-export type AccessPattern = 'gateway' | 'route-oriented' | 'tool-oriented' | 'json-rpc' | 'stdio' | 'rest-mcp' | 'rest-ui' | 'scaffold';
+/**
+ * `coordinator`: the alternate coordinator surface (port 8020), which calls the gateway; the launcher
+ * and compose run it, the gateway does not poll it (its tools are other services' tools).
+ */
+export type AccessPattern =
+  'gateway' | 'coordinator' | 'route-oriented' | 'tool-oriented' | 'json-rpc' | 'stdio' | 'rest-mcp' | 'rest-ui' | 'scaffold';
 
 export type Backend =
   | 'sqlite'
@@ -318,6 +323,36 @@ export const SERVICES: readonly ServiceEntry[] = [
     http: true,
   },
   {
+    id: 'coordinator',
+    port: 8020,
+    pattern: 'coordinator',
+    description:
+      'The alternate coordinator surface: POST /mcp {tool, arguments} for the contract tools, through the gateway, rate-limited per client IP.',
+    tools: [
+      'file_read',
+      'file_write',
+      'file_list',
+      'git_status',
+      'git_log',
+      'git_diff',
+      'execute_command',
+      'system_info',
+      'db_query',
+      'db_schema',
+      'store_memory',
+      'search_memories',
+      'list_memories',
+      'memory_stats',
+      'transcribe_audio',
+      'transcribe_url',
+      'research_query',
+    ],
+    backends: ['redis'],
+    status: 'available',
+    http: true,
+    storage: 'rate-limit counts in process / Redis (`REDIS_URL`)',
+  },
+  {
     id: 'secrets-ui',
     port: 10000,
     pattern: 'rest-ui',
@@ -385,13 +420,25 @@ export function resolveUrl(entry: ServiceEntry, env: Env): string {
   return `http://127.0.0.1:${resolvePort(entry, env)}`;
 }
 
-/** The services the launcher starts and the gateway polls: built, HTTP, not the gateway. */
-export function downstreamServices(): ServiceEntry[] {
+/** Whether the gateway routes to the service: every one but the gateway itself and the coordinator surface (which calls the gateway). */
+export function polledByGateway(entry: ServiceEntry): boolean {
+  return entry.pattern !== 'gateway' && entry.pattern !== 'coordinator';
+}
+
+/** The services the launcher starts besides the gateway: built, HTTP (the coordinator surface too). */
+export function launchedServices(): ServiceEntry[] {
   return SERVICES.filter((s) => s.status === 'available' && s.http && s.pattern !== 'gateway');
 }
 
-/** Tool names offered by more than one service, with their primary owner. */
-export function collisions(entries: readonly ServiceEntry[] = SERVICES): Map<string, { primary: string; owners: string[] }> {
+/** The services the gateway polls and routes to: the launched ones but the coordinator surface. */
+export function downstreamServices(): ServiceEntry[] {
+  return launchedServices().filter(polledByGateway);
+}
+
+/** Tool names offered by more than one service the gateway routes to, with their primary owner. */
+export function collisions(
+  entries: readonly ServiceEntry[] = SERVICES.filter(polledByGateway),
+): Map<string, { primary: string; owners: string[] }> {
   const owners = new Map<string, string[]>();
   for (const s of entries) for (const t of s.tools) owners.set(t, [...(owners.get(t) ?? []), s.id]);
   const out = new Map<string, { primary: string; owners: string[] }>();

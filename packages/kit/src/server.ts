@@ -4,6 +4,7 @@ import v8 from 'node:v8';
 import type { Duplex } from 'node:stream';
 import type { Logger } from './logger';
 import { UPGRADE, type UpgradableListener, type Upgraded } from './channel';
+import { isLoopbackInterface } from './http';
 
 export interface RunningServer {
   server: http.Server;
@@ -107,6 +108,8 @@ let heapTuned = false;
 export interface RunOptions extends ListenOptions {
   logger: Logger;
   service: string;
+  /** ALLOWED_HOSTS: only to warn at start when the service listens beyond loopback with none. */
+  allowedHosts?: readonly string[];
 }
 
 /** server.ts of every service: listen, log, and stop cleanly on SIGTERM/SIGINT. */
@@ -124,6 +127,10 @@ export async function runService(handler: http.RequestListener, options: RunOpti
     process.exit(1);
   }
   logger.info(`${service} listening`, { url: running.url, port: running.port, pid: process.pid });
+  if (!isLoopbackInterface(options.host) && !options.allowedHosts?.length)
+    logger.warn(
+      `${service} listens on ${options.host} but ALLOWED_HOSTS is empty: only requests for localhost, 127.0.0.1 or [::1] are answered (403 for any other Host); list the names clients call it by.`,
+    );
   const shutdown = (signal: string) => {
     logger.info(`${service} stopping`, { signal });
     running.stop().then(
@@ -164,6 +171,7 @@ export interface BootConfig {
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?: string;
   SHUTDOWN_TIMEOUT_MS: number;
   REQUEST_TIMEOUT_MS?: number;
+  ALLOWED_HOSTS?: readonly string[];
 }
 
 /** The whole of a service's server.ts: parse config (fail fast), build the app, listen, stop cleanly. */
@@ -200,6 +208,7 @@ export async function bootService<C extends BootConfig>(options: BootOptions<C>)
     port: config.PORT ?? options.defaultPort,
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
     requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
+    allowedHosts: config.ALLOWED_HOSTS,
     onClose: async () => {
       await service.close();
       await tracer.shutdown();

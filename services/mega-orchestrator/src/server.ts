@@ -29,6 +29,7 @@ async function main() {
     port: config.PORT ?? getService(SERVICE_ID)!.port,
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
     requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
+    allowedHosts: config.ALLOWED_HOSTS,
     onClose: async () => {
       await gateway.close();
       await tracer.shutdown();

@@ -279,7 +279,12 @@ describe('the fleet through the launcher', () => {
     const failures: string[] = [];
     let calls = 0;
     for (const tool of body.tools as { name: string; inputSchema: any }[]) {
-      const variants: Record<string, unknown>[] = tool.inputSchema.oneOf ?? tool.inputSchema.anyOf ?? [tool.inputSchema];
+      // a tool with actions lists one object whose required enum (action, operation) picks the fields: one variant per value
+      const schema = tool.inputSchema;
+      const selector = Object.entries<any>(schema.properties ?? {}).find(([k, p]) => schema.required?.includes(k) && Array.isArray(p.enum));
+      const variants: Record<string, unknown>[] = selector
+        ? selector[1].enum.map((value: unknown) => ({ properties: { ...schema.properties, [selector[0]]: { const: value } } }))
+        : [schema];
       const payloads: Record<string, unknown>[] = [{}];
       for (const v of variants) {
         const fixed: Record<string, unknown> = {};

@@ -41,7 +41,8 @@ export const payloadSchema = z
       }
       return value;
     },
-    z.record(z.string(), z.unknown()),
+    // z.json(), not z.unknown(): the listing then says what a value is (model APIs refuse `{}`); the depth is checked above
+    z.record(z.string(), z.json()),
   )
   .describe('Payload: a JSON object stored with the point (size capped, see the tool description).');
 

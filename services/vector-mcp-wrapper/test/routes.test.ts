@@ -33,13 +33,16 @@ describe('vector-mcp-wrapper', () => {
     const res = await request(service.app).get('/tools/list').expect(200);
     expect(res.body.tools.map((t: { name: string }) => t.name)).toEqual(['collection', 'vector', 'search']);
     const collection = res.body.tools[0];
-    expect(collection.inputSchema.type).toBe('object');
-    expect(collection.inputSchema.oneOf.map((o: { properties: { action: { const: string } } }) => o.properties.action.const)).toEqual([
-      'create',
-      'delete',
-      'list',
-      'info',
-    ]);
+    // one plain object per tool (model APIs refuse a top-level oneOf): the action an enum, its fields optional
+    expect(collection.inputSchema).toMatchObject({ type: 'object', required: ['action'], additionalProperties: false });
+    expect(collection.inputSchema.oneOf).toBeUndefined();
+    expect(collection.inputSchema.properties.action.enum).toEqual(['create', 'delete', 'list', 'info']);
+    expect(collection.inputSchema.properties.size.description).toMatch(/For create \(required\)\.$/);
+    const vector = res.body.tools[1].inputSchema;
+    expect(vector.properties.action.enum).toEqual(['upsert', 'insert', 'update', 'delete', 'fetch', 'scroll', 'count']);
+    expect(vector.properties.action.description).toMatch(/insert: Insert new points; CONFLICT if any id exists/);
+    // the points of update are another shape than those of upsert/insert: both are listed
+    expect(vector.properties.points.anyOf).toHaveLength(2);
     expect(res.body.tools[2].annotations).toMatchObject({ readOnlyHint: true });
     expect(res.body.tools[1].description).toMatch(/At most 50 points/);
   });

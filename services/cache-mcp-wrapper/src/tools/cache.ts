@@ -1,4 +1,4 @@
-import { AppError, defineTool } from '@mcp-fleet/kit';
+import { actionInput, AppError, defineTool } from '@mcp-fleet/kit';
 import { z } from 'zod';
 import { boundedJson, deserialize, keySchema, patternSchema, serialize, ttlMs, ttlSecondsSchema, type Keyspace } from '../keyspace';
 import type { KvStore } from '../store/kv-store';
@@ -178,9 +178,9 @@ export function createCacheTool({ store, keyspace, maxValueBytes, maxResponseByt
       'Values are JSON, at most CACHE_MAX_VALUE_BYTES (default 512 KiB) each; mget/mset/delete take up to 1000 keys; mget answers are cut at CACHE_MAX_RESPONSE_BYTES (4 MiB) ' +
       "with truncated: true; keys returns at most 1000 per page and scans a bounded slice of the keyspace per call. Keys live in this service's namespace only. " +
       'Redis when REDIS_URL is set, the in-process store otherwise; 30 s call time limit.',
-    // The kit types inputs as objects; a discriminated union of objects validates and lists the same way.
-    input: cacheInput,
+    // Listed as one object (an action enum, the other fields optional); validated per action by cacheInput.
+    input: actionInput(cacheInput),
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
-    handler: (args) => handle(args as CacheInput),
+    handler: handle,
   });
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { AppError, defineTool } from '@mcp-fleet/kit';
+import { actionInput, AppError, defineTool } from '@mcp-fleet/kit';
 import { z } from 'zod';
 import { boundedJson, serialize, ttlMs, type Keyspace } from '../keyspace';
 import type { KvStore } from '../store/kv-store';
@@ -166,8 +166,9 @@ export function createSessionTool({ store, keyspace, maxValueBytes }: SessionToo
       'Sessions with TTLs: action create (data, ttlSeconds default 3600 up to 30 days, sliding default true) | read | update (data, merge, ttlSeconds) | delete | list. ' +
       "Ids are 32 random URL-safe characters; a sliding session's TTL restarts on every read and update. Session data is JSON capped at CACHE_MAX_VALUE_BYTES " +
       '(default 512 KiB); list returns at most 1000 sessions per page without their data. Unknown or expired ids answer NOT_FOUND; 30 s call time limit.',
-    input: sessionInput,
+    // Listed as one object (an action enum, the other fields optional); validated per action by sessionInput.
+    input: actionInput(sessionInput),
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
-    handler: (args) => handle(args as SessionInput),
+    handler: handle,
   });
 }

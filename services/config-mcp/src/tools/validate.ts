@@ -7,11 +7,11 @@ import { draftOf } from '../lib/schema-worker';
 
 const input = z
   .object({
-    config: z.unknown().optional().describe('The configuration to check, as a JSON value.'),
+    config: z.json().optional().describe('The configuration to check, as a JSON value.'),
     path: z.string().min(1).max(4096).optional().describe('Or: a config file inside the workspace roots (JSON, YAML, TOML or .env).'),
     format: formatSchema.optional().describe('Format of `path` when its name does not tell.'),
     schema: z
-      .union([z.record(z.string(), z.unknown()), z.boolean()])
+      .union([z.record(z.string(), z.json()), z.boolean()])
       .optional()
       .describe('The JSON Schema (draft 2020-12 by default; $schema may name draft-07 or 2019-09).'),
     schema_path: z.string().min(1).max(4096).optional().describe('Or: a schema file inside the workspace roots (JSON or YAML).'),
@@ -77,7 +77,7 @@ export function validateTool(ctx: ConfigContext) {
         });
       }
 
-      let data = args.config;
+      let data: unknown = args.config;
       let locate: ReturnType<typeof locator>;
       let source: { path: string; format: ConfigFormat } | undefined;
       if (args.path !== undefined) {

@@ -1,4 +1,4 @@
-import { defineTool } from '@mcp-fleet/kit';
+import { actionInput, defineTool } from '@mcp-fleet/kit';
 import { z } from 'zod';
 import type { MediaDeps } from '../deps';
 import { AUDIO_FORMATS, PRESET_NAMES } from '../media/av-process';
@@ -182,7 +182,8 @@ export const mediaProcessTool = (deps: MediaDeps) =>
       `Audio/video longer than ${deps.config.MEDIA_JOB_THRESHOLD_SECONDS} s, or any call with async: true, answers a job at once (media_query follows it); ` +
       `jobs run ${deps.config.MEDIA_JOB_CONCURRENCY} at a time, ${deps.config.MEDIA_JOB_QUEUE_MAX} waiting at most, each within ${deps.config.MEDIA_JOB_TIMEOUT_MS} ms. ` +
       'Audio/video need ffmpeg (NOT_CONFIGURED without it).',
-    input: processInput,
+    // listed as one object (a model API refuses a top-level oneOf); validated per operation by processInput
+    input: actionInput(processInput),
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     // long work: MCP clients that declared the tasks extension get a task through the gateway
     execution: { taskSupport: 'optional' },

@@ -1,4 +1,4 @@
-import { AppError, pageShape, defineTool } from '@mcp-fleet/kit';
+import { actionInput, AppError, pageShape, defineTool } from '@mcp-fleet/kit';
 import { z } from 'zod';
 import type { MediaDeps } from '../deps';
 import { JOB_STATES } from '../jobs';
@@ -34,7 +34,8 @@ export const mediaQueryTool = (deps: MediaDeps) =>
     description:
       'Follow the jobs media_process started: "get" one job (state queued/running/succeeded/failed/cancelled/interrupted, percent from ffmpeg progress, outputs with their analysis, error), ' +
       '"list" jobs newest first (limit up to 500, nextCursor), or "cancel" one (CONFLICT when it has already ended). Job records survive a restart; a job running at the time is marked interrupted.',
-    input: queryInput,
+    // listed as one object (a model API refuses a top-level oneOf); validated per action by queryInput
+    input: actionInput(queryInput),
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     handler: async (args) => {
       const store = deps.runner.store;

@@ -12,7 +12,7 @@ export const publishMessageTool = ({ hub, config }: ToolDeps) =>
       .object({
         topic: z.string().min(1).describe('Concrete topic, e.g. sensors/room1/temp.'),
         payload: z
-          .union([z.string(), z.record(z.string(), z.unknown()), z.array(z.unknown()), z.number(), z.boolean(), z.null()])
+          .union([z.string(), z.record(z.string(), z.json()), z.array(z.json()), z.number(), z.boolean(), z.null()])
           .describe('Text, or any JSON value (sent serialised).'),
         qos: z.number().int().min(0).max(2).default(0).describe('Quality of service 0, 1 or 2.'),
         retain: z.boolean().default(false).describe('Ask the broker to keep it as the retained message of the topic.'),

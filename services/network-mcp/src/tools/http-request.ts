@@ -23,7 +23,7 @@ export function httpRequestTool({ config, client }: NetworkDeps) {
         method: z.enum(METHODS).default('GET').describe('HTTP method.'),
         headers: headersField,
         body: z.string().optional().describe('Request body as text (not with GET or HEAD; not with json).'),
-        json: z.unknown().optional().describe('Request body as JSON; sets Content-Type: application/json unless given.'),
+        json: z.json().optional().describe('Request body as JSON; sets Content-Type: application/json unless given.'),
         timeoutMs: z
           .number()
           .int()

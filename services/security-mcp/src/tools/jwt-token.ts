@@ -30,7 +30,7 @@ export function jwtTokenTool({ config, jwtKey }: SecurityDeps) {
           .describe(`Lifetime in seconds (60-${config.JWT_MAX_TTL_SECONDS}).`),
         audience: audienceField.optional().describe('The "aud" claim (one value or a list).'),
         claims: z
-          .record(z.string().min(1).max(64), z.unknown())
+          .record(z.string().min(1).max(64), z.json())
           .optional()
           .describe('Extra custom claims (not iss, sub, aud, exp, nbf, iat, jti, scope); at most 4 KiB as JSON.'),
         admin_token: z.string().max(1024).optional().describe('The admin credential, when it cannot be sent as a bearer header.'),

@@ -1,4 +1,4 @@
-import { AppError, defineTool, pageShape, paginate } from '@mcp-fleet/kit';
+import { actionInput, AppError, defineTool, pageShape, paginate } from '@mcp-fleet/kit';
 import { collectionNameSchema, distanceSchema, MAX_DIMENSIONS, type VectorStore } from '@mcp-fleet/vector-store';
 import { z } from 'zod';
 
@@ -24,7 +24,8 @@ export function collectionTool(store: VectorStore) {
     title: 'Vector collections',
     description:
       'Manage vector collections. action "create" {name, size 1-4096, distance Cosine|Euclid|Dot} (CONFLICT if it exists), "delete" {name}, "info" {name} (NOT_FOUND if unknown), "list" {limit <= 500, cursor}. Cosine and Dot scores are similarities (higher is better); Euclid scores are distances (lower is better). Time limit: the service TOOL_TIMEOUT_MS.',
-    input,
+    // listed as one object (a model API refuses a top-level oneOf); validated per action by input
+    input: actionInput(input),
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
     handler: async (args) => {
       switch (args.action) {

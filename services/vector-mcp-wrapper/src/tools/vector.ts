@@ -1,4 +1,4 @@
-import { AppError, defineTool } from '@mcp-fleet/kit';
+import { actionInput, AppError, defineTool } from '@mcp-fleet/kit';
 import { collectionNameSchema, filterSchema, payloadSchema, pointIdSchema, vectorSchema, type VectorStore } from '@mcp-fleet/vector-store';
 import { z } from 'zod';
 
@@ -83,7 +83,8 @@ export function vectorTool(store: VectorStore, options: VectorToolOptions) {
     name: 'vector',
     title: 'Vector points',
     description: `Write and read points of a collection. action "upsert"/"insert" {collection, points: [{id, vector, payload?}]}, "update" {collection, points: [{id, vector?, payload?}], payloadMode}, "delete" {collection, ids | filter}, "fetch" {collection, ids}, "scroll" {collection, filter?, limit <= 500, offset?}, "count" {collection, filter?}. Ids are unsigned integers or UUID strings. At most ${options.maxPointsPerCall} points or ids per call; payloads at most ${options.maxPayloadBytes} bytes of JSON each; vectors must have exactly the collection's size (VALIDATION_ERROR names it) and finite float32 values. A call that fails writes nothing. Time limit: the service TOOL_TIMEOUT_MS.`,
-    input: inputFor(options),
+    // listed as one object (a model API refuses a top-level oneOf); validated per action by the union
+    input: actionInput(inputFor(options)),
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
     handler: async (args) => {
       switch (args.action) {

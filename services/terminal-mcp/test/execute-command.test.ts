@@ -285,6 +285,13 @@ describe('execute_command with TERMINAL_ALLOW_SHELL=true', () => {
     expect(await waitUntil(() => running('sleep 30.731').length === 0)).toBe(true);
   });
 
+  it('keeps a command within the budget the gateway sends, answering timedOut itself before the gateway gives up', async () => {
+    const started = Date.now();
+    const res = await request(service.app).post('/command').set('x-fleet-budget-ms', '1200').send({ command: 'sleep 5' }).expect(200);
+    expect(res.body.result).toMatchObject({ timedOut: true });
+    expect(Date.now() - started).toBeLessThan(4000);
+  });
+
   it('kills a timed-out pipeline', async () => {
     const res = await run(service, { command: 'sleep 10 | sleep 10', timeoutMs: 300 }).expect(200);
     expect(res.body.result.timedOut).toBe(true);

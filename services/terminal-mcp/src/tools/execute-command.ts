@@ -60,7 +60,9 @@ export function executeCommandTool({ config, workspace, logger, sandbox }: Termi
         args: plan.args,
         cwd: cwd.absolute,
         env: config.CHILD_ENV,
-        timeoutMs: args.timeoutMs ?? maxTimeout,
+        // Within the call's budget (the gateway's, when it sent one), so the command's own timedOut
+        // result reaches the caller before anyone upstream gives up.
+        timeoutMs: Math.max(100, Math.min(args.timeoutMs ?? maxTimeout, ctx.deadline - Date.now() - 250)),
         maxOutputBytes: maxOutput,
         stdin: args.stdin,
         signal: ctx.signal,

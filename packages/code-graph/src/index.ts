@@ -12,4 +12,4 @@ export {
   type NodeKind,
   type SourceFile,
 } from './graph';
-export { walkPythonFiles, type WalkResult } from './walk';
+export { walkPythonFiles, type WalkPythonOptions, type WalkResult } from './walk';

@@ -20,3 +20,4 @@ export * from './serial';
 export * from './credentials';
 export * from './worker';
 export * from './in-flight';
+export * from './secret-files';

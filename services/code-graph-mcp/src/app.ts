@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { createServiceApp, type Logger, type ServiceApp } from '@mcp-fleet/kit';
+import { createServiceApp, secretFilesFrom, type Logger, type ServiceApp } from '@mcp-fleet/kit';
 import { Workspace } from '@mcp-fleet/kit/workspace';
 import { SERVICE_ID, type Config } from './config';
 import { GraphStore } from './store';
@@ -12,7 +12,7 @@ export interface CodeGraphDeps {
 }
 
 export async function createApp({ config, logger, defaultMetrics = true }: CodeGraphDeps): Promise<ServiceApp> {
-  const ws = await Workspace.open(config.WORKSPACE_ROOTS);
+  const ws = await Workspace.open(config.WORKSPACE_ROOTS, secretFilesFrom(config, logger));
   const store = await GraphStore.open(path.join(config.DATA_DIR, 'code-graph', 'graphs.sqlite'));
   logger.info('code graph store open', { file: store.db.file, roots: ws.roots });
   return createServiceApp({

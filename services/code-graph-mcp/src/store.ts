@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto';
-import fs from 'node:fs/promises';
+import { constants } from 'node:fs';
+import type fs from 'node:fs/promises';
 import path from 'node:path';
 import { buildGraph, parsePython, walkPythonFiles, type GraphEdge, type GraphNode, type ParsedFile } from '@mcp-fleet/code-graph';
 import { AppError } from '@mcp-fleet/kit';
 import { SqliteDb } from '@mcp-fleet/kit/sqlite';
+import type { Workspace } from '@mcp-fleet/kit/workspace';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS projects (id TEXT PRIMARY KEY, root TEXT NOT NULL UNIQUE, indexed_at TEXT, files INTEGER, truncated INTEGER);
@@ -76,10 +78,14 @@ export class GraphStore {
    * Index root: files whose sha256 is unchanged keep their stored parse; changed and new files are
    * parsed; files gone from disk are dropped. The graph (nodes and edges) is rebuilt from the parses.
    */
-  async index(root: string, limits: { maxFiles: number; maxFileBytes: number; signal?: AbortSignal }): Promise<IndexReport> {
+  async index(root: string, limits: { maxFiles: number; maxFileBytes: number; signal?: AbortSignal }, ws: Workspace): Promise<IndexReport> {
     const started = performance.now();
     const project = projectIdOf(root);
-    const walk = await walkPythonFiles(root, limits.maxFiles);
+    // every directory read through its verified descriptor; secret files, secret directories and DATA_DIR left out
+    const walk = await walkPythonFiles(root, limits.maxFiles, {
+      readDirectory: async (dir) => (await ws.readDirectory(dir)).entries,
+      skip: (dir, name) => ws.isSecretEntry(dir, name),
+    });
     const stored = new Map(
       (
         await this.db.all<{ path: string; hash: string; parsed: string; error: string | null }>(
@@ -97,16 +103,23 @@ export class GraphStore {
         throw new AppError('TIMEOUT', 'Indexing took longer than the call time limit; raise TOOL_TIMEOUT_MS or index a smaller root.');
       const abs = path.join(root, rel);
       let buf: Buffer;
+      let handle: fs.FileHandle | undefined;
       try {
-        const st = await fs.lstat(abs);
+        // open, then verify (Workspace.openFile): nothing swapped in since the walk is read from outside the roots
+        handle = (await ws.openFile(abs, constants.O_RDONLY | constants.O_NONBLOCK)).handle;
+        const st = await handle.stat();
+        if (!st.isFile()) throw Object.assign(new Error('not a regular file'), { code: 'EINVAL' });
         if (st.size > limits.maxFileBytes) {
           errors.push({ path: rel, line: 0, column: 0, message: `larger than CODE_GRAPH_MAX_FILE_BYTES (${st.size} bytes); skipped` });
           continue;
         }
-        buf = await fs.readFile(abs);
+        buf = await handle.readFile();
       } catch (err) {
-        errors.push({ path: rel, line: 0, column: 0, message: `unreadable: ${(err as NodeJS.ErrnoException).code ?? 'error'}` });
+        const code = err instanceof AppError ? err.code : ((err as NodeJS.ErrnoException).code ?? 'error');
+        errors.push({ path: rel, line: 0, column: 0, message: `unreadable: ${code}` });
         continue;
+      } finally {
+        await handle?.close();
       }
       const hash = createHash('sha256').update(buf).digest('hex');
       const prev = stored.get(rel);

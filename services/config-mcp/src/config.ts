@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { baseEnvShape, csv, loadConfig, type Env, int } from '@mcp-fleet/kit';
+import { baseEnvShape, csv, loadConfig, secretFilesEnvShape, type Env, int } from '@mcp-fleet/kit';
 import { z } from 'zod';
 
 export const SERVICE_ID = 'config-mcp';
@@ -24,6 +24,7 @@ const regexList = (fallback: string[]) =>
 
 export const configSchema = z.object({
   ...baseEnvShape,
+  ...secretFilesEnvShape,
   WORKSPACE_ROOTS: csv(['.']).describe(
     'Comma-separated directories that config files, validate/backup paths and convert outputs must stay inside (default: the current directory).',
   ),

@@ -60,17 +60,17 @@ describe('backup', () => {
   });
 
   it('prunes to the requested count and paginates the list', async () => {
-    h.write('many.env', 'A=1\n');
+    h.write('many.toml', 'a = 1\n');
     for (let i = 0; i < 4; i++) {
-      await call({ action: 'create', path: 'many.env', keep: 10 }).expect(200);
+      await call({ action: 'create', path: 'many.toml', keep: 10 }).expect(200);
       await pause();
     }
-    const page = await call({ action: 'list', path: 'many.env', limit: 2 }).expect(200);
+    const page = await call({ action: 'list', path: 'many.toml', limit: 2 }).expect(200);
     expect(page.body.result.backups).toHaveLength(2);
-    const rest = await call({ action: 'list', path: 'many.env', limit: 2, cursor: page.body.result.nextCursor }).expect(200);
+    const rest = await call({ action: 'list', path: 'many.toml', limit: 2, cursor: page.body.result.nextCursor }).expect(200);
     expect(rest.body.result.backups).toHaveLength(2);
     expect(rest.body.result.backups[0].createdAt < page.body.result.backups[1].createdAt).toBe(true);
-    const pruned = await call({ action: 'prune', path: 'many.env', keep: 1 }).expect(200);
+    const pruned = await call({ action: 'prune', path: 'many.toml', keep: 1 }).expect(200);
     expect(pruned.body.result).toMatchObject({ kept: 1 });
     expect(pruned.body.result.pruned).toHaveLength(3);
     expect((await call({ action: 'list', path: 'never-backed-up.json' }).expect(200)).body.result.backups).toEqual([]);

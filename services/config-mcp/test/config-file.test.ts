@@ -22,7 +22,7 @@ describe('config_file read', () => {
     );
     h.write('app.yaml', 'name: svc\nport: 8080\nsettings:\n  token: tok-abc\nlist: [1, 2]\n');
     h.write('app.toml', 'name = "svc"\n[server]\nport = 8080\nstarted = 1979-05-27T07:32:00Z\nclient_secret = "cs-999"\n');
-    h.write('.env', 'NAME=svc\nDB_PASSWORD="pw with space"\nPORT=80\n');
+    h.write('.env.example', 'NAME=svc\nDB_PASSWORD="pw with space"\nPORT=80\n');
 
     const json = await call({ action: 'read', path: 'app.json' }).expect(200);
     expect(json.body.result).toMatchObject({
@@ -42,8 +42,25 @@ describe('config_file read', () => {
       server: { port: 8080, started: '1979-05-27T07:32:00.000Z', client_secret: '[redacted]' },
     });
 
-    const env = await call({ action: 'read', path: '.env' }).expect(200);
+    const env = await call({ action: 'read', path: '.env.example' }).expect(200);
     expect(env.body.result).toMatchObject({ format: 'env', data: { NAME: 'svc', DB_PASSWORD: '[redacted]', PORT: '80' } });
+  });
+
+  it('refuses secret files (.env, *.env) unless ALLOW_SECRET_FILES=1, which reads them redacted', async () => {
+    h.write('.env', 'NAME=svc\nDB_PASSWORD=pw\n');
+    const refused = await call({ action: 'read', path: '.env' }).expect(403);
+    expect(refused.body.error).toMatch(/secret file.*ALLOW_SECRET_FILES/);
+    await call({ action: 'convert', path: 'app.json', output_path: 'prod.env' }).expect(403);
+    expect(fs.existsSync(path.join(h.workspace, 'prod.env'))).toBe(false);
+
+    const open = makeApp({ env: { ALLOW_SECRET_FILES: '1' } });
+    try {
+      open.write('.env', 'NAME=svc\nDB_PASSWORD=pw\n');
+      const res = await request(open.app).post('/tools/config_file').send({ action: 'read', path: '.env' }).expect(200);
+      expect(res.body.result.data).toEqual({ NAME: 'svc', DB_PASSWORD: '[redacted]' });
+    } finally {
+      await open.close();
+    }
   });
 
   it('redacts a whole object held under a secret-looking key', async () => {

@@ -62,9 +62,10 @@ describe('validate', () => {
     h.write('cfg.toml', 'name = "fleet"\nport = 7009\n[server]\nhosts = ["a.example"]\n');
     expect((await call({ path: 'cfg.toml', schema }).expect(200)).body.result.valid).toBe(true);
 
-    h.write('app.env', 'PORT=abc\n');
+    h.write('app.env.example', 'PORT=abc\n');
     const env = await call({
-      path: 'app.env',
+      path: 'app.env.example',
+      format: 'env',
       schema: { type: 'object', properties: { PORT: { type: 'string', pattern: '^[0-9]+$' } } },
     }).expect(200);
     expect(env.body.result.errors[0]).toMatchObject({ path: '/PORT', keyword: 'pattern' });

@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import { constants } from 'node:fs';
-import { createServiceApp, type Logger, type ServiceApp } from '@mcp-fleet/kit';
+import { createServiceApp, secretFilesFrom, type Logger, type ServiceApp } from '@mcp-fleet/kit';
 import { Workspace } from '@mcp-fleet/kit/workspace';
 import { bodyLimitBytes, SERVICE_ID, type Config } from './config';
 import type { FsLimits } from './lib/context';
@@ -28,7 +28,7 @@ export function limitsFrom(config: Config): FsLimits {
 }
 
 export async function createApp({ config, logger, defaultMetrics = true }: FilesystemDeps): Promise<ServiceApp> {
-  const ws = await Workspace.open(config.WORKSPACE_ROOTS);
+  const ws = await Workspace.open(config.WORKSPACE_ROOTS, secretFilesFrom(config, logger));
   const limits = limitsFrom(config);
   if (limits.maxWriteBytes < config.FILE_MAX_WRITE_BYTES) {
     logger.warn('FILE_MAX_WRITE_BYTES is above BODY_LIMIT; writes are capped at the body limit', {

@@ -1,4 +1,4 @@
-import { baseEnvShape, csv, int, loadConfig, type Env } from '@mcp-fleet/kit';
+import { baseEnvShape, csv, int, loadConfig, secretFilesEnvShape, type Env } from '@mcp-fleet/kit';
 import { z } from 'zod';
 
 export const SERVICE_ID = 'filesystem-mcp';
@@ -7,6 +7,7 @@ const MiB = 1024 * 1024;
 
 export const configSchema = z.object({
   ...baseEnvShape,
+  ...secretFilesEnvShape,
   BODY_LIMIT: baseEnvShape.BODY_LIMIT.default('8mb').describe(
     'Large enough for a FILE_MAX_WRITE_BYTES file sent as base64 (4/3 of its size) plus JSON overhead.',
   ),

@@ -1,11 +1,12 @@
 import path from 'node:path';
-import { baseEnvShape, csv, loadConfig, type Env, int } from '@mcp-fleet/kit';
+import { baseEnvShape, csv, loadConfig, secretFilesEnvShape, type Env, int } from '@mcp-fleet/kit';
 import { z } from 'zod';
 
 export const SERVICE_ID = 'log-mcp';
 
 export const configSchema = z.object({
   ...baseEnvShape,
+  ...secretFilesEnvShape,
   LOG_ROOTS: csv([]).describe(
     "Comma-separated directories the log tools read (default: DATA_DIR/logs, where the launcher writes every service's <service>.log, plus ./logs when it exists).",
   ),

@@ -22,7 +22,7 @@ export function indexPythonProjectTool(deps: ToolDeps) {
           details: [{ path: 'root', message: 'not a directory' }],
         });
       }
-      const report = await deps.store.index(resolved.absolute, { ...deps.limits, signal: ctx.signal });
+      const report = await deps.store.index(resolved.absolute, { ...deps.limits, signal: ctx.signal }, deps.ws);
       ctx.logger.info('indexed python project', { project: report.project, files: report.files, parsed: report.parsed, ms: report.ms });
       const errors = report.errors.slice(0, 500);
       return { ...report, errors, ...(report.errors.length > 500 ? { errorsTruncated: true } : {}) };

@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { AppError } from '@mcp-fleet/kit';
-import { atomicWrite } from '@mcp-fleet/kit/workspace';
 
 /**
  * Backups of one file live in `<backupDir>/<basename>-<sha256(real path) prefix>/`, one copy per
@@ -118,9 +117,5 @@ export class BackupStore {
     const doomed = ids.slice(0, Math.max(0, ids.length - keep));
     for (const id of doomed) await fs.rm(path.join(this.dirFor(absolute), id), { force: true });
     return doomed;
-  }
-
-  async restore(absolute: string, content: Buffer): Promise<void> {
-    await atomicWrite(absolute, content);
   }
 }

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
-import { AppError, type Env, type Logger } from '@mcp-fleet/kit';
+import { AppError, secretFilesFrom, type Env, type Logger } from '@mcp-fleet/kit';
 import { Workspace } from '@mcp-fleet/kit/workspace';
-import { type Config } from '../config';
+import { backupDir, type Config } from '../config';
 import { type ConfigFormat, formatFromPath, parseConfig } from './formats';
 import { SchemaValidatorPool } from './schema-worker';
 import { createSecretPolicy, type SecretPolicy } from './secrets';
@@ -25,7 +25,9 @@ export function createContext(config: Config, logger: Logger, environment: Env):
     secrets: createSecretPolicy(config.ENV_SECRET_PATTERNS),
     validator: new SchemaValidatorPool(config.VALIDATE_TIMEOUT_MS),
     workspace() {
-      opening ??= Workspace.open(config.WORKSPACE_ROOTS).catch((err: Error) => {
+      // backups hold copies of config files, secret ones too: refused like DATA_DIR wherever BACKUP_DIR is
+      const stores = [{ path: backupDir(config), label: 'the backup directory (BACKUP_DIR)' }];
+      opening ??= Workspace.open(config.WORKSPACE_ROOTS, secretFilesFrom(config, logger, stores)).catch((err: Error) => {
         opening = undefined;
         throw new AppError('NOT_CONFIGURED', `${err.message}`);
       });
@@ -39,6 +41,7 @@ export function fsError(err: unknown, field: string, input: string): never {
   if (code === 'ENOENT' || code === 'ENOTDIR') throw new AppError('NOT_FOUND', `${field} "${input}" does not exist.`);
   if (code === 'EACCES' || code === 'EPERM') throw new AppError('FORBIDDEN', `No permission to access ${field} "${input}".`);
   if (code === 'EISDIR') throw new AppError('VALIDATION_ERROR', `${field} "${input}" is a directory; name a file.`);
+  if (code === 'ELOOP') throw new AppError('VALIDATION_ERROR', `${field} "${input}" is a symlink where none may be; name the file itself.`);
   throw err;
 }
 
@@ -55,7 +58,8 @@ export async function readWorkspaceFile(ctx: ConfigContext, input: string, field
   const resolved = await ws.resolve(input, { mustExist: true, field });
   let handle: fs.FileHandle | undefined;
   try {
-    handle = await fs.open(resolved.absolute, 'r');
+    // open, then verify: the descriptor's directory is checked, so a swapped-in symlink cannot lead outside
+    handle = (await ws.openFile(resolved.absolute, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK, undefined, field)).handle;
     const st = await handle.stat();
     if (!st.isFile())
       throw new AppError('VALIDATION_ERROR', `${field} "${input}" is not a regular file.`, {

@@ -3,6 +3,7 @@ import { AppError, defineTool, pageShape, paginate } from '@mcp-fleet/kit';
 import { z } from 'zod';
 import { BACKUP_ID, type BackupStore } from '../lib/backups';
 import { type ConfigContext, fsError } from '../lib/context';
+import type { Workspace } from '@mcp-fleet/kit/workspace';
 
 const input = z
   .object({
@@ -35,10 +36,10 @@ const input = z
   });
 
 export function backupTool(ctx: ConfigContext, store: BackupStore) {
-  const readCurrent = async (absolute: string, input: string): Promise<Buffer | undefined> => {
+  const readCurrent = async (ws: Workspace, absolute: string, input: string): Promise<Buffer | undefined> => {
     let handle: fs.FileHandle | undefined;
     try {
-      handle = await fs.open(absolute, 'r');
+      handle = (await ws.openFile(absolute, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK)).handle;
       const st = await handle.stat();
       if (!st.isFile()) throw new AppError('VALIDATION_ERROR', `path "${input}" is not a regular file.`);
       if (st.size > ctx.config.BACKUP_MAX_BYTES) {
@@ -71,7 +72,7 @@ export function backupTool(ctx: ConfigContext, store: BackupStore) {
 
       switch (args.action) {
         case 'create': {
-          const content = await readCurrent(target.absolute, args.path);
+          const content = await readCurrent(ws, target.absolute, args.path);
           if (!content) throw new AppError('NOT_FOUND', `path "${args.path}" does not exist.`);
           const backup = await store.create(target.absolute, content);
           const pruned = await store.prune(target.absolute, keep);
@@ -89,10 +90,10 @@ export function backupTool(ctx: ConfigContext, store: BackupStore) {
         }
         case 'restore': {
           const restored = await store.read(target.absolute, args.id!);
-          const current = await readCurrent(target.absolute, args.path);
+          const current = await readCurrent(ws, target.absolute, args.path);
           const previous = current ? await store.create(target.absolute, current) : undefined;
           try {
-            await store.restore(target.absolute, restored);
+            await ws.writeFile(target.absolute, restored);
           } catch (err) {
             fsError(err, 'path', args.path);
           }

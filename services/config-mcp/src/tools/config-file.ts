@@ -1,7 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { AppError, defineTool } from '@mcp-fleet/kit';
-import { atomicWrite } from '@mcp-fleet/kit/workspace';
 import { z } from 'zod';
 import { type ConfigContext, fsError, loadDocument, resolveFormat } from '../lib/context';
 import { formatSchema, serializeConfig } from '../lib/formats';
@@ -99,7 +98,7 @@ export function configFileTool(ctx: ConfigContext) {
         }
       }
       try {
-        await atomicWrite(target.absolute, output);
+        await ws.writeFile(target.absolute, output, {}, 'output_path');
       } catch (err) {
         fsError(err, 'output_path', args.output_path);
       }

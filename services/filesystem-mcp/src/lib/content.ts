@@ -1,12 +1,21 @@
-import fs from 'node:fs/promises';
+import type fs from 'node:fs/promises';
 import { constants, type Stats } from 'node:fs';
 import path from 'node:path';
 import { AppError } from '@mcp-fleet/kit';
+import type { Workspace } from '@mcp-fleet/kit/workspace';
 import { fsCall } from './fs-errors';
 
-/** Open a resolved path for reading without following a symlink swapped in after the check, or blocking on a FIFO. */
-export async function openRegularFile(absolute: string, shownPath: string): Promise<{ handle: fs.FileHandle; size: number; stat: Stats }> {
-  const handle = await fsCall(shownPath, () => fs.open(absolute, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK));
+/**
+ * Open a resolved path for reading, verified on the descriptor (Workspace.openFile: no directory
+ * or symlink swapped in after the check leads outside the roots or to a secret file), without
+ * blocking on a FIFO.
+ */
+export async function openRegularFile(
+  ws: Workspace,
+  absolute: string,
+  shownPath: string,
+): Promise<{ handle: fs.FileHandle; size: number; stat: Stats }> {
+  const { handle } = await fsCall(shownPath, () => ws.openFile(absolute, constants.O_RDONLY | constants.O_NONBLOCK));
   try {
     const stat = await handle.stat();
     if (stat.isDirectory()) {

@@ -1,6 +1,6 @@
-import { readdirSync, type Dirent } from 'node:fs';
-import fs from 'node:fs/promises';
+import type { Dirent } from 'node:fs';
 import path from 'node:path';
+import type { Workspace } from '@mcp-fleet/kit/workspace';
 
 export type EntryType = 'file' | 'directory' | 'symlink' | 'other';
 
@@ -11,9 +11,13 @@ export interface WalkEntry {
   name: string;
   type: EntryType;
   depth: number;
+  /** A secret file or directory (SECRET_FILES, DATA_DIR, SECRET_PATHS): listed by name only, never read or entered. */
+  secret: boolean;
 }
 
 export interface WalkOptions {
+  /** Every directory is read through its verified descriptor, and secret entries are marked. */
+  ws: Workspace;
   /** 1 = the start directory's children only. */
   maxDepth: number;
   includeHidden: boolean;
@@ -34,8 +38,10 @@ export function entryType(d: Dirent): EntryType {
 
 /**
  * Pre-order walk, children sorted by name, that never follows a symlink (a symlinked directory is
- * reported as a symlink and not entered), so it cannot leave the directory it starts in.
- * The consumer stops it by breaking out of the loop; caps live with the consumer.
+ * reported as a symlink and not entered, and each directory is opened O_NOFOLLOW and its descriptor
+ * checked against the roots before it is read), so it cannot leave the directory it starts in.
+ * Secret directories are reported and not entered. The consumer stops it by breaking out of the
+ * loop; caps live with the consumer.
  */
 export async function* walk(start: string, options: WalkOptions, stats: WalkStats): AsyncGenerator<WalkEntry> {
   yield* walkDir(start, '', 0, options, stats);
@@ -47,20 +53,20 @@ export async function* walk(start: string, options: WalkOptions, stats: WalkStat
  * listing's CPU (issue 14).
  */
 export function children(start: string, options: Omit<WalkOptions, 'maxDepth'>, stats: WalkStats): WalkEntry[] {
-  let dirents: Dirent[];
   try {
-    dirents = readdirSync(start, { withFileTypes: true });
+    const { real, entries } = options.ws.readDirectorySync(start);
+    return entriesOf(real, '', 0, entries, options);
   } catch {
     stats.unreadable++;
     return [];
   }
-  return entriesOf(start, '', 0, dirents, options);
 }
 
 /** A directory below the start, read through the thread pool (unreadable: none, counted). */
 async function deeperEntries(dir: string, rel: string, depth: number, options: WalkOptions, stats: WalkStats): Promise<WalkEntry[]> {
   try {
-    return entriesOf(dir, rel, depth, await fs.readdir(dir, { withFileTypes: true }), options);
+    const { real, entries } = await options.ws.readDirectory(dir);
+    return entriesOf(real, rel, depth, entries, options);
   } catch {
     stats.unreadable++;
     return [];
@@ -70,7 +76,7 @@ async function deeperEntries(dir: string, rel: string, depth: number, options: W
 /** A directory's entries as the walk reports them: sorted by name, hidden names left out unless asked for. */
 function entriesOf(dir: string, rel: string, depth: number, dirents: Dirent[], options: Omit<WalkOptions, 'maxDepth'>): WalkEntry[] {
   dirents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  // dir is absolute and normalized (a realpath, or built here from one), and a name has no separator
+  // dir is the real path read from the directory's descriptor, and a name has no separator
   const prefix = dir.endsWith(path.sep) ? dir : dir + path.sep;
   const out: WalkEntry[] = [];
   for (const d of dirents) {
@@ -81,6 +87,7 @@ function entriesOf(dir: string, rel: string, depth: number, dirents: Dirent[], o
       name: d.name,
       type: entryType(d),
       depth: depth + 1,
+      secret: options.ws.isSecretEntry(dir, d.name),
     });
   }
   return out;
@@ -97,7 +104,7 @@ async function* walkDir(dir: string, rel: string, depth: number, options: WalkOp
     if (options.signal?.aborted) return;
     yield entry;
     // Pre-order: a directory's subtree comes right after it.
-    if (entry.type === 'directory' && entry.depth < options.maxDepth) {
+    if (entry.type === 'directory' && !entry.secret && entry.depth < options.maxDepth) {
       yield* walkDir(entry.absolute, entry.relative, entry.depth, options, stats);
     }
   }

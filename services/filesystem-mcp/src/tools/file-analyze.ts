@@ -16,7 +16,7 @@ export function createFileAnalyzeTool(deps: FsDeps) {
   const { analyzeMaxBytes, analyzeMaxEntries, searchTimeoutMs } = deps.limits;
 
   const analyzeFile = async (resolved: ResolvedPath, name: string, signal: AbortSignal) => {
-    const { handle, size, stat } = await openRegularFile(resolved.absolute, name);
+    const { handle, size, stat } = await openRegularFile(deps.ws, resolved.absolute, name);
     const hash = createHash('sha256');
     const decoder = new TextDecoder('utf-8', { fatal: true });
     let utf8 = true;
@@ -87,11 +87,12 @@ export function createFileAnalyzeTool(deps: FsDeps) {
 
   const analyzeDirectory = async (resolved: ResolvedPath, name: string, signal: AbortSignal) => {
     const stat = await fsCall(name, () => fs.stat(resolved.absolute));
-    const counts = { entries: 0, files: 0, directories: 0, symlinks: 0, other: 0, hidden: 0, totalBytes: 0, maxDepth: 0 };
+    const counts = { entries: 0, files: 0, directories: 0, symlinks: 0, other: 0, hidden: 0, secret: 0, totalBytes: 0, maxDepth: 0 };
     const stats = { unreadable: 0 };
     const deadline = Date.now() + searchTimeoutMs;
     let truncated = false;
-    for await (const entry of walk(resolved.absolute, { maxDepth: Number.POSITIVE_INFINITY, includeHidden: true, signal }, stats)) {
+    const walkOptions = { ws: deps.ws, maxDepth: Number.POSITIVE_INFINITY, includeHidden: true, signal };
+    for await (const entry of walk(resolved.absolute, walkOptions, stats)) {
       if (counts.entries >= analyzeMaxEntries || Date.now() > deadline) {
         truncated = true;
         break;
@@ -99,7 +100,9 @@ export function createFileAnalyzeTool(deps: FsDeps) {
       counts.entries++;
       counts.maxDepth = Math.max(counts.maxDepth, entry.depth);
       if (entry.name.startsWith('.')) counts.hidden++;
-      if (entry.type === 'file') {
+      // secret entries are counted, neither measured nor entered
+      if (entry.secret) counts.secret++;
+      else if (entry.type === 'file') {
         counts.files++;
         try {
           counts.totalBytes += (await fs.lstat(entry.absolute)).size;
@@ -131,7 +134,8 @@ export function createFileAnalyzeTool(deps: FsDeps) {
       `from the extension, binary or UTF-8, line and word counts and SHA-256, over at most ${humanBytes(analyzeMaxBytes)} ` +
       `(FILE_ANALYZE_MAX_BYTES; a bigger file is analyzed in part, says truncated: true and has no sha256). ` +
       `A directory: counts of entries, files, subdirectories, symlinks and total file bytes over a walk of at most ` +
-      `${analyzeMaxEntries} entries (FILE_ANALYZE_MAX_ENTRIES) or ${searchTimeoutMs} ms, truncated: true when cut. Symlinks are not followed.`,
+      `${analyzeMaxEntries} entries (FILE_ANALYZE_MAX_ENTRIES) or ${searchTimeoutMs} ms, truncated: true when cut. Symlinks are not followed. ` +
+      `Secret files and directories (SECRET_FILES, DATA_DIR) are refused, and in a directory counted as secret, never measured or entered.`,
     input: z
       .object({
         path: pathArg('File or directory to analyze (default: the first root).').default('.'),

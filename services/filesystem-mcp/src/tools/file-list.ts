@@ -1,6 +1,6 @@
 import { lstatSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { AppError, defineTool, pageShape, paginate } from '@mcp-fleet/kit';
+import { AppError, defineTool, isSecretFileError, pageShape, paginate } from '@mcp-fleet/kit';
 import { z } from 'zod';
 import { iso, pathArg, resolveIn, shown, type FsDeps } from '../lib/context';
 import { fsCall } from '../lib/fs-errors';
@@ -15,6 +15,7 @@ export function createFileListTool(deps: FsDeps) {
       const target = await deps.ws.resolve(absolute, { mustExist: true });
       return { target: path.join(target.root, target.relative), targetStatus: 'inside' as const };
     } catch (err) {
+      if (isSecretFileError(err)) return { targetStatus: 'secret' as const };
       const code = (err as { code?: string }).code;
       return { targetStatus: code === 'FORBIDDEN' ? ('outside' as const) : ('broken' as const) };
     }
@@ -23,6 +24,7 @@ export function createFileListTool(deps: FsDeps) {
   /** An entry as listed; a promise only for a symlink (its target is resolved), so a plain listing takes no promise turn per entry. */
   const describeEntry = (e: WalkEntry, base: string) => {
     const rel = base === '' ? e.relative : `${base}/${e.relative}`;
+    if (e.secret) return { name: e.name, path: rel, type: e.type, size: null, modifiedAt: null, secret: true };
     let size: number | null = null;
     let modifiedAt: string | null = null;
     try {
@@ -46,7 +48,8 @@ export function createFileListTool(deps: FsDeps) {
     description:
       `List a directory inside the workspace roots, optionally recursively (maxDepth 1-10), paginated (limit 1-500, cursor). ` +
       `At most ${cap} entries are collected per listing (FILE_LIST_MAX_ENTRIES); beyond that the answer says truncated: true. ` +
-      `Symlinks are listed as symlinks (with their target when it is inside a root) and never followed. Hidden names (.x) only with includeHidden.`,
+      `Symlinks are listed as symlinks (with their target when it is inside a root) and never followed. Hidden names (.x) only with includeHidden. ` +
+      `Secret files and directories (.env, private keys, DATA_DIR: SECRET_FILES) are listed by name with secret: true, never entered.`,
     input: z
       .object({
         path: pathArg('Directory to list (default: the first root).').default('.'),
@@ -70,7 +73,12 @@ export function createFileListTool(deps: FsDeps) {
       const stats = { unreadable: 0 };
       const found: WalkEntry[] = [];
       let truncated = false;
-      const walkOptions = { maxDepth: args.recursive ? args.maxDepth : 1, includeHidden: args.includeHidden, signal: ctx.signal };
+      const walkOptions = {
+        ws: deps.ws,
+        maxDepth: args.recursive ? args.maxDepth : 1,
+        includeHidden: args.includeHidden,
+        signal: ctx.signal,
+      };
       const take = (entry: WalkEntry) => {
         if (found.length >= cap) truncated = true;
         else found.push(entry);

@@ -11,7 +11,8 @@ export function createFileReadTool(deps: FsDeps) {
     description:
       `Read a regular file inside the workspace roots as UTF-8 text or base64, optionally a byte range (offset, length). ` +
       `At most ${humanBytes(cap)} per call (FILE_MAX_READ_BYTES); a longer file is cut, says truncated: true and gives nextOffset to continue. ` +
-      `A file that looks binary read as utf8 says binary: true (read it again with encoding "base64"). Directories: use file_list.`,
+      `A file that looks binary read as utf8 says binary: true (read it again with encoding "base64"). Directories: use file_list. ` +
+      `Secret files (.env, private keys, the fleet's DATA_DIR; SECRET_FILES) are refused with FORBIDDEN.`,
     input: z
       .object({
         path: pathArg('File to read.'),
@@ -36,7 +37,7 @@ export function createFileReadTool(deps: FsDeps) {
     handler: async (args) => {
       const resolved = await resolveIn(deps, args.path, true);
       const name = shown(resolved.relative);
-      const { handle, size } = await openRegularFile(resolved.absolute, name);
+      const { handle, size } = await openRegularFile(deps.ws, resolved.absolute, name);
       try {
         const limit = Math.min(args.maxBytes ?? cap, cap, args.length ?? Number.POSITIVE_INFINITY);
         const want = Math.max(0, Math.min(limit, size - args.offset));

@@ -12,6 +12,7 @@ const PREVIEW_CHARS = 200;
 interface Match {
   path: string;
   type: EntryType;
+  secret?: true;
   line?: number;
   preview?: string;
 }
@@ -33,7 +34,8 @@ export function createFileSearchTool(deps: FsDeps) {
       `every matching line is reported with its number and a preview). Visits at most ${searchMaxFiles} entries ` +
       `(FILE_SEARCH_MAX_FILES) and runs at most ${searchTimeoutMs} ms (FILE_SEARCH_TIMEOUT_MS); content search skips binary files ` +
       `and files over maxFileBytes (at most ${humanBytes(searchMaxFileBytes)}). Stops at maxResults (max 1000). Any cap hit says truncated: true. ` +
-      `Symlinks are never followed.`,
+      `Symlinks are never followed. Secret files (.env, private keys, DATA_DIR: SECRET_FILES) are never read or entered; a name search ` +
+      `reports them with secret: true, a content search counts them as skippedSecret.`,
     input: z
       .object({
         path: pathArg('Directory to search (default: the first root).').default('.'),
@@ -79,9 +81,10 @@ export function createFileSearchTool(deps: FsDeps) {
       let filesScanned = 0;
       let skippedLarge = 0;
       let skippedBinary = 0;
+      let skippedSecret = 0;
       let stoppedBy: 'maxResults' | 'maxFiles' | 'time' | undefined;
 
-      const walkOptions = { maxDepth: Number.POSITIVE_INFINITY, includeHidden: args.includeHidden, signal: ctx.signal };
+      const walkOptions = { ws: deps.ws, maxDepth: Number.POSITIVE_INFINITY, includeHidden: args.includeHidden, signal: ctx.signal };
       for await (const entry of walk(resolved.absolute, walkOptions, stats)) {
         if (visited >= searchMaxFiles) {
           stoppedBy = 'maxFiles';
@@ -96,12 +99,14 @@ export function createFileSearchTool(deps: FsDeps) {
         if (glob && !glob.test(glob.matchesPath ? entry.relative : entry.name)) continue;
         if (needle === undefined) {
           filesScanned++;
-          matches.push({ path: shownPath, type: entry.type });
+          matches.push({ path: shownPath, type: entry.type, ...(entry.secret ? { secret: true as const } : {}) });
+        } else if (entry.secret) {
+          skippedSecret++;
         } else if (entry.type === 'file') {
           filesScanned++;
           let text: string;
           try {
-            const { handle, size } = await openRegularFile(entry.absolute, shownPath);
+            const { handle, size } = await openRegularFile(deps.ws, entry.absolute, shownPath);
             try {
               if (size > args.maxFileBytes) {
                 skippedLarge++;
@@ -143,6 +148,7 @@ export function createFileSearchTool(deps: FsDeps) {
         ...(stoppedBy ? { truncatedBy: stoppedBy } : {}),
         ...(skippedLarge > 0 ? { skippedLarge } : {}),
         ...(skippedBinary > 0 ? { skippedBinary } : {}),
+        ...(skippedSecret > 0 ? { skippedSecret } : {}),
         ...(stats.unreadable > 0 ? { unreadable: stats.unreadable } : {}),
       };
     },

@@ -2,7 +2,6 @@ import fs from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import path from 'node:path';
 import { AppError, defineTool } from '@mcp-fleet/kit';
-import { atomicWrite } from '@mcp-fleet/kit/workspace';
 import { z } from 'zod';
 import { openRegularFile } from '../lib/content';
 import { humanBytes, pathArg, resolveIn, shown, type FsDeps } from '../lib/context';
@@ -46,7 +45,8 @@ export function createFileWriteTool(deps: FsDeps) {
       `Write a file inside the workspace roots, atomically (temporary file + rename; an existing file keeps its permissions). ` +
       `mode "overwrite" (default) replaces, "create" refuses an existing file (CONFLICT), "append" adds to the end. ` +
       `At most ${humanBytes(cap)} per file (FILE_MAX_WRITE_BYTES and the request body limit); append rewrites the whole file, so the result must fit too. ` +
-      `Never writes through a symlink that leads outside the roots. Missing parent directories need createDirs: true.`,
+      `Never writes through a symlink that leads outside the roots, nor to a secret file (.env, private keys, DATA_DIR: SECRET_FILES; FORBIDDEN). ` +
+      `Missing parent directories need createDirs: true.`,
     input: z
       .object({
         path: pathArg('File to write.'),
@@ -105,22 +105,17 @@ export function createFileWriteTool(deps: FsDeps) {
               details: [{ path: 'path', message: 'parent directory missing' }],
             });
           }
-          await fsCall(name, () => fs.mkdir(parent, { recursive: true }));
-          // Re-check after mkdir: nothing on the way may have become a link out of the roots.
+          // one segment at a time, each inside its verified parent: a link on the way is refused, never followed
+          await fsCall(name, async () => deps.ws.makeDirectories(parent));
           resolved = await resolveIn(deps, args.path, false);
           name = shown(resolved.relative);
-        }
-        // Every parent must be a real directory: a dangling link in the chain could be created outside later.
-        const realParent = await fsCall(name, () => fs.realpath(path.dirname(resolved.absolute)));
-        if (realParent !== path.dirname(resolved.absolute) || !(await fs.stat(realParent)).isDirectory()) {
-          throw new AppError('VALIDATION_ERROR', `A parent of "${name}" is not a directory inside the workspace roots.`);
         }
       }
 
       let bytes: Buffer = data;
       if (args.mode === 'append' && existing) {
         if (existing.size + data.length > cap) throw tooLarge(existing.size + data.length, 'The appended file');
-        const { handle } = await openRegularFile(resolved.absolute, name);
+        const { handle } = await openRegularFile(deps.ws, resolved.absolute, name);
         try {
           bytes = Buffer.concat([await handle.readFile(), data]);
         } finally {
@@ -128,9 +123,11 @@ export function createFileWriteTool(deps: FsDeps) {
         }
       }
 
+      let after: Stats;
       try {
-        // "create" links the new file into place, which fails if one appeared since the check above.
-        await atomicWrite(resolved.absolute, bytes, { exclusive: args.mode === 'create' });
+        // Inside the verified parent directory's descriptor (Workspace.writeFile); "create" links the new
+        // file into place, which fails if one appeared since the check above.
+        after = await deps.ws.writeFile(resolved.absolute, bytes, { exclusive: args.mode === 'create' });
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === 'EEXIST' && args.mode === 'create') {
           throw new AppError('CONFLICT', `"${name}" already exists; use mode "overwrite" or "append", or pick another name.`);
@@ -138,7 +135,6 @@ export function createFileWriteTool(deps: FsDeps) {
         throw toFsError(err, name);
       }
       ctx.logger.info('file written', { path: name, root: resolved.root, bytes: data.length, mode: args.mode, requestId: ctx.requestId });
-      const after = await fs.stat(resolved.absolute);
       return {
         path: name,
         root: resolved.root,

@@ -1,4 +1,4 @@
-import fs from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 
 export interface RawLine {
   text: string;
@@ -13,15 +13,15 @@ export interface RawLine {
 const CHUNK = 256 * 1024;
 
 /**
- * Lines of a file from a byte offset, with their offsets. A line over `maxLineBytes` is cut (the
+ * Lines of a file (opened by `open`: LogRoots.open, verified on its descriptor) from a byte offset, with their offsets. A line over `maxLineBytes` is cut (the
  * rest skipped up to its newline). Stops at `endOffset` (the file size when the call started), so a
  * file being appended to gives a stable answer.
  */
 export async function* readLines(
-  file: string,
+  open: () => Promise<FileHandle>,
   options: { start: number; endOffset: number; maxLineBytes: number; signal?: AbortSignal; skipPartialFirst?: boolean },
 ): AsyncGenerator<RawLine> {
-  const handle = await fs.open(file, 'r');
+  const handle = await open();
   try {
     const buf = Buffer.alloc(CHUNK);
     let pos = options.start;

@@ -1,7 +1,7 @@
-import { type Dirent } from 'node:fs';
-import fs from 'node:fs/promises';
+import { constants } from 'node:fs';
+import fs, { type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { AppError } from '@mcp-fleet/kit';
+import { AppError, secretFilesFrom } from '@mcp-fleet/kit';
 import { Workspace } from '@mcp-fleet/kit/workspace';
 import { type Config, logRoots } from '../config';
 import { matchesGlob } from './glob';
@@ -41,7 +41,8 @@ export class LogRoots {
         if (exists) roots.push(root.path);
         else if (!root.optional) throw new Error(`Log root "${root.path}" is not an existing directory; fix LOG_ROOTS.`);
       }
-      return Workspace.open(roots);
+      // the secret-file policy; a log root inside DATA_DIR (the default, DATA_DIR/logs) is read as configured
+      return Workspace.open(roots, secretFilesFrom(this.config));
     })().catch((err: Error) => {
       this.opening = undefined;
       throw new AppError('NOT_CONFIGURED', err.message);
@@ -53,17 +54,18 @@ export class LogRoots {
     const out: string[] = [];
     let seen = 0;
     const visit = async (dir: string, depth: number): Promise<void> => {
-      let entries: Dirent[];
+      let listing: Awaited<ReturnType<Workspace['readDirectory']>>;
       try {
-        entries = await fs.readdir(dir, { withFileTypes: true });
+        // through the directory's verified descriptor: a directory swapped for a link out is not read
+        listing = await ws.readDirectory(dir);
       } catch {
         return;
       }
-      entries.sort((a, b) => (a.name < b.name ? -1 : 1));
+      const entries = listing.entries.sort((a, b) => (a.name < b.name ? -1 : 1));
       for (const e of entries) {
         if (++seen > MAX_ENTRIES) return;
-        if (e.name.startsWith('.')) continue;
-        const full = path.join(dir, e.name);
+        if (e.name.startsWith('.') || ws.isSecretEntry(listing.real, e.name)) continue;
+        const full = path.join(listing.real, e.name);
         if (e.isDirectory() && depth < MAX_DEPTH) await visit(full, depth + 1);
         else if (e.isFile() && LOG_NAME.test(e.name)) out.push(full);
         else if (e.isSymbolicLink() && LOG_NAME.test(e.name)) {
@@ -75,6 +77,19 @@ export class LogRoots {
     };
     for (const root of ws.roots) await visit(root, 0);
     return out;
+  }
+
+  /** Opens a selected file for reading, verified on its descriptor (Workspace.openFile). */
+  async open(absolute: string): Promise<FileHandle> {
+    const ws = await this.workspace();
+    try {
+      return (await ws.openFile(absolute, constants.O_RDONLY | constants.O_NONBLOCK)).handle;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') throw new AppError('NOT_FOUND', `Log file "${absolute}" was removed (rotated?) during the call; retry.`);
+      if (code === 'ELOOP') throw new AppError('FORBIDDEN', `Log file "${absolute}" was replaced by a symlink during the call.`);
+      throw err;
+    }
   }
 
   /**
@@ -102,7 +117,10 @@ export class LogRoots {
           }
         } else {
           const resolved = await ws.resolve(pattern, { mustExist: true, field });
-          const st = await fs.stat(resolved.absolute);
+          const st = await fs.stat(resolved.absolute).catch((err: NodeJS.ErrnoException) => {
+            if (err.code === 'ENOENT' || err.code === 'ENOTDIR') throw new AppError('NOT_FOUND', `${field} "${pattern}" does not exist.`);
+            throw err;
+          });
           if (!st.isFile()) {
             throw new AppError('VALIDATION_ERROR', `${field} "${pattern}" is not a file; name log files or use a glob such as "*.log".`, {
               details: [{ path: field, message: 'not a file' }],

@@ -94,7 +94,7 @@ export function logAnalysisTool(config: Config, roots: LogRoots) {
         if (start > 0) truncated = true;
         const base = fileBaseName(file.absolute);
         let fileBytes = 0;
-        for await (const raw of readLines(file.absolute, {
+        for await (const raw of readLines(() => roots.open(file.absolute), {
           start,
           endOffset: file.size,
           maxLineBytes: config.LOG_MAX_LINE_BYTES,

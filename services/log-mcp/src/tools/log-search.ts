@@ -190,7 +190,7 @@ export function logSearchTool(config: Config, roots: LogRoots) {
           filesScanned++;
           const base = fileBaseName(file.absolute);
           let lineNo = resume?.n ?? 0;
-          for await (const raw of readLines(file.absolute, {
+          for await (const raw of readLines(() => roots.open(file.absolute), {
             start: resume?.o ?? 0,
             endOffset: file.size,
             maxLineBytes: config.LOG_MAX_LINE_BYTES,

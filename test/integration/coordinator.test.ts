@@ -134,6 +134,20 @@ describe('coordinator through the real gateway and services (in-process)', () =>
     expect(bad.body.code).toBe('VALIDATION_ERROR');
   });
 
+  it('leaves the gateway routing as before: its tools are not the coordinator’s, and /services says what the coordinator is', async () => {
+    const gw = servers[servers.length - 1].url;
+    const git = await postJson(`${gw}/mcp`, { tool: 'git_status', arguments: { path: '.' } });
+    expect(git.status).toBe(503);
+    expect(git.body.error).toMatch(/git-mcp/);
+    expect(git.body.error).not.toMatch(/coordinator/);
+    const qualified = await postJson(`${gw}/mcp`, { tool: 'coordinator__file_read', arguments: { path: 'notes.txt' } });
+    expect([qualified.status, qualified.body.code]).toEqual([404, 'UNKNOWN_TOOL']);
+    const services = (await (await fetch(`${gw}/services`)).json()) as any;
+    expect(services.services.find((s: any) => s.id === 'coordinator').reason).toMatch(
+      /alternate coordinator surface: it calls this gateway/,
+    );
+  });
+
   it('reports in GET /status which of its services the gateway can route to', async () => {
     const status = await request(coordinator.app).get('/status').expect(200);
     const byId = Object.fromEntries(status.body.result.services.map((s: any) => [s.id, s]));

@@ -1,5 +1,5 @@
 import { AppError } from '@mcp-fleet/kit';
-import type { ServiceEntry } from '@mcp-fleet/inventory';
+import { polledByGateway, type ServiceEntry } from '@mcp-fleet/inventory';
 import { QUALIFIER } from './catalog';
 import type { Registry, ServiceState } from './registry';
 import type { DownstreamTool, RoutingMode } from './types';
@@ -16,11 +16,11 @@ export interface Route {
   candidates: Target[];
 }
 
-/** Inventory services that are not in the registry, by tool name, so their tools fail fast as unavailable. */
+/** Inventory services that are not in the registry, by tool name, so their tools fail fast as unavailable (never the coordinator surface's, which are other services' tools). */
 export function unregisteredOwners(inventory: readonly ServiceEntry[], registry: Registry): Map<string, ServiceEntry[]> {
   const out = new Map<string, ServiceEntry[]>();
   for (const entry of inventory) {
-    if (entry.pattern === 'gateway' || registry.get(entry.id)) continue;
+    if (!polledByGateway(entry) || registry.get(entry.id)) continue;
     for (const tool of entry.tools) out.set(tool, [...(out.get(tool) ?? []), entry]);
   }
   return out;
@@ -55,7 +55,7 @@ export class ToolResolver {
       const service = this.registry.get(id);
       if (service) return { candidates: [this.target(service, name.slice(q + QUALIFIER.length))] };
       const entry = this.inventoryById.get(id);
-      if (entry && entry.pattern !== 'gateway') {
+      if (entry && polledByGateway(entry)) {
         throw unavailable(`${id} is ${inventoryStatus(entry)}; its tools cannot be called through this gateway.`, this.pollSeconds);
       }
     }

@@ -140,9 +140,11 @@ export function servicesView(ctx: GatewayContext): Record<string, unknown> {
           ? 'excluded from the public contract'
           : e.status === 'planned'
             ? 'not built yet; its tools answer UPSTREAM_UNAVAILABLE'
-            : ctx.config.FLEET_SERVICES.length
-              ? 'not started in this fleet (FLEET_SERVICES lists the services this gateway polls)'
-              : 'not in this gateway’s registry',
+            : e.pattern === 'coordinator'
+              ? 'the alternate coordinator surface: it calls this gateway, which does not route to it'
+              : ctx.config.FLEET_SERVICES.length
+                ? 'not started in this fleet (FLEET_SERVICES lists the services this gateway polls)'
+                : 'not in this gateway’s registry',
       lastChecked: null,
       tools: self ? 0 : e.tools.length,
       breaker: null,

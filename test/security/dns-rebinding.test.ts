@@ -306,6 +306,41 @@ describe('the legitimate local caller', () => {
   });
 });
 
+describe('a service listening on every interface (compose: HOST=0.0.0.0, ALLOWED_HOSTS=<its name>)', () => {
+  let exposed: Fixture;
+  let server: RunningServer;
+  beforeAll(async () => {
+    exposed = await makeFixture({ HOST: '0.0.0.0', ALLOWED_HOSTS: 'filesystem-mcp' });
+    server = await serve(exposed.service.app);
+  });
+  afterAll(async () => {
+    await server.stop();
+    await exposed.cleanup();
+  });
+
+  it('answers its compose name and the loopback names, and refuses other names and a missing Host', async () => {
+    const write = (headers: Record<string, string>, version = '1.1') =>
+      raw(
+        server.port,
+        'POST',
+        '/file/write',
+        { ...headers, ...json },
+        JSON.stringify({ path: path.join(exposed.rootA, 'exposed.txt'), content: 'x' }),
+        version,
+      );
+    for (const host of ['evil.example:7001', 'filesystem-mcp.evil.example:7001', 'other-mcp:7001', '0.0.0.0:7001']) {
+      const answer = await write({ Host: host });
+      expect([host, answer.status, envelope(answer).error]).toEqual([host, 403, expect.stringContaining('ALLOWED_HOSTS')]);
+    }
+    expect((await write({}, '1.0')).status).toBe(403);
+    expect(fs.existsSync(path.join(exposed.rootA, 'exposed.txt'))).toBe(false);
+    for (const host of ['filesystem-mcp:7001', 'FILESYSTEM-MCP', `127.0.0.1:${server.port}`, `localhost:${server.port}`]) {
+      const answer = await write({ Host: host });
+      expect([host, answer.status]).toEqual([host, 200]);
+    }
+  });
+});
+
 describe('every HTTP service is built on the kit app (or is the gateway), so the rule is on every route', () => {
   it('has no Express app or HTTP server of its own', () => {
     const root = path.resolve(__dirname, '../..');

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { hostNameOf, hostOriginRule, isLoopbackInterface, isLoopbackName } from '../src';
+import { baseEnvSchema, ConfigError, hostNameOf, hostOriginRule, isLoopbackInterface, isLoopbackName, loadConfig } from '../src';
 
 /** A request as the rule sees it: only its headers. */
 const req = (headers: Record<string, string | undefined>) => ({ headers }) as unknown as IncomingMessage;
@@ -151,5 +151,18 @@ describe('hostOriginRule on an exposed listener (compose: HOST=0.0.0.0)', () => 
     expect(verdict(lan, undefined)).toMatch(/^FORBIDDEN/);
     const v6 = hostOriginRule({ listenHost: 'fd00::5' });
     expect(verdict(v6, '[fd00::5]:7003')).toBe('ok');
+  });
+});
+
+describe('the base variables', () => {
+  it('read ALLOWED_HOSTS and ALLOWED_ORIGINS as lists and REQUEST_TIMEOUT_MS within 1 s to 1 h (30 s unset)', () => {
+    const c = loadConfig('t', baseEnvSchema, {
+      ALLOWED_HOSTS: 'terminal-mcp, fleet.example.com',
+      ALLOWED_ORIGINS: '',
+      REQUEST_TIMEOUT_MS: '',
+    });
+    expect(c).toMatchObject({ ALLOWED_HOSTS: ['terminal-mcp', 'fleet.example.com'], ALLOWED_ORIGINS: [], REQUEST_TIMEOUT_MS: 30_000 });
+    for (const bad of ['10', '0', 'soon', '3600001'])
+      expect(() => loadConfig('t', baseEnvSchema, { REQUEST_TIMEOUT_MS: bad })).toThrow(ConfigError);
   });
 });

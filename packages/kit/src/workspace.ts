@@ -76,6 +76,8 @@ export class Workspace {
   /** Protected paths that lie strictly inside a root (the others cannot be reached, or a root is chosen inside them). */
   private readonly stores: ProtectedPath[];
   private readonly storePaths: Set<string>;
+  /** Their parent directories: a walk looks an entry up only in one of these. */
+  private readonly storeParents: Set<string>;
 
   private constructor(
     readonly roots: string[],
@@ -83,6 +85,7 @@ export class Workspace {
   ) {
     this.stores = secretFiles.protectedPaths.filter((p) => roots.some((r) => r !== p.path && within(r, p.path)));
     this.storePaths = new Set(this.stores.map((p) => p.path));
+    this.storeParents = new Set(this.stores.map((p) => path.dirname(p.path)));
   }
 
   /**
@@ -204,7 +207,7 @@ export class Workspace {
    */
   isSecretEntry(dir: string, name: string): boolean {
     if (this.secretFiles.matchName(name) !== undefined) return true;
-    if (this.storePaths.size === 0) return false;
+    if (!this.storeParents.has(dir)) return false;
     const full = joinName(dir, name);
     return this.storePaths.has(full) && this.secretReason(full) !== undefined;
   }

@@ -89,7 +89,13 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
       closers.push(() => svc.close());
     }
     const gw = createApp({
-      config: configSchema.parse({ DATA_DIR: dataDir, LOG_LEVEL: 'error', HEALTH_POLL_MS: '600000', STDIO_SERVERS: 'false' }),
+      config: configSchema.parse({
+        DATA_DIR: dataDir,
+        LOG_LEVEL: 'error',
+        HEALTH_POLL_MS: '600000',
+        STDIO_SERVERS: 'false',
+        MCP_PAGE_SIZE: '100',
+      }),
       logger: testLogger('gateway'),
       services: downstreams.map((d, s) => ({ id: `synthetic-${s}`, url: d.url })),
       autoStart: false,
@@ -142,7 +148,7 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
   const markdown = [
     '# tools/list as the catalog grows',
     '',
-    `Gateway in front of ${SERVICES} synthetic downstreams, ${durationMs} ms per row; "vs 50" is p50 over the 50-tool p50 of the same path and concurrency (flat = about 1). An MCP first page holds up to MCP_PAGE_SIZE (100) entries: the whole 56-entry catalog at 50 tools, 100 entries from 500 tools on, so the MCP rows step once from 50 to 500 (a page almost twice the size) and should then stay level from 500 to 5,000.`,
+    `Gateway in front of ${SERVICES} synthetic downstreams, ${durationMs} ms per row; "vs 50" is p50 over the 50-tool p50 of the same path and concurrency (flat = about 1). An MCP first page holds up to MCP_PAGE_SIZE entries (set to 100 here; the default 0 lists the whole catalog in one page): the whole 56-entry catalog at 50 tools, 100 entries from 500 tools on, so the MCP rows step once from 50 to 500 (a page almost twice the size) and should then stay level from 500 to 5,000.`,
     '',
     markdownTable(
       ['tools offered', 'catalog entries', 'path', 'conc.', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'p50 vs 50'],

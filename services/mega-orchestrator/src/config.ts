@@ -24,7 +24,9 @@ export const configSchema = z.object({
   ),
   BREAKER_FAILURES: int(5, 1, 1000).describe("Consecutive connection failures, timeouts or 5xx that open a downstream's circuit breaker."),
   BREAKER_COOLDOWN_MS: ms(10_000, 10).describe('How long an open breaker refuses calls before one trial call is let through.'),
-  MCP_PAGE_SIZE: int(100, 1, 1000).describe('MCP tools/list page size.'),
+  MCP_PAGE_SIZE: int(0, 0, 100_000).describe(
+    'MCP tools/list page size; 0 (the default) answers the whole catalog in one page, as several clients never follow nextCursor.',
+  ),
   AUTH_ISSUER: optionalUrl().describe(
     'OAuth 2.1 authorization server (issuer URL): set, every route but /health, /metrics and the metadata needs a bearer token it issued (JWT, checked against its JWKS).',
   ),

@@ -263,7 +263,8 @@ describe('configuration', () => {
       DOWNSTREAM_TIMEOUT_MS: 30_000,
       BREAKER_FAILURES: 5,
       BREAKER_COOLDOWN_MS: 10_000,
-      MCP_PAGE_SIZE: 100,
+      // the whole catalog in one tools/list page unless MCP_PAGE_SIZE is set
+      MCP_PAGE_SIZE: 0,
     });
   });
 

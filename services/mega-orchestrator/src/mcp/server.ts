@@ -125,7 +125,8 @@ export function listToolsPage(
     const catalog = ctx.registry.catalog;
     const all = mcpTools(catalog, view, ctx.logger, (name) => ctx.tasks.supportOf(catalog, name) !== undefined);
     const visible = principal ? all.filter((t) => allows(principal, serviceOf(ctx, t.name), t.annotations as ToolAnnotations)) : all;
-    const page = paginate(visible, pageSize, cursor);
+    // 0: the whole catalog at once (clients that never follow nextCursor see every tool)
+    const page = paginate(visible, pageSize > 0 ? pageSize : Math.max(visible.length, 1), cursor);
     return { tools: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
   } catch (err) {
     throw new McpError(JSONRPC_CODES.INVALID_PARAMS, err instanceof AppError ? err.message : 'invalid cursor');

@@ -1,36 +1,55 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
-import { createServiceApp, type Logger, type ServiceApp } from '@mcp-fleet/kit';
+import { AppError, createServiceApp, type Logger, type ServiceApp } from '@mcp-fleet/kit';
 import { Workspace } from '@mcp-fleet/kit/workspace';
+import { OutboundPolicy } from '@mcp-fleet/outbound';
+import { Sandbox, sandboxHealth } from '@mcp-fleet/sandbox';
 import { SERVICE_ID, type Config } from './config';
-import { gitEnv, type GitDeps } from './git/repo';
+import { gitEnv, runGit, type GitDeps } from './git/repo';
+import { GitSandbox } from './git/sandboxed';
 import { createTools } from './tools';
-
-const execFileAsync = promisify(execFile);
 
 export interface GitAppDeps {
   config: Config;
   logger: Logger;
+  /** The outbound address policy for pushes (default: from OUTBOUND_ALLOWLIST). */
+  outbound?: OutboundPolicy;
 }
 
 /** `/git/{path}/...`: the wildcard (slashes and %2F allowed) becomes the tool's `path`. */
-export async function createApp({ config, logger }: GitAppDeps): Promise<ServiceApp> {
+export async function createApp({ config, logger, outbound }: GitAppDeps): Promise<ServiceApp> {
   const workspace = await Workspace.open(config.WORKSPACE_ROOTS);
-  const deps: GitDeps = { config, workspace, logger };
-  const tools = createTools(deps);
+  const sandbox = Sandbox.open(config, logger);
+  const deps: GitDeps = {
+    config,
+    workspace,
+    logger,
+    sandbox: new GitSandbox(sandbox, config.SANDBOX_BWRAP, config.GIT_BASE_ENV.PATH),
+    outbound: outbound ?? OutboundPolicy.fromConfig(config),
+  };
+  let version: string | undefined;
   return createServiceApp({
     service: SERVICE_ID,
     config,
     logger,
-    tools,
+    tools: createTools(deps),
     healthChecks: [
       {
         name: 'git',
         check: async () => {
-          const { stdout } = await execFileAsync('git', ['--version'], { env: gitEnv(deps), timeout: 2000 });
-          return { version: stdout.trim(), workspaceRoots: workspace.roots.length };
+          // git runs only inside the sandbox; without one, the sandbox check says why.
+          try {
+            version ??= (
+              await runGit(deps, AbortSignal.timeout(5000), 'git --version', { cwd: '/', env: gitEnv(deps) }, (git) =>
+                git.raw(['--version']),
+              )
+            ).trim();
+          } catch (err) {
+            if (!(err instanceof AppError && err.code === 'NOT_CONFIGURED')) throw err;
+          }
+          return { version: version ?? null, workspaceRoots: workspace.roots.length };
         },
       },
+      // Without a sandbox every tool is refused (NOT_CONFIGURED, saying what to do).
+      { name: 'sandbox', required: false, check: () => sandboxHealth(sandbox) },
     ],
     routes: (r) => {
       for (const [method, action, name] of [

@@ -1,13 +1,35 @@
+import path from 'node:path';
 import { baseEnvShape, int, bool, csv, loadConfig, processEnv, type Env } from '@mcp-fleet/kit';
+import { outboundEnvShape } from '@mcp-fleet/outbound';
+import { sandboxEnvShape } from '@mcp-fleet/sandbox';
 import { z } from 'zod';
 
 export const SERVICE_ID = 'git-mcp';
 
-/** Variables copied from the service's environment into every git process; everything else is dropped. */
-export const GIT_ENV_PASSTHROUGH = ['PATH', 'HOME', 'TZ', 'SSH_AUTH_SOCK'] as const;
+/**
+ * Variables copied from the service's environment into every git process (inside the sandbox);
+ * everything else is dropped. HOME is not among them: git reads no global config and no ssh keys
+ * of the service user (see git/hardening.ts).
+ */
+export const GIT_ENV_PASSTHROUGH = ['PATH', 'TZ'] as const;
+
+/** Transports git_push may use; `git://` (unauthenticated) and `ext::`/other remote helpers never. */
+export const PUSH_PROTOCOLS = ['file', 'https', 'http', 'ssh'] as const;
+export type PushProtocol = (typeof PUSH_PROTOCOLS)[number];
+
+const identityPart = (what: string) =>
+  z
+    .string()
+    .max(320)
+    // eslint-disable-next-line no-control-regex
+    .refine((v) => !/[<>\u0000-\u001f\u007f]/.test(v), 'no <, > or control characters')
+    .optional()
+    .describe(what);
 
 export const configSchema = z.object({
   ...baseEnvShape,
+  ...sandboxEnvShape,
+  ...outboundEnvShape,
   WORKSPACE_ROOTS: csv([process.cwd()]).describe(
     'Directories that may hold repositories (comma-separated). Default: the working directory.',
   ),
@@ -17,11 +39,27 @@ export const configSchema = z.object({
   GIT_PUSH_REMOTES_ALLOWLIST: csv([]).describe(
     'When set, git_push only pushes to these configured remote names. Empty: any configured remote.',
   ),
+  GIT_PUSH_PROTOCOLS: csv(['file', 'https', 'ssh'])
+    .pipe(z.array(z.enum(PUSH_PROTOCOLS)))
+    .describe(
+      'Transports git_push may use (comma-separated, of file, https, http, ssh). git://, ext:: and other remote helpers are never allowed. A network remote must also pass the outbound address policy (OUTBOUND_ALLOWLIST for private or loopback hosts).',
+    ),
+  GIT_SSH_KNOWN_HOSTS: z
+    .string()
+    .refine((p) => path.isAbsolute(p), 'an absolute path')
+    .optional()
+    .describe(
+      'known_hosts file ssh pushes check the server against (mounted read-only into the sandbox). Unset: ssh pushes fail host-key verification (the service user’s ~/.ssh is never read).',
+    ),
+  GIT_DEFAULT_AUTHOR_NAME: identityPart('Commit identity (name) when neither the call nor the repository names one.'),
+  GIT_DEFAULT_AUTHOR_EMAIL: identityPart('Commit identity (e-mail) when neither the call nor the repository names one.'),
 });
 
 export type Config = z.output<typeof configSchema> & {
-  /** The scrubbed environment git runs with (GIT_ENV_PASSTHROUGH names only). */
+  /** The scrubbed environment git runs with (GIT_ENV_PASSTHROUGH names only; PATH without relative entries). */
   GIT_BASE_ENV: Record<string, string>;
+  /** The ssh agent's socket (SSH_AUTH_SOCK), made visible to ssh pushes only. */
+  SSH_AGENT_SOCKET?: string;
 };
 
 export function readConfig(env: Env = processEnv()): Config {
@@ -31,5 +69,11 @@ export function readConfig(env: Env = processEnv()): Config {
     const value = env[name];
     if (value !== undefined) base[name] = value;
   }
-  return { ...parsed, GIT_BASE_ENV: base };
+  // A relative PATH entry would find programs in the repository's own directory.
+  base.PATH = (base.PATH ?? '/usr/local/bin:/usr/bin:/bin')
+    .split(':')
+    .filter((dir) => path.isAbsolute(dir))
+    .join(':');
+  const socket = env.SSH_AUTH_SOCK;
+  return { ...parsed, GIT_BASE_ENV: base, ...(socket && path.isAbsolute(socket) ? { SSH_AGENT_SOCKET: socket } : {}) };
 }

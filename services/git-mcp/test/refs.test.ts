@@ -1,6 +1,7 @@
 import { checkRefName, checkRemoteName, checkRevision, refFormatProblem } from '../src/git/refs';
-import { cleanGitMessage, programSettings } from '../src/git/repo';
-import { localRemotePath } from '../src/tools/git-push';
+import { programSettings } from '../src/git/hardening';
+import { classifyPushUrl } from '../src/git/remote-url';
+import { cleanGitMessage } from '../src/git/repo';
 
 describe('ref, revision and remote checks', () => {
   it.each(['main', 'feature/x-1', 'v1.2.3', 'HEAD', 'release/2024.01'])('accepts the ref name %s', (name) => {
@@ -88,11 +89,30 @@ describe('repository config screening', () => {
     );
   });
 
-  it('tells local-path remotes from network ones', () => {
-    expect(localRemotePath('/srv/x.git')).toBe('/srv/x.git');
-    expect(localRemotePath('../x.git')).toBe('../x.git');
-    expect(localRemotePath('file:///srv/x.git')).toBe('/srv/x.git');
-    expect(localRemotePath('git@github.com:o/r.git')).toBeUndefined();
-    expect(localRemotePath('https://github.com/o/r.git')).toBeUndefined();
+  it('tells local-path remotes from network ones, as git reads them', () => {
+    const local = (url: string) => classifyPushUrl('origin', url);
+    expect(local('/srv/x.git')).toMatchObject({ kind: 'local', path: '/srv/x.git' });
+    expect(local('../x.git')).toMatchObject({ kind: 'local', path: '../x.git' });
+    expect(local('file:///srv/x.git')).toMatchObject({ kind: 'local', path: '/srv/x.git' });
+    // git ignores the host of a file:// URL and decodes %XX in its path
+    expect(local('file://evil/srv/x.git')).toMatchObject({ kind: 'local', path: '/srv/x.git' });
+    expect(local('file:///srv/%2e%2e/x.git')).toMatchObject({ kind: 'local', path: '/srv/../x.git' });
+    // file:/x (no //) is the scp-like ssh address "file:/x"
+    expect(local('file:/srv/x.git')).toMatchObject({ kind: 'network', protocol: 'ssh', host: 'file' });
+    expect(local('git@github.com:o/r.git')).toMatchObject({ kind: 'network', protocol: 'ssh', host: 'github.com', port: 22 });
+    expect(local('https://u:p@github.com/o/r.git')).toMatchObject({ kind: 'network', protocol: 'https', host: 'github.com', port: 443 });
+    expect(local('ssh://git@[::1]:2222/r.git')).toMatchObject({ kind: 'network', protocol: 'ssh', host: '::1', port: 2222 });
+  });
+
+  it.each([
+    ['ext::sh -c touch% /tmp/x', /git-remote-ext, which runs any command/],
+    ['fd::3', /git-remote-fd/],
+    ['FILE:///srv/x.git', /scheme "FILE"/],
+    ['git://example.com/r.git', /scheme "git"/],
+    ['~/x.git', /home directory/],
+    ['-oProxyCommand=x:y', /not a host name/],
+    ['ssh://-oProxyCommand=x/y', /not/],
+  ])('refuses the push URL %j', (url, message) => {
+    expect(() => classifyPushUrl('origin', url)).toThrow(message);
   });
 });

@@ -359,11 +359,14 @@ describe('git-mcp tools over HTTP', () => {
       expect(res.body.error).toMatch(/detached/);
     });
 
-    it('reports a remote that cannot be reached as UPSTREAM_ERROR', async () => {
-      const r = makeRepo(path.join(ws.dir, 'unreachable-repo'));
-      git(r, 'remote', 'add', 'origin', 'http://127.0.0.1:1/nothing.git');
-      const res = await request(service.app).post('/git/unreachable-repo/push').send({}).expect(502);
-      expect(res.body.code).toBe('UPSTREAM_ERROR');
+    it('refuses a network remote on a loopback address (outbound policy) and plain http (GIT_PUSH_PROTOCOLS)', async () => {
+      const r = makeRepo(path.join(ws.dir, 'loopback-repo'));
+      git(r, 'remote', 'add', 'origin', 'https://127.0.0.1:1/nothing.git');
+      git(r, 'remote', 'add', 'plain', 'http://example.com/nothing.git');
+      const loopback = await request(service.app).post('/git/loopback-repo/push').send({}).expect(403);
+      expect(loopback.body.error).toMatch(/loopback.*OUTBOUND_ALLOWLIST/s);
+      const plain = await request(service.app).post('/git/loopback-repo/push').send({ remote: 'plain' }).expect(403);
+      expect(plain.body.error).toMatch(/GIT_PUSH_PROTOCOLS/);
     });
   });
 });
@@ -387,5 +390,16 @@ describe('git-mcp push policy', () => {
     expect(notListed.body.error).toMatch(/GIT_PUSH_REMOTES_ALLOWLIST/);
     await request(listed.app).post('/git/r/push').send({ remote: 'backup' }).expect(200);
     expect(git(bare, 'rev-parse', 'refs/heads/main')).toBe(git(r, 'rev-parse', 'HEAD'));
+    await Promise.all([off.close(), listed.close()]);
+  });
+
+  it('reports an allowed network remote that cannot be reached as UPSTREAM_ERROR', async () => {
+    const r = makeRepo(path.join(ws.dir, 'unreachable-repo'));
+    git(r, 'remote', 'add', 'origin', 'http://127.0.0.1:1/nothing.git');
+    const service = await buildApp(ws.dir, { OUTBOUND_ALLOWLIST: '127.0.0.1', GIT_PUSH_PROTOCOLS: 'http' });
+    const res = await request(service.app).post('/git/unreachable-repo/push').send({}).expect(502);
+    expect(res.body.code).toBe('UPSTREAM_ERROR');
+    expect(res.body.error).toMatch(/127\.0\.0\.1/);
+    await service.close();
   });
 });

@@ -154,31 +154,50 @@ describe('git-mcp against hostile input and hostile repositories', () => {
     });
 
     it.each([
-      ['filter.evil.clean', (m: string) => `touch ${m}`],
+      ['filter.evil.clean', (m: string) => `touch ${m}; cat`],
       ['core.fsmonitor', (m: string) => `touch ${m}; false`],
       ['diff.external', (m: string) => `touch ${m}`],
+      ['diff.evil.textconv', (m: string) => `touch ${m}; cat`],
       ['core.sshCommand', (m: string) => `touch ${m}`],
+      ['core.pager', (m: string) => `touch ${m}; cat`],
       ['remote.origin.receivepack', (m: string) => `touch ${m}`],
-    ])('refuses a repository whose own config sets %s, before running anything', async (key, value) => {
+    ])('runs nothing a repository config names in %s, and still answers status and diff', async (key, value) => {
       const name = `cfg-${key.replace(/\W/g, '-')}`;
       const r = makeRepo(path.join(ws.dir, name));
       write(path.join(r, '.gitattributes'), '* filter=evil diff=evil\n');
       write(path.join(r, 'README.md'), 'touched\n');
       const m = marker(name);
       git(r, 'config', key, value(m));
-      const res = await request(service.app).get(`/git/${name}/status`).expect(403);
-      expect(res.body.error).toContain(key.toLowerCase());
-      await request(service.app).get(`/git/${name}/diff`).expect(403);
+      const status = await request(service.app).get(`/git/${name}/status`).expect(200);
+      expect(status.body.result.modified).toEqual(['README.md']);
+      const diff = await request(service.app).get(`/git/${name}/diff`).expect(200);
+      expect(diff.body.result.diff).toContain('+touched');
       expect(fs.existsSync(m)).toBe(false);
     });
 
-    it('refuses settings hidden in an included config file', async () => {
+    it('runs nothing named in an included config file', async () => {
       const r = makeRepo(path.join(ws.dir, 'included'));
       const inc = path.join(r, 'extra.config');
-      fs.writeFileSync(inc, `[credential]\n\thelper = !touch ${marker('included')}\n`);
+      fs.writeFileSync(inc, `[core]\n\tfsmonitor = touch ${marker('included')}; false\n`);
       git(r, 'config', 'include.path', inc);
-      const res = await request(service.app).get('/git/included/status').expect(403);
-      expect(res.body.error).toContain('credential.helper');
+      write(path.join(r, 'README.md'), 'touched\n');
+      await request(service.app).get('/git/included/status').expect(200);
+      expect(fs.existsSync(marker('included'))).toBe(false);
+      // The include is real: plain git runs the monitor.
+      git(r, 'status');
+      expect(fs.existsSync(marker('included'))).toBe(true);
+      fs.rmSync(marker('included'));
+    });
+
+    it('with SANDBOX=off (no sanitized config), refuses a repository whose config names a program', async () => {
+      const r = makeRepo(path.join(ws.dir, 'unsandboxed'));
+      git(r, 'config', 'filter.lfs.clean', `touch ${marker('unsandboxed')}; cat`);
+      const off = await buildApp(ws.dir, { SANDBOX: 'off' });
+      const res = await request(off.app).get('/git/unsandboxed/status').expect(403);
+      expect(res.body.error).toContain('filter.lfs.clean');
+      await request(off.app).get('/git/repo/status').expect(200);
+      expect(fs.existsSync(marker('unsandboxed'))).toBe(false);
+      await off.close();
     });
 
     it('refuses the ext:: transport, which runs a command, even when the repository allows it', async () => {
@@ -196,13 +215,13 @@ describe('git-mcp against hostile input and hostile repositories', () => {
       fs.rmSync(m);
     });
 
-    it('a clean filter is real: plain git runs it where the service refused', async () => {
+    it('a clean filter is real: plain git runs it where the service did not', async () => {
       const r = makeRepo(path.join(ws.dir, 'filter-sanity'));
       write(path.join(r, '.gitattributes'), '* filter=evil\n');
       write(path.join(r, 'README.md'), 'touched\n');
       const m = marker('filter-sanity');
       git(r, 'config', 'filter.evil.clean', `touch ${m}; cat`);
-      await request(service.app).get('/git/filter-sanity/diff').expect(403);
+      await request(service.app).get('/git/filter-sanity/diff').expect(200);
       expect(fs.existsSync(m)).toBe(false);
       git(r, 'diff');
       expect(fs.existsSync(m)).toBe(true);
@@ -233,9 +252,19 @@ describe('git-mcp against hostile input and hostile repositories', () => {
 });
 
 describe('git-mcp configuration', () => {
-  it('passes only PATH, HOME, TZ and SSH_AUTH_SOCK on to git', () => {
-    const config = readConfig(testEnv({ PATH: '/usr/bin', HOME: '/home/x', GITHUB_TOKEN: 'ghp_secret', AWS_SECRET_ACCESS_KEY: 's' }));
-    expect(config.GIT_BASE_ENV).toEqual({ PATH: '/usr/bin', HOME: '/home/x' });
+  it('passes only PATH (absolute entries) and TZ on to git; never HOME or a secret', () => {
+    const config = readConfig(
+      testEnv({
+        PATH: '/usr/bin:.:bin',
+        HOME: '/home/x',
+        TZ: 'UTC',
+        GITHUB_TOKEN: 'ghp_secret',
+        AWS_SECRET_ACCESS_KEY: 's',
+        SSH_AUTH_SOCK: '/run/a.sock',
+      }),
+    );
+    expect(config.GIT_BASE_ENV).toEqual({ PATH: '/usr/bin', TZ: 'UTC' });
+    expect(config.SSH_AGENT_SOCKET).toBe('/run/a.sock');
   });
 
   it('fails fast on bad values, naming the variable', () => {

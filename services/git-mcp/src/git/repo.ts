@@ -1,41 +1,22 @@
-import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { AppError, type Logger } from '@mcp-fleet/kit';
 import { within, type Workspace } from '@mcp-fleet/kit/workspace';
+import type { OutboundPolicy } from '@mcp-fleet/outbound';
 import { GitPluginError, simpleGit, type SimpleGit } from 'simple-git';
 import type { Config } from '../config';
+import { configEnv, HARDENED_ENV, hardenedPairs, parseConfigList, programSettings, sanitizedConfig } from './hardening';
+import type { GitConfinement, GitSandbox, PreparedGit } from './sandboxed';
 
 export interface GitDeps {
   config: Config;
   workspace: Workspace;
   logger: Logger;
+  /** Starts every git process inside the OS sandbox. */
+  sandbox: GitSandbox;
+  /** Which network hosts a push may reach (OUTBOUND_ALLOWLIST). */
+  outbound: OutboundPolicy;
 }
-
-/**
- * `-c` settings on every git command line. They override the repository's own config, so a
- * hostile repository cannot run its hooks or ask git to sign with its own gpg program.
- */
-export const HARDENING_CONFIG = ['core.hooksPath=/dev/null', 'commit.gpgSign=false', 'core.quotePath=false', 'color.ui=false'];
-
-/** Transports git may use; `ext::` (runs a command) and anything else is refused, overriding all config. */
-const ALLOWED_PROTOCOLS = 'file:git:http:https:ssh';
-
-/**
- * Repository-level settings (scope local or worktree, includes followed) that make git run a
- * program the repository chose. A repository that sets one is refused rather than trusted.
- */
-const PROGRAM_SETTINGS: RegExp[] = [
-  /^core\.(sshcommand|gitproxy|askpass|editor|pager)$/,
-  /^sequence\.editor$/,
-  /^credential\.(.+\.)?helper$/,
-  /^filter\..+\.(clean|smudge|process)$/,
-  /^diff\.external$/,
-  /^diff\..+\.(command|textconv)$/,
-  /^merge\..+\.driver$/,
-  /^remote\..+\.(uploadpack|receivepack)$/,
-  /^gpg\.(.+\.)?program$/,
-];
 
 /** Cuts git's message to something a person can read, without credentials embedded in URLs. */
 export function cleanGitMessage(message: string): string {
@@ -55,7 +36,7 @@ export interface GitFailureOptions {
   timedOut: () => boolean;
 }
 
-/** Maps a failure of git (or of simple-git around it) to the fleet's error codes; never INTERNAL. */
+/** Maps a failure of git (or of simple-git around it) to the fleet's error codes; INTERNAL only when the sandbox itself failed. */
 export function toGitAppError(err: unknown, options: GitFailureOptions): AppError {
   if (err instanceof AppError) return err;
   if (err instanceof GitPluginError && err.plugin === 'abort') {
@@ -76,8 +57,11 @@ export function toGitAppError(err: unknown, options: GitFailureOptions): AppErro
   if (/dubious ownership/i.test(raw)) {
     return new AppError(
       'FORBIDDEN',
-      `${text} (the repository belongs to another user; the operator can mark it safe with git config --global --add safe.directory).`,
+      `${text} (the repository belongs to another OS user, and git-mcp reads no global safe.directory list; give the service user its own copy, or change the owner).`,
     );
+  }
+  if (/^bwrap:/m.test(raw)) {
+    return new AppError('INTERNAL', `${options.action} failed: the sandbox around git could not be set up (${msg}).`);
   }
   if (
     /unknown revision|bad revision|bad object|invalid object name|ambiguous argument|does not have any commits|not a valid object name|unknown commit|needed a single revision|did not match any file/i.test(
@@ -93,7 +77,7 @@ export function toGitAppError(err: unknown, options: GitFailureOptions): AppErro
   if (/please tell me who you are|empty ident|unable to auto-detect email/i.test(raw)) {
     return new AppError(
       'VALIDATION_ERROR',
-      `${text} Pass author {name, email} or configure user.name and user.email for the service user.`,
+      `${text} Pass author {name, email}, set user.name and user.email in the repository, or set GIT_DEFAULT_AUTHOR_NAME and GIT_DEFAULT_AUTHOR_EMAIL.`,
     );
   }
   if (/\[rejected\]|non-fast-forward|fetch first|failed to push some refs/i.test(raw)) {
@@ -110,11 +94,97 @@ export function callTimeoutMs(config: Config): number {
   return config.GIT_TIMEOUT_MS + 5000;
 }
 
-export interface RunOptions {
-  /** Extra environment for this command only (e.g. committer identity). */
+/** What one git process may touch besides the repository itself (read-only unless `write`). */
+export interface Reach {
+  /** The repository's git directories writable (commit, push); its work tree stays read-only. */
+  write?: boolean;
+  /** Further directories writable (a local push target). */
+  writable?: string[];
+  /** Further paths readable (ssh's known_hosts and agent socket). */
+  readOnly?: string[];
+  binds?: GitConfinement['binds'];
+  /** The host's network (a push to a checked network remote). */
+  network?: boolean;
+  /** Transports git may use (GIT_ALLOW_PROTOCOL); none unless pushing. */
+  protocols?: string[];
+  /** Command-scope settings after the hardening (http.curloptResolve of a push). */
+  settings?: [string, string][];
+  /** Extra environment (committer identity, GIT_SSH_COMMAND). */
   env?: Record<string, string>;
   /** Overrides GIT_TIMEOUT_MS for this command. */
   timeoutMs?: number;
+  /** Code for failures git does not explain (UPSTREAM_ERROR for push). */
+  fallback?: GitFailureOptions['fallback'];
+  /** Stops git early (capture: enough output). */
+  stop?: AbortSignal;
+}
+
+/**
+ * simple-git's own checks of what it passes to git. Confined, it sees only the launcher's
+ * environment; with SANDBOX=off it sees ours, and would refuse the very settings that turn
+ * programs OFF (GIT_CONFIG_COUNT with core.fsmonitor=false, core.hooksPath=/dev/null, ...), the
+ * GIT_CONFIG_GLOBAL=/dev/null that drops the operator's config, the --receive-pack that carries the
+ * hardening to a local push target and the GIT_SSH_COMMAND that pins a checked host. Those are all
+ * built from constants (hardening.ts, push-targets.ts); no caller text ever becomes an option or a
+ * config value.
+ */
+const SIMPLE_GIT_UNSAFE = {
+  allowUnsafeConfigEnvCount: true,
+  allowUnsafeConfigPaths: true,
+  allowUnsafePack: true,
+  allowUnsafeSshCommand: true,
+  allowUnsafeFsMonitor: true,
+  allowUnsafeHooksPath: true,
+  allowUnsafePager: true,
+  allowUnsafeEditor: true,
+  allowUnsafeAskPass: true,
+  allowUnsafeCredentialHelper: true,
+  allowUnsafeGitProxy: true,
+  allowUnsafeDiffExternal: true,
+  allowUnsafeGpgProgram: true,
+  allowUnsafeProtocolOverride: true,
+};
+
+const binaryOf = (prepared: PreparedGit): string | [string, string] =>
+  prepared.prefix.length > 0 ? [prepared.file, prepared.prefix[0]] : prepared.file;
+
+/**
+ * Runs `fn` with a simple-git instance whose every git process runs under `confinement`. It is
+ * aborted when the tool call ends or GIT_TIMEOUT_MS passes, and git errors become fleet errors.
+ */
+export async function runGit<T>(
+  deps: GitDeps,
+  callSignal: AbortSignal,
+  action: string,
+  confinement: GitConfinement,
+  fn: (git: SimpleGit) => Promise<T>,
+  options: Pick<Reach, 'timeoutMs' | 'fallback' | 'stop'> = {},
+): Promise<T> {
+  const timeoutMs = options.timeoutMs ?? deps.config.GIT_TIMEOUT_MS;
+  const timeout = AbortSignal.timeout(timeoutMs);
+  const signal = AbortSignal.any([callSignal, timeout, ...(options.stop ? [options.stop] : [])]);
+  const fail = (err: unknown) => toGitAppError(err, { action, fallback: options.fallback, timeoutMs, timedOut: () => timeout.aborted });
+  let prepared: PreparedGit;
+  try {
+    prepared = deps.sandbox.prepare(confinement);
+  } catch (err) {
+    throw fail(err);
+  }
+  try {
+    const git = simpleGit({
+      baseDir: confinement.cwd,
+      binary: binaryOf(prepared),
+      maxConcurrentProcesses: 2,
+      trimmed: false,
+      abort: signal,
+      unsafe: SIMPLE_GIT_UNSAFE,
+    }).env(prepared.env);
+    return await fn(git);
+  } catch (err) {
+    throw fail(err);
+  } finally {
+    prepared.dispose();
+  }
 }
 
 /** One repository inside the workspace roots, with git wired for safe use. */
@@ -122,42 +192,54 @@ export class Repo {
   constructor(
     readonly top: string,
     readonly relative: string,
+    readonly gitDir: string,
+    readonly commonDir: string,
     private readonly deps: GitDeps,
     private readonly signal: AbortSignal,
+    /** The sanitized config laid over the repository's own (undefined with SANDBOX=off). */
+    private readonly configText: string | undefined,
+    /** Command-scope settings before the hardening: the service's identity where the repository has none. */
+    private readonly defaults: [string, string][],
   ) {}
 
-  private env(extra: Record<string, string> = {}): Record<string, string> {
-    return gitEnv(this.deps, extra);
+  /** The repository's config file (shared by its worktrees). */
+  get configPath(): string {
+    return path.join(this.commonDir, 'config');
+  }
+
+  /** The confinement of one git process on this repository. */
+  confinement(reach: Reach = {}): GitConfinement {
+    const dirs = [...new Set([this.gitDir, this.commonDir])];
+    return {
+      cwd: this.top,
+      env: gitEnv(this.deps, {
+        protocols: reach.protocols,
+        settings: [...this.defaults, ...hardenedPairs(), ...(reach.settings ?? [])],
+        env: { GIT_DIR: this.gitDir, GIT_COMMON_DIR: this.commonDir, GIT_WORK_TREE: this.top, ...reach.env },
+      }),
+      readOnly: [this.top, ...(reach.write ? [] : dirs), ...(reach.readOnly ?? [])],
+      writable: [...(reach.write ? dirs : []), ...(reach.writable ?? [])],
+      network: reach.network ?? false,
+      files: this.configText === undefined ? undefined : [{ path: this.configPath, content: this.configText }],
+      binds: reach.binds,
+    };
+  }
+
+  /** Runs `fn` with simple-git on this repository, every git process inside the sandbox (see runGit). */
+  run<T>(action: string, fn: (git: SimpleGit) => Promise<T>, reach: Reach = {}): Promise<T> {
+    return runGit(this.deps, this.signal, action, this.confinement(reach), fn, reach);
   }
 
   /**
-   * Runs `fn` with a simple-git instance bound to the repository. The instance is aborted when
-   * the tool call ends or GIT_TIMEOUT_MS passes, and git errors become fleet errors.
+   * Makes `remote`'s `branch` the upstream of `branch`, in the repository's own config file (git
+   * itself sees the sanitized copy, which it cannot write).
    */
-  async run<T>(
-    action: string,
-    fn: (git: SimpleGit) => Promise<T>,
-    options: RunOptions & { fallback?: GitFailureOptions['fallback'] } = {},
-  ): Promise<T> {
-    const timeoutMs = options.timeoutMs ?? this.deps.config.GIT_TIMEOUT_MS;
-    const timeout = AbortSignal.timeout(timeoutMs);
-    const signal = AbortSignal.any([this.signal, timeout]);
-    const git = simpleGit({
-      baseDir: this.top,
-      binary: 'git',
-      maxConcurrentProcesses: 2,
-      trimmed: false,
-      config: HARDENING_CONFIG,
-      abort: signal,
-      // Needed only for our own `-c core.hooksPath=/dev/null` (which turns hooks OFF); every other
-      // simple-git safety check stays on, and no caller text ever becomes a `-c` or an option.
-      unsafe: { allowUnsafeHooksPath: true },
-    }).env(this.env(options.env));
-    try {
-      return await fn(git);
-    } catch (err) {
-      throw toGitAppError(err, { action, fallback: options.fallback, timeoutMs, timedOut: () => timeout.aborted });
-    }
+  async setUpstream(branch: string, remote: string): Promise<void> {
+    const confinement: GitConfinement = { cwd: this.commonDir, env: gitEnv(this.deps), writable: [this.commonDir] };
+    await runGit(this.deps, this.signal, 'git config', confinement, async (git) => {
+      await git.raw(['config', '--file', this.configPath, `branch.${branch}.remote`, remote]);
+      await git.raw(['config', '--file', this.configPath, `branch.${branch}.merge`, `refs/heads/${branch}`]);
+    });
   }
 
   /** Whether `rev` (built by us from checked input) names an object; timeouts still throw. */
@@ -172,62 +254,45 @@ export class Repo {
   }
 
   /**
-   * Runs git and keeps at most `maxBytes` of its standard output, stopping git once it has
-   * written more (a huge diff must not be buffered whole).
+   * Runs git (inside the sandbox, read-only) and keeps at most `maxBytes` of its standard output,
+   * stopping git once it has written more (a huge diff must not be buffered whole).
    */
   async capture(action: string, args: string[], maxBytes: number): Promise<{ text: string; truncated: boolean }> {
-    const timeoutMs = this.deps.config.GIT_TIMEOUT_MS;
-    const timeout = AbortSignal.timeout(timeoutMs);
-    const signal = AbortSignal.any([this.signal, timeout]);
-    const argv = [...HARDENING_CONFIG.flatMap((c) => ['-c', c]), ...args];
-    return new Promise((resolve, reject) => {
-      const child = spawn('git', argv, { cwd: this.top, env: this.env(), stdio: ['ignore', 'pipe', 'pipe'] });
-      const chunks: Buffer[] = [];
-      let size = 0;
-      let truncated = false;
-      let stderr = '';
-      const onAbort = () => child.kill('SIGKILL');
-      signal.addEventListener('abort', onAbort, { once: true });
-      child.stdout.on('data', (chunk: Buffer) => {
-        if (truncated) return;
-        const room = maxBytes - size;
-        if (chunk.length > room) {
-          chunks.push(chunk.subarray(0, room));
-          size = maxBytes;
-          truncated = true;
-          child.kill('SIGTERM');
-          return;
-        }
-        chunks.push(chunk);
-        size += chunk.length;
-      });
-      child.stderr.on('data', (chunk: Buffer) => {
-        if (stderr.length < 8192) stderr += chunk.toString('utf8');
-      });
-      child.on('error', (err) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(toGitAppError(err, { action, timeoutMs, timedOut: () => timeout.aborted }));
-      });
-      child.on('close', (code) => {
-        signal.removeEventListener('abort', onAbort);
-        if (signal.aborted && !truncated) {
-          reject(
-            timeout.aborted
-              ? new AppError('TIMEOUT', `${action} did not finish within ${timeoutMs} ms (GIT_TIMEOUT_MS); the git process was stopped.`)
-              : new AppError('TIMEOUT', `${action} was cancelled because the request ended.`),
-          );
-          return;
-        }
-        if (code !== 0 && !truncated) {
-          reject(toGitAppError(new Error(stderr || `git exited with code ${code}`), { action, timeoutMs, timedOut: () => false }));
-          return;
-        }
-        let text = Buffer.concat(chunks).toString('utf8');
-        // A cut through a multi-byte character leaves a replacement character at the end; drop it.
-        if (truncated) text = text.replace(/\uFFFD+$/, '');
-        resolve({ text, truncated });
-      });
-    });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let truncated = false;
+    const stop = new AbortController();
+    try {
+      await this.run(
+        action,
+        (git) =>
+          git
+            .outputHandler((_command, stdout) => {
+              stdout.on('data', (chunk: Buffer) => {
+                if (truncated) return;
+                const room = maxBytes - size;
+                if (chunk.length > room) {
+                  chunks.push(chunk.subarray(0, room));
+                  size = maxBytes;
+                  truncated = true;
+                  // Ends bubblewrap, and with it everything inside.
+                  stop.abort();
+                  return;
+                }
+                chunks.push(chunk);
+                size += chunk.length;
+              });
+            })
+            .raw(args),
+        { stop: stop.signal },
+      );
+    } catch (err) {
+      if (!truncated) throw err;
+    }
+    let text = Buffer.concat(chunks).toString('utf8');
+    // A cut through a multi-byte character leaves a replacement character at the end; drop it.
+    if (truncated) text = text.replace(/\uFFFD+$/, '');
+    return { text, truncated };
   }
 
   /**
@@ -266,43 +331,35 @@ export class Repo {
   }
 }
 
-export function gitEnv(deps: GitDeps, extra: Record<string, string> = {}): Record<string, string> {
+export interface GitEnvOptions {
+  /** Transports git may use (GIT_ALLOW_PROTOCOL); none by default. */
+  protocols?: string[];
+  /** Command-scope config, in order (default: the hardening list). */
+  settings?: ReadonlyArray<readonly [string, string]>;
+  env?: Record<string, string>;
+}
+
+/** The whole environment of a git process: PATH and TZ of the service, the hardening, nothing else. */
+export function gitEnv(deps: GitDeps, options: GitEnvOptions = {}): Record<string, string> {
   return {
     ...deps.config.GIT_BASE_ENV,
-    LANG: 'C',
-    LC_ALL: 'C',
-    GIT_TERMINAL_PROMPT: '0',
-    GIT_ALLOW_PROTOCOL: ALLOWED_PROTOCOLS,
-    GIT_LITERAL_PATHSPECS: '1',
-    GIT_OPTIONAL_LOCKS: '0',
+    ...HARDENED_ENV,
+    // Overrides every protocol.*.allow, whatever config says: an empty list allows none.
+    GIT_ALLOW_PROTOCOL: (options.protocols ?? []).join(':'),
     // Repository discovery never climbs above a workspace root.
     GIT_CEILING_DIRECTORIES: [...new Set(deps.workspace.roots.map((r) => path.dirname(r)))].join(':'),
-    ...extra,
+    ...configEnv(options.settings ?? hardenedPairs()),
+    ...options.env,
   };
 }
 
-/** Config keys (lower-cased) the repository itself sets that would make git run its programs. */
-export function programSettings(configList: string): string[] {
-  const found = new Set<string>();
-  // `git config --list --show-scope -z` prints scope NUL key LF value NUL.
-  const parts = configList.split('\0');
-  for (let i = 0; i + 1 < parts.length; i += 2) {
-    const scope = parts[i];
-    const entry = parts[i + 1];
-    if (scope !== 'local' && scope !== 'worktree') continue;
-    const newline = entry.indexOf('\n');
-    const key = (newline >= 0 ? entry.slice(0, newline) : entry).toLowerCase();
-    const value = newline >= 0 ? entry.slice(newline + 1) : '';
-    if (key === 'core.fsmonitor' && !/^(false|no|off|0|)$/i.test(value.trim())) found.add(key);
-    if (PROGRAM_SETTINGS.some((re) => re.test(key))) found.add(key);
-  }
-  return [...found];
+function repoRefusal(input: string, message: string, detail: string): AppError {
+  return new AppError('FORBIDDEN', message, { details: [{ path: 'path', message: detail }] });
 }
 
 /**
  * Resolves the caller's `path` (or `repository`) to a repository whose work tree and git
- * directory both lie inside the workspace roots, and refuses repositories that configure
- * programs for git to run.
+ * directories all lie inside the workspace roots, and reads the part of its config git may see.
  */
 export async function openRepo(deps: GitDeps, input: string, signal: AbortSignal): Promise<Repo> {
   const resolved = await deps.workspace.resolve(input, { mustExist: true });
@@ -312,49 +369,88 @@ export async function openRepo(deps: GitDeps, input: string, signal: AbortSignal
       details: [{ path: 'path', message: 'not a directory' }],
     });
   }
-  const probe = new Repo(resolved.absolute, resolved.relative, deps, signal);
-  const out = await probe
-    .run('git rev-parse', (git) => git.raw(['rev-parse', '--show-toplevel', '--absolute-git-dir']))
-    .catch((err: unknown) => {
-      const message = (err as Error).message;
-      if (err instanceof AppError && /not a git repository/i.test(message)) {
-        throw new AppError('NOT_FOUND', `"${input}" is not inside a git work tree; give the path of a repository in the workspace.`, {
-          details: [{ path: 'path', message: 'not a git repository' }],
-        });
-      }
-      if (err instanceof AppError && /must be run in a work tree/i.test(message)) {
-        throw new AppError('VALIDATION_ERROR', `"${input}" is a bare repository; these tools need a repository with a work tree.`, {
-          details: [{ path: 'path', message: 'bare repository' }],
-        });
-      }
-      throw err;
-    });
-  const [topRaw, gitDirRaw] = out.split('\n').map((s) => s.trim());
-  const top = await fs.realpath(topRaw);
-  const gitDir = await fs.realpath(gitDirRaw);
   const roots = deps.workspace.roots;
-  if (!roots.some((r) => within(r, top)) || !roots.some((r) => within(r, gitDir))) {
-    throw new AppError(
-      'FORBIDDEN',
+  // Finding the repository reads its config but runs nothing of it: the roots read-only, no network.
+  const probe: GitConfinement = { cwd: resolved.absolute, env: gitEnv(deps), readOnly: roots };
+  const out = await runGit(deps, signal, 'git rev-parse', probe, (git) =>
+    git.raw(['rev-parse', '--path-format=absolute', '--show-toplevel', '--absolute-git-dir', '--git-common-dir']),
+  ).catch((err: unknown) => {
+    const message = (err as Error).message;
+    // A .git file naming a git directory the sandbox does not show (outside the roots).
+    const named = /not a git repository: '?([^'\n]+)'?/i.exec(message)?.[1];
+    if (err instanceof AppError && named !== undefined && path.isAbsolute(named) && !roots.some((r) => within(r, path.resolve(named)))) {
+      throw repoRefusal(
+        input,
+        `The repository containing "${input}" keeps its git directory outside the workspace roots (${named}); only repositories inside them can be used.`,
+        'repository outside workspace roots',
+      );
+    }
+    if (err instanceof AppError && /not a git repository/i.test(message)) {
+      throw new AppError('NOT_FOUND', `"${input}" is not inside a git work tree; give the path of a repository in the workspace.`, {
+        details: [{ path: 'path', message: 'not a git repository' }],
+      });
+    }
+    if (err instanceof AppError && /must be run in a work tree/i.test(message)) {
+      throw new AppError('VALIDATION_ERROR', `"${input}" is a bare repository; these tools need a repository with a work tree.`, {
+        details: [{ path: 'path', message: 'bare repository' }],
+      });
+    }
+    throw err;
+  });
+  const [top, gitDir, commonDir] = await Promise.all(
+    out
+      .split('\n')
+      .slice(0, 3)
+      .map((s) => fs.realpath(s.trim())),
+  );
+  if (![top, gitDir, commonDir].every((dir) => roots.some((r) => within(r, dir)))) {
+    throw repoRefusal(
+      input,
       `The repository containing "${input}" lies (partly) outside the workspace roots; only repositories inside them can be used.`,
-      {
-        details: [{ path: 'path', message: 'repository outside workspace roots' }],
-      },
+      'repository outside workspace roots',
     );
   }
   const relative = path
     .relative(roots.find((r) => within(r, top)) ?? top, top)
     .split(path.sep)
     .join('/');
-  const repo = new Repo(top, relative, deps, signal);
-  const configList = await repo.run('git config', (git) => git.raw(['config', '--list', '--show-scope', '-z']));
-  const risky = programSettings(configList);
-  if (risky.length > 0) {
-    throw new AppError(
-      'FORBIDDEN',
-      `The repository at "${relative || '.'}" configures programs for git to run (${risky.join(', ')}); remove these settings from its .git/config before using it here.`,
-      { details: risky.map((key) => ({ path: 'path', message: `repository sets ${key}` })) },
+  const configPath = path.join(commonDir, 'config');
+  const configStat = await fs.lstat(configPath).catch(() => undefined);
+  if (configStat !== undefined && !configStat.isFile()) {
+    throw repoRefusal(
+      input,
+      `The config of the repository at "${relative || '.'}" is not a regular file (a symlink?); git-mcp does not use it.`,
+      'config is not a regular file',
     );
   }
-  return repo;
+  const confined = deps.sandbox.confined;
+  let list = '';
+  if (configStat !== undefined) {
+    // Confined: the file alone, includes not followed: git will see only what sanitizedConfig keeps.
+    // SANDBOX=off: git reads the file itself, includes and all, so that is what is screened.
+    const listing: GitConfinement = confined
+      ? { cwd: commonDir, env: gitEnv(deps), readOnly: [commonDir] }
+      : {
+          cwd: top,
+          env: gitEnv(deps, { env: { GIT_DIR: gitDir, GIT_COMMON_DIR: commonDir, GIT_WORK_TREE: top } }),
+          readOnly: [top, gitDir, commonDir],
+        };
+    const args = confined ? ['config', '--file', configPath, '--no-includes', '--list', '-z'] : ['config', '--list', '--show-scope', '-z'];
+    list = await runGit(deps, signal, 'git config', listing, (git) => git.raw(args));
+  }
+  if (!confined) {
+    const risky = programSettings(list);
+    if (risky.length > 0) {
+      throw new AppError(
+        'FORBIDDEN',
+        `The repository at "${relative || '.'}" configures programs for git to run (${risky.join(', ')}), and with SANDBOX=off git would read them; remove these settings from its config, or run git-mcp with the sandbox.`,
+        { details: risky.map((key) => ({ path: 'path', message: `repository sets ${key}` })) },
+      );
+    }
+  }
+  const keys = new Set(parseConfigList(list, !confined).map((e) => e.key.toLowerCase()));
+  const defaults: [string, string][] = [];
+  if (!keys.has('user.name') && deps.config.GIT_DEFAULT_AUTHOR_NAME) defaults.push(['user.name', deps.config.GIT_DEFAULT_AUTHOR_NAME]);
+  if (!keys.has('user.email') && deps.config.GIT_DEFAULT_AUTHOR_EMAIL) defaults.push(['user.email', deps.config.GIT_DEFAULT_AUTHOR_EMAIL]);
+  return new Repo(top, relative, gitDir, commonDir, deps, signal, confined ? sanitizedConfig(list) : undefined, defaults);
 }

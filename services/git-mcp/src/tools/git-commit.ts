@@ -55,8 +55,8 @@ export function gitCommitTool(deps: GitDeps) {
       const repo = await openRepo(deps, repoPath(args), ctx.signal);
       const specs: string[] = [];
       for (const [i, file] of (args.files ?? []).entries()) specs.push(await repo.pathspec(file, `files.${i}`));
-      if (args.all) await repo.run('git add -u', (git) => git.raw(['add', '--update']));
-      if (specs.length > 0) await repo.run('git add', (git) => git.raw(['add', '--all', '--', ...specs]));
+      if (args.all) await repo.run('git add -u', (git) => git.raw(['add', '--update']), { write: true });
+      if (specs.length > 0) await repo.run('git add', (git) => git.raw(['add', '--all', '--', ...specs]), { write: true });
       const staged = await repo.run('git diff --cached', (git) => git.raw(['diff', '--cached', '--name-only', '-z']));
       if (staged.replace(/\0/g, '').trim() === '') {
         throw new AppError(
@@ -75,7 +75,7 @@ export function gitCommitTool(deps: GitDeps) {
         if (!email) env.GIT_COMMITTER_EMAIL = args.author.email;
       }
       const options = args.author ? [`--author=${args.author.name} <${args.author.email}>`] : [];
-      const result = await repo.run('git commit', (git) => git.commit(args.message, options), { env });
+      const result = await repo.run('git commit', (git) => git.commit(args.message, options), { write: true, env });
       const hash = (await repo.run('git rev-parse', (git) => git.raw(['rev-parse', 'HEAD']))).trim();
       return {
         repository: repo.relative || '.',

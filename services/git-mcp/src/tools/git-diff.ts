@@ -44,7 +44,14 @@ export function gitDiffTool(deps: GitDeps) {
         .filter((rev): rev is string => rev !== undefined);
       const repo = await openRepo(deps, repoPath(args), ctx.signal);
       const file = args.file === undefined ? undefined : await repo.pathspec(args.file, 'file');
-      const base = ['diff', '--no-ext-diff', '--no-textconv', '--no-color', ...(args.staged ? ['--cached'] : [])];
+      const base = [
+        'diff',
+        '--no-ext-diff',
+        '--no-textconv',
+        '--no-color',
+        '--ignore-submodules=all',
+        ...(args.staged ? ['--cached'] : []),
+      ];
       const tail = ['--end-of-options', ...revs, '--', ...(file ? [file] : [])];
       const patch = await repo.capture('git diff', [...base, ...tail], maxBytes);
       const summary = await repo.run('git diff --numstat', (git) => git.diffSummary([...base.slice(1), '--numstat', ...tail]));

@@ -1,19 +1,9 @@
 import { AppError, defineTool } from '@mcp-fleet/kit';
 import { z } from 'zod';
 import { checkRefName, checkRemoteName } from '../git/refs';
+import { planPush } from '../git/push-targets';
 import { callTimeoutMs, openRepo, type GitDeps } from '../git/repo';
 import { repoPath, repoShape } from './repo-arg';
-
-/** A remote URL that names a path on this machine (file://, /abs, ./rel or ../rel), not a network address. */
-export function localRemotePath(url: string): string | undefined {
-  if (url.startsWith('file://')) return decodeURIComponent(url.slice('file://'.length));
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) return undefined;
-  // scp-like "host:path" (a colon before any slash) is ssh.
-  const colon = url.indexOf(':');
-  const slash = url.indexOf('/');
-  if (colon > 0 && (slash < 0 || colon < slash)) return undefined;
-  return url;
-}
 
 export function gitPushTool(deps: GitDeps) {
   const { config } = deps;
@@ -24,6 +14,7 @@ export function gitPushTool(deps: GitDeps) {
     description:
       'Push one local branch (default: the current one) of a repository inside the workspace roots to a configured remote (a remote NAME such as origin, never a URL). ' +
       'Never forces: a rejected (non-fast-forward) push is a CONFLICT; other remote failures are UPSTREAM_ERROR. ' +
+      `Every push URL of the remote is checked: local repositories must lie inside the workspace roots, network hosts must pass the outbound address policy; transports: ${config.GIT_PUSH_PROTOCOLS.join(', ')}. No hook runs on either side. ` +
       (config.GIT_ALLOW_PUSH ? '' : 'Disabled on this service (GIT_ALLOW_PUSH=false). ') +
       (allow.length > 0 ? `Allowed remotes: ${allow.join(', ')}. ` : '') +
       `Each git process, the push included, is limited to ${config.GIT_TIMEOUT_MS} ms (GIT_TIMEOUT_MS).`,
@@ -67,18 +58,12 @@ export function gitPushTool(deps: GitDeps) {
           { details: [{ path: 'remote', message: 'no such remote' }] },
         );
       }
-      const url = (await repo.run('git remote get-url', (git) => git.raw(['remote', 'get-url', '--push', remote]))).trim();
-      const local = localRemotePath(url);
-      if (local !== undefined) {
-        // A remote on this machine is written to like a file: it must be inside the workspace roots too.
-        await deps.workspace.resolve(local.startsWith('/') ? local : `${repo.top}/${local}`, { field: 'remote' }).catch((err: unknown) => {
-          throw err instanceof AppError && err.code === 'FORBIDDEN'
-            ? new AppError('FORBIDDEN', `Remote "${remote}" points to a local path outside the workspace roots; it cannot be pushed to.`, {
-                details: [{ path: 'remote', message: 'local remote outside workspace roots' }],
-              })
-            : err;
-        });
-      }
+      // Every URL git would push to, as git itself reads the (sanitized) config; each one is checked.
+      const urls = (await repo.run('git remote get-url', (git) => git.raw(['remote', 'get-url', '--push', '--all', remote])))
+        .split('\n')
+        .map((u) => u.trim())
+        .filter((u) => u !== '');
+      const reach = await planPush(deps, repo, remote, urls);
       let branch = requested;
       if (branch === undefined) {
         const current = (
@@ -97,9 +82,8 @@ export function gitPushTool(deps: GitDeps) {
         });
       }
       const refspec = `refs/heads/${branch}:refs/heads/${branch}`;
-      const result = await repo.run('git push', (git) => git.push(remote, refspec, args.setUpstream ? ['--set-upstream'] : []), {
-        fallback: 'UPSTREAM_ERROR',
-      });
+      const result = await repo.run('git push', (git) => git.push(remote, refspec, reach.pushOptions), reach);
+      if (args.setUpstream) await repo.setUpstream(branch, remote);
       const upToDate = result.pushed.length > 0 && result.pushed.every((p) => p.alreadyUpdated);
       return {
         repository: repo.relative || '.',

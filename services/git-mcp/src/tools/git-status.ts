@@ -18,7 +18,7 @@ export function gitStatusTool(deps: GitDeps) {
     timeoutMs: callTimeoutMs(deps.config),
     handler: async (args, ctx) => {
       const repo = await openRepo(deps, repoPath(args), ctx.signal);
-      const s = await repo.run('git status', (git) => git.status(['--untracked-files=normal']));
+      const s = await repo.run('git status', (git) => git.status(['--untracked-files=normal', '--ignore-submodules=all']));
       const conflicted = new Set(s.conflicted);
       const pick = (test: (f: (typeof s.files)[number]) => boolean) =>
         s.files.filter((f) => !conflicted.has(f.path) && test(f)).map((f) => f.path);

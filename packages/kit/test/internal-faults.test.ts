@@ -52,21 +52,27 @@ afterAll(async () => {
   tmp.cleanup();
 });
 
-/** The log lines written so far (the file transport writes asynchronously). */
-async function logLines(match: (line: Record<string, unknown>) => boolean): Promise<Record<string, unknown>[]> {
-  for (let i = 0; i < 50; i++) {
+/** The matching log lines once there are `atLeast` of them (the file transport writes asynchronously; 5 s at most). */
+async function logLines(match: (line: Record<string, unknown>) => boolean, atLeast = 1): Promise<Record<string, unknown>[]> {
+  let hits: Record<string, unknown>[] = [];
+  for (let i = 0; i < 250 && hits.length < atLeast; i++) {
     const lines = fs.existsSync(logFile)
       ? fs
           .readFileSync(logFile, 'utf8')
           .split('\n')
           .filter(Boolean)
-          .map((l) => JSON.parse(l) as Record<string, unknown>)
+          .flatMap((l): Record<string, unknown>[] => {
+            try {
+              return [JSON.parse(l) as Record<string, unknown>];
+            } catch {
+              return []; // a line still being written
+            }
+          })
       : [];
-    const hits = lines.filter(match);
-    if (hits.length) return hits;
-    await new Promise((r) => setTimeout(r, 20));
+    hits = lines.filter(match);
+    if (hits.length < atLeast) await new Promise((r) => setTimeout(r, 20));
   }
-  return [];
+  return hits;
 }
 
 describe('internal faults are INTERNAL, never the caller’s fault', () => {
@@ -88,7 +94,7 @@ describe('internal faults are INTERNAL, never the caller’s fault', () => {
       expect(res.body.error).toMatch(/service log/);
       expect(JSON.stringify(res.body)).not.toMatch(/call stack|runaway/);
     }
-    const logged = await logLines((l) => l.level === 'error' && l.code === 'INTERNAL');
+    const logged = await logLines((l) => l.level === 'error' && l.code === 'INTERNAL', 2);
     expect(logged.length).toBeGreaterThanOrEqual(2);
     expect(logged[0].err).toMatchObject({ name: 'RangeError', message: 'Maximum call stack size exceeded' });
     expect((logged[0].err as { stack: string }).stack).toMatch(/runaway/);

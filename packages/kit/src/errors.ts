@@ -116,6 +116,9 @@ export function toAppError(err: unknown): AppError {
   if (e?.type === 'entity.parse.failed') {
     return new AppError('VALIDATION_ERROR', 'The request body is not valid JSON; check quoting and commas.', { cause: err });
   }
+  if (e?.type === 'request.aborted') {
+    return new AppError('VALIDATION_ERROR', 'The request body ended before it was complete; send it again.', { cause: err });
+  }
   if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') {
     return new AppError('VALIDATION_ERROR', 'The request body encoding is not supported; send UTF-8 JSON.', { cause: err });
   }

@@ -81,6 +81,17 @@ describe('internal faults are INTERNAL, never the caller’s fault', () => {
     expect(toAppError(new RangeError('Invalid array length')).code).toBe('INTERNAL');
   });
 
+  it('keeps the errors the edge raises about the request itself the caller’s (body reader, body parser, router)', () => {
+    // the kit's own body reader (fast-json) when the client stops sending mid-body
+    expect(toAppError(Object.assign(new Error('aborted'), { type: 'request.aborted', status: 400 })).code).toBe('VALIDATION_ERROR');
+    // http-errors from Express's body parser and static files carry expose: true
+    expect(toAppError(Object.assign(new Error('request size did not match content length'), { status: 400, expose: true })).code).toBe(
+      'VALIDATION_ERROR',
+    );
+    // the router's undecodable path parameter
+    expect(toAppError(Object.assign(new URIError("Failed to decode param '%E0'"), { status: 400 })).code).toBe('VALIDATION_ERROR');
+  });
+
   it('answers a stack overflow in a handler with 500 INTERNAL and logs its cause', async () => {
     for (const send of [
       () => request(svc.app).post('/tools/overflow').send({ text: 'x = x.strip()' }),

@@ -1,4 +1,14 @@
-import { paginate, AppError, ERROR_CODES, JSONRPC_CODES, isPlainObject, type Logger, type ToolAnnotations } from '@mcp-fleet/kit';
+import {
+  paginate,
+  AppError,
+  ERROR_CODES,
+  JSONRPC_CODES,
+  isPlainObject,
+  MAX_INPUT_DEPTH,
+  withinDepth,
+  type Logger,
+  type ToolAnnotations,
+} from '@mcp-fleet/kit';
 import { allows, type Principal } from '../auth';
 import type { ClientRequester, LogListener, ProgressListener } from '../downstream-client';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -144,6 +154,9 @@ export function checkCallParams(p: Record<string, unknown>): void {
     throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'tools/call needs params.name (a string).');
   if (p.arguments !== undefined && !isPlainObject(p.arguments))
     throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'params.arguments must be an object.');
+  // as the kit's edge does: nothing downstream (JSON.stringify of the forwarded call) may recurse without bound
+  if (p.arguments !== undefined && !withinDepth(p.arguments, MAX_INPUT_DEPTH))
+    throw new McpError(JSONRPC_CODES.INVALID_PARAMS, `params.arguments nests deeper than ${MAX_INPUT_DEPTH} levels; flatten it.`);
   const mode = isPlainObject(p._meta) ? p._meta.mode : undefined;
   if (mode !== undefined && !ROUTING_MODES.includes(mode as RoutingMode))
     throw new McpError(JSONRPC_CODES.INVALID_PARAMS, `_meta.mode must be one of: ${ROUTING_MODES.join(', ')} (GET /modes describes them).`);

@@ -92,6 +92,9 @@ export const HARDENED_ENV: Readonly<Record<string, string>> = {
   GIT_OPTIONAL_LOCKS: '0',
   // Caller paths are paths: no :(magic) and no globs.
   GIT_LITERAL_PATHSPECS: '1',
+  // Never a pager program (git pages only to a terminal, and there is none; pager.<command> too).
+  GIT_PAGER: 'cat',
+  PAGER: 'cat',
   // Stable English messages for error mapping.
   LANG: 'C',
   LC_ALL: 'C',

@@ -50,7 +50,9 @@ async function localTarget(deps: GitDeps, repo: Repo, remote: string, target: Ex
     if (stat.isFile())
       throw refused(remote, target.url, 'its .git is a file pointing elsewhere; set the remote to the repository it points to');
     if (!stat.isDirectory() || !(await isGitDirectory(candidate))) continue;
-    const resolved = await deps.workspace.resolve(candidate, { mustExist: true, field: 'remote' }).catch((err: unknown) => {
+    // The kernel's reading of the path (symlinks, then ".."), checked like any path a caller names.
+    const real = await fs.realpath(candidate);
+    const resolved = await deps.workspace.resolve(real, { mustExist: true, field: 'remote' }).catch((err: unknown) => {
       throw err instanceof AppError && err.code === 'FORBIDDEN'
         ? refused(
             remote,
@@ -61,8 +63,9 @@ async function localTarget(deps: GitDeps, repo: Repo, remote: string, target: Ex
     });
     const lexical = path.resolve(candidate);
     if (lexical === resolved.absolute) return { real: resolved.absolute };
-    // Reached through a symlink: git, in the sandbox, finds the real directory at the written path too.
-    if (candidate.split('/').includes('..')) {
+    // Reached through a symlink: in the sandbox the real directory is bound at the written path too,
+    // which leads there only when ".." does not follow the symlink.
+    if ((await fs.realpath(lexical).catch(() => undefined)) !== resolved.absolute) {
       throw refused(remote, target.url, 'its path goes through a symlink and then ".."; write the path without them');
     }
     return { real: resolved.absolute, bind: { source: resolved.absolute, dest: lexical, writable: true } };

@@ -591,3 +591,67 @@ function snapshot(dir: string): Record<string, string> {
   }
   return out;
 }
+
+describe('secret files in a repository: named, never shown', () => {
+  const secrets: [string, string][] = [
+    ['.env', 'DB_PASSWORD=SECRET-ENV-1'],
+    ['config/.env.production', 'TOKEN=SECRET-ENV-2'],
+    ['deploy/id_rsa', '-----BEGIN OPENSSH PRIVATE KEY-----\nSECRET-KEY-3'],
+    ['certs/server.PEM', 'SECRET-PEM-4'],
+    ['dir with space/.ENV', 'SECRET-ENV-5'],
+    ['odd "quoted"\tname.key', 'SECRET-KEY-6'],
+    ['ünïcode/.npmrc', '//registry/:_authToken=SECRET-NPM-7'],
+    ['.ssh/config', 'IdentityFile SECRET-SSH-8'],
+  ];
+
+  it.each(modes)(
+    '%s: git_diff (work tree, staged, between commits) withholds every secret file and shows the rest',
+    async (_mode, service) => {
+      const r = repo('secrets');
+      for (const [file] of secrets) write(path.join(r.dir, file), 'placeholder\n');
+      write(path.join(r.dir, '.env.example'), 'DB_PASSWORD=\n');
+      write(path.join(r.dir, 'notes.md'), 'notes\n');
+      git(r.dir, 'add', '-A');
+      git(r.dir, 'commit', '-q', '-m', 'placeholders');
+      const base = git(r.dir, 'rev-parse', 'HEAD').trim();
+      for (const [file, content] of secrets) write(path.join(r.dir, file), `${content}\n`);
+      write(path.join(r.dir, '.env.example'), 'DB_PASSWORD=changeme\n');
+      // a content line that looks like a header cannot start a section (it is prefixed with +)
+      write(path.join(r.dir, 'notes.md'), 'notes\ndiff --git a/.env b/.env\nvisible change\n');
+      const leaks = (res: request.Response) =>
+        secrets.filter(([, content]) => JSON.stringify(res.body).includes(content.split('\n').pop()!));
+
+      const work = await request(service().app).get(`/git/${r.rel}/diff`).expect(200);
+      expect(leaks(work)).toEqual([]);
+      expect(work.body.result.diff).toContain('+visible change');
+      expect(work.body.result.diff).toContain('+DB_PASSWORD=changeme');
+      expect([...work.body.result.withheld].sort()).toEqual(secrets.map(([f]) => f).sort());
+      expect(work.body.result.files.map((f: { file: string }) => f.file).sort()).toEqual(['.env.example', 'notes.md']);
+
+      git(r.dir, 'add', '-A');
+      const staged = await request(service().app).get(`/git/${r.rel}/diff`).query({ staged: true }).expect(200);
+      expect(leaks(staged)).toEqual([]);
+      expect(staged.body.result.withheld).toHaveLength(secrets.length);
+      git(r.dir, 'commit', '-q', '-m', 'secrets');
+      const commits = await request(service().app).get(`/git/${r.rel}/diff`).query({ commit1: base, commit2: 'HEAD' }).expect(200);
+      expect(leaks(commits)).toEqual([]);
+      expect(commits.body.result.diff).toContain('+visible change');
+      // cut by the size limit inside a secret section: still nothing of it
+      const small = await buildApp(ws.dir, { GIT_MAX_DIFF_BYTES: '1024', ...(_mode === 'SANDBOX=off' ? { SANDBOX: 'off' } : {}) });
+      const cut = await request(small.app).get(`/git/${r.rel}/diff`).query({ commit1: base, commit2: 'HEAD' }).expect(200);
+      await small.close();
+      expect(leaks(cut)).toEqual([]);
+
+      for (const file of ['.env', 'config/.ENV.production', 'deploy/id_rsa', './.ssh/config', `${r.dir}/.env`]) {
+        const one = await request(service().app).get(`/git/${r.rel}/diff`).query({ file, commit1: base }).expect(403);
+        expect(one.body.error).toMatch(/secret file/);
+        await request(service().app).get(`/git/${r.rel}/log`).query({ file }).expect(403);
+      }
+      const commit = await request(service().app)
+        .post(`/git/${r.rel}/commit`)
+        .send({ message: 'x', files: ['.env'] })
+        .expect(403);
+      expect(commit.body.error).toMatch(/SECRET_FILES/);
+    },
+  );
+});

@@ -1,4 +1,4 @@
-import { AppError, createServiceApp, type Logger, type ServiceApp } from '@mcp-fleet/kit';
+import { AppError, createServiceApp, secretFilesFrom, type Logger, type ServiceApp } from '@mcp-fleet/kit';
 import { Workspace } from '@mcp-fleet/kit/workspace';
 import { OutboundPolicy } from '@mcp-fleet/outbound';
 import { Sandbox, sandboxHealth } from '@mcp-fleet/sandbox';
@@ -16,7 +16,7 @@ export interface GitAppDeps {
 
 /** `/git/{path}/...`: the wildcard (slashes and %2F allowed) becomes the tool's `path`. */
 export async function createApp({ config, logger, outbound }: GitAppDeps): Promise<ServiceApp> {
-  const workspace = await Workspace.open(config.WORKSPACE_ROOTS);
+  const workspace = await Workspace.open(config.WORKSPACE_ROOTS, secretFilesFrom(config, logger));
   const sandbox = Sandbox.open(config, logger);
   const deps: GitDeps = {
     config,

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { baseEnvShape, int, bool, csv, loadConfig, processEnv, type Env } from '@mcp-fleet/kit';
+import { baseEnvShape, int, bool, csv, loadConfig, processEnv, secretFilesEnvShape, type Env } from '@mcp-fleet/kit';
 import { outboundEnvShape } from '@mcp-fleet/outbound';
 import { sandboxEnvShape } from '@mcp-fleet/sandbox';
 import { z } from 'zod';
@@ -30,6 +30,7 @@ export const configSchema = z.object({
   ...baseEnvShape,
   ...sandboxEnvShape,
   ...outboundEnvShape,
+  ...secretFilesEnvShape,
   WORKSPACE_ROOTS: csv([process.cwd()]).describe(
     'Directories that may hold repositories (comma-separated). Default: the working directory.',
   ),

@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { AppError, type Logger } from '@mcp-fleet/kit';
+import { AppError, secretFileError, type Logger } from '@mcp-fleet/kit';
 import { within, type Workspace } from '@mcp-fleet/kit/workspace';
 import type { OutboundPolicy } from '@mcp-fleet/outbound';
 import { GitPluginError, simpleGit, type SimpleGit } from 'simple-git';
@@ -298,7 +298,7 @@ export class Repo {
   /**
    * A caller's file argument as a pathspec relative to the repository: relative paths are taken
    * from the repository's top, absolute ones must lie inside it; `..`, NUL bytes, the `.git`
-   * directory and parent directories that lead outside through a symlink are refused.
+   * directory, parent directories that lead outside through a symlink and secret files are refused.
    */
   async pathspec(input: string, field: string): Promise<string> {
     if (typeof input !== 'string' || input.trim() === '') {
@@ -326,8 +326,16 @@ export class Repo {
           details: [{ path: field, message: 'symlink escape' }],
         });
       }
+      // Secret files (.env, private keys, the fleet's stores; SECRET_FILES) are never named to git.
+      const secret = this.deps.workspace.secretReason(path.join(parent.absolute, path.basename(lexical)));
+      if (secret) throw secretFileError(secret, field, input);
     }
     return rel === '' ? '.' : rel;
+  }
+
+  /** Whether a path git reports (relative to the top) is a secret file whose contents are never shown. */
+  isSecret(rel: string): boolean {
+    return this.deps.workspace.secretReason(path.join(this.top, rel)) !== undefined;
   }
 }
 

@@ -1,6 +1,7 @@
 import { AppError, defineTool } from '@mcp-fleet/kit';
 import { z } from 'zod';
 import { checkRevision } from '../git/refs';
+import { parseNumstat, withholdSections } from '../git/patch';
 import { callTimeoutMs, openRepo, type GitDeps } from '../git/repo';
 import { capList, repoPath, repoShape } from './repo-arg';
 
@@ -15,7 +16,8 @@ export function gitDiffTool(deps: GitDeps) {
     description:
       'Unified diff of a repository inside the workspace roots plus per-file insertions and deletions. ' +
       'No commits: working tree against the index (staged: true = index against HEAD). commit1 only: working tree (or index, with staged) against commit1. ' +
-      'commit1 and commit2: between the two commits. Untracked files are not part of a diff. ' +
+      'commit1 and commit2: between the two commits. Untracked files are not part of a diff; a renamed file shows as deleted and added. ' +
+      'Secret files (.env, private keys, ...; SECRET_FILES) are listed in withheld, never shown. ' +
       `The patch text is cut at ${maxBytes} bytes (GIT_MAX_DIFF_BYTES; truncated: true), the file list at ${DIFF_FILES_CAP} entries; each git process is limited to ${deps.config.GIT_TIMEOUT_MS} ms.`,
     input: z
       .object({
@@ -44,33 +46,35 @@ export function gitDiffTool(deps: GitDeps) {
         .filter((rev): rev is string => rev !== undefined);
       const repo = await openRepo(deps, repoPath(args), ctx.signal);
       const file = args.file === undefined ? undefined : await repo.pathspec(args.file, 'file');
+      // Renames off and fixed prefixes: one "diff --git a/P b/P" section per file (patch.ts).
       const base = [
         'diff',
         '--no-ext-diff',
         '--no-textconv',
         '--no-color',
         '--ignore-submodules=all',
+        '--no-renames',
+        '--src-prefix=a/',
+        '--dst-prefix=b/',
         ...(args.staged ? ['--cached'] : []),
       ];
       const tail = ['--end-of-options', ...revs, '--', ...(file ? [file] : [])];
       const patch = await repo.capture('git diff', [...base, ...tail], maxBytes);
-      const summary = await repo.run('git diff --numstat', (git) => git.diffSummary([...base.slice(1), '--numstat', ...tail]));
-      const files = capList(
-        summary.files.map((f) =>
-          f.binary
-            ? { file: f.file, insertions: 0, deletions: 0, binary: true }
-            : { file: f.file, insertions: f.insertions, deletions: f.deletions, binary: false },
-        ),
-        DIFF_FILES_CAP,
-      );
+      const numstat = parseNumstat(await repo.run('git diff --numstat', (git) => git.raw([...base, '--numstat', '-z', ...tail])));
+      // Secret files (SECRET_FILES) are named, never shown.
+      const shown = withholdSections(patch.text, (f) => repo.isSecret(f));
+      const withheld = [...new Set([...numstat.filter((f) => repo.isSecret(f.file)).map((f) => f.file), ...shown.withheld])];
+      const listed = numstat.filter((f) => !withheld.includes(f.file));
+      const files = capList(listed, DIFF_FILES_CAP);
       return {
         repository: repo.relative || '.',
-        diff: patch.text,
+        diff: shown.text,
         files: files.items,
-        insertions: summary.insertions,
-        deletions: summary.deletions,
+        insertions: listed.reduce((n, f) => n + f.insertions, 0),
+        deletions: listed.reduce((n, f) => n + f.deletions, 0),
         truncated: patch.truncated,
-        ...(files.cut ? { filesTruncated: true, totalFiles: summary.files.length } : {}),
+        ...(files.cut ? { filesTruncated: true, totalFiles: listed.length } : {}),
+        ...(withheld.length > 0 ? { withheld } : {}),
       };
     },
   });

@@ -16,7 +16,7 @@ export default tseslint.config(
     files: ['services/*/src/**/*.ts', 'packages/*/src/**/*.ts'],
     rules: {
       'no-console': 'error',
-      'no-restricted-imports': [
+      '@typescript-eslint/no-restricted-imports': [
         'error',
         {
           patterns: [
@@ -25,9 +25,19 @@ export default tseslint.config(
               message: 'A service never imports another service; move shared code to packages/.',
             },
           ],
+          paths: ['node:child_process', 'child_process'].map((name) => ({
+            name,
+            allowTypeImports: true,
+            message: 'Programs run only inside the OS sandbox: use Sandbox.spawn/launcher from @mcp-fleet/sandbox (docs/security.md).',
+          })),
         },
       ],
     },
+  },
+  {
+    // The sandbox itself; host facts from ps with a fixed argument list (no caller input, docs/security.md).
+    files: ['packages/sandbox/src/**/*.ts', 'packages/host/src/**/*.ts', 'packages/testing/src/**/*.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': 'off' },
   },
   {
     // Tests read JSON answers whose shape is what they assert.

@@ -265,18 +265,26 @@ export class Launcher {
 
   async stop(): Promise<void> {
     this.stopping = true;
-    const alive = this.services.filter((s) => s.child.exitCode === null && s.child.signalCode === null);
     await Promise.all(
-      alive.map(
+      this.services.map(
         (s) =>
           new Promise<void>((resolve) => {
-            const timer = setTimeout(() => s.child.kill('SIGKILL'), this.options.stopTimeoutMs);
-            s.child.once('exit', () => {
+            const child = s.child;
+            const wasRunning = child.exitCode === null && child.signalCode === null;
+            const done = () => {
               clearTimeout(timer);
-              s.state = 'stopped';
+              if (wasRunning) s.state = 'stopped';
               resolve();
-            });
-            s.child.kill('SIGTERM');
+            };
+            const timer = wasRunning ? setTimeout(() => child.kill('SIGKILL'), this.options.stopTimeoutMs) : undefined;
+            // Done once the child's output is read to its end (its last log lines shown); a grandchild
+            // holding the pipes open delays that by a second at most.
+            if (!wasRunning && child.stdout?.closed !== false && child.stderr?.closed !== false) return done();
+            child.once('close', done);
+            if (wasRunning) child.once('exit', () => setTimeout(done, 1000));
+            else setTimeout(done, 1000);
+            // It may have had the terminal's SIGINT already: a kit service stops once, whatever signals arrive.
+            if (wasRunning) child.kill('SIGTERM');
           }),
       ),
     );

@@ -55,15 +55,54 @@ export function createLogger(options: LoggerOptions): Logger {
   const transports: winston.transport[] = [new winston.transports.Console({ stderrLevels: ['error'] })];
   if (options.file) transports.push(new winston.transports.File({ filename: options.file }));
   if (options.lokiUrl) transports.push(new LokiTransport({ url: options.lokiUrl, labels: { job: 'mcp-fleet', service: options.service } }));
-  return skipDisabledLevels(
-    winston.createLogger({
-      level: options.level ?? 'info',
-      defaultMeta: { service: options.service },
-      format,
-      transports,
-      silent: options.silent ?? false,
-    }),
-  );
+  const logger = winston.createLogger({
+    level: options.level ?? 'info',
+    defaultMeta: { service: options.service },
+    format,
+    transports,
+    silent: options.silent ?? false,
+  });
+  // A transport that fails (a log file that cannot be written, Loki's stream) is reported, never an uncaught 'error'.
+  logger.on('error', (err: Error) => process.stderr.write(`${options.service}: logging failed: ${err.message}\n`));
+  return skipDisabledLevels(linesAfterEndToStderr(logger));
+}
+
+const MESSAGE = Symbol.for('message');
+
+/**
+ * A line logged after the logger was ended (closeLogger at shutdown) would make the stream throw
+ * "write after end", an uncaught error that kills the process. Such a line (a rejection settling
+ * while the process exits, a second signal) goes through the same format to stderr instead.
+ * Child loggers write through their parent's write, so they are covered too.
+ */
+function linesAfterEndToStderr(logger: Logger): Logger {
+  const write = logger.write;
+  logger.write = function (this: Logger, info: winston.Logform.TransformableInfo, ...rest: unknown[]): boolean {
+    if (!(this as unknown as { _writableState: { ending: boolean } })._writableState.ending)
+      return (write as (...args: unknown[]) => boolean).call(this, info, ...rest);
+    const line = this.silent ? false : this.format.transform({ ...info }, this.format.options);
+    if (typeof line === 'object') process.stderr.write(`${String((line as Record<symbol, unknown>)[MESSAGE])}\n`);
+    return true;
+  } as typeof logger.write;
+  return logger;
+}
+
+/**
+ * Ends the logger once and resolves when every transport has written its lines (the file is
+ * flushed, Loki pushed), or after `timeoutMs`. Lines logged afterwards go to stderr.
+ */
+export function closeLogger(logger: Logger, timeoutMs = 2000): Promise<void> {
+  const state = (logger as unknown as { _writableState: { ending: boolean; finished: boolean } })._writableState;
+  return new Promise<void>((resolve) => {
+    if (state.finished) return resolve();
+    const timer = setTimeout(resolve, timeoutMs);
+    timer.unref();
+    logger.once('finish', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    if (!state.ending) logger.end();
+  });
 }
 
 /**

@@ -62,6 +62,12 @@ export class LokiTransport extends Transport {
     return this.sending;
   }
 
+  /** At the logger's end (closeLogger at shutdown): the last lines are pushed before the stream finishes. */
+  override _final(callback: (error?: Error | null) => void): void {
+    clearInterval(this.timer);
+    void this.flush().then(() => callback());
+  }
+
   override close(): void {
     clearInterval(this.timer);
     void this.flush();

@@ -131,23 +131,32 @@ export async function runService(handler: http.RequestListener, options: RunOpti
     logger.warn(
       `${service} listens on ${options.host} but ALLOWED_HOSTS is empty: only requests for localhost, 127.0.0.1 or [::1] are answered (403 for any other Host); list the names clients call it by.`,
     );
-  const shutdown = (signal: string) => {
+  // A terminal's Ctrl-C reaches the whole process group and the launcher then sends SIGTERM (and a
+  // user may press it twice): the first signal stops the service, the others change nothing. The
+  // handlers stay installed, so a later signal never falls back to Node's default (an abrupt exit).
+  let stopping = false;
+  const shutdown = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
     logger.info(`${service} stopping`, { signal });
+    const exit = async (code: number) => {
+      const { closeLogger } = await import('./logger');
+      await closeLogger(logger);
+      process.exit(code);
+    };
     running.stop().then(
       () => {
         logger.info(`${service} stopped`);
-        logger.on('finish', () => process.exit(0));
-        logger.end();
-        setTimeout(() => process.exit(0), 500).unref();
+        return exit(0);
       },
       (err) => {
         logger.error('error during shutdown', { err });
-        process.exit(1);
+        return exit(1);
       },
     );
   };
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
-  process.once('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', shutdown);
+  process.on('SIGINT', shutdown);
   return running;
 }
 

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { tempDir } from '../src/test-support';
-import { createLogger } from '../src';
+import { closeLogger, createLogger } from '../src';
 
 describe('createLogger', () => {
   it('writes JSON lines with service and timestamp, and never a secret value', async () => {
@@ -51,5 +51,45 @@ describe('createLogger', () => {
     expect(child.isLevelEnabled('debug')).toBe(true);
     child.debug('kept', meta);
     expect(built).toBeGreaterThan(0);
+  });
+
+  it('after closeLogger, a line (its own or a child logger\'s) goes redacted to stderr instead of throwing "write after end"', async () => {
+    const tmp = tempDir();
+    const file = path.join(tmp.dir, 'svc.log');
+    const logger = createLogger({ service: 'svc', file });
+    logger.transports[0].silent = true;
+    const child = logger.child({ request: 'r1' });
+    logger.info('svc stopped');
+    await closeLogger(logger);
+    await closeLogger(logger); // a second close changes nothing
+    const written: string[] = [];
+    const spy = jest.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      written.push(String(chunk));
+      return true;
+    });
+    const errors: unknown[] = [];
+    logger.on('error', (err) => errors.push(err));
+    try {
+      logger.error('late rejection', { err: new Error('boom'), token: 'hunter2' });
+      child.warn('late child line');
+      logger.debug('below the level');
+    } finally {
+      spy.mockRestore();
+    }
+    expect(errors).toEqual([]);
+    const lines = written.map((l) => JSON.parse(l));
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatchObject({
+      level: 'error',
+      message: 'late rejection',
+      service: 'svc',
+      token: '[redacted]',
+      err: { message: 'boom' },
+    });
+    expect(lines[1]).toMatchObject({ level: 'warn', message: 'late child line', service: 'svc', request: 'r1' });
+    // the file got everything logged before the close, and nothing after it
+    const fileLines = fs.readFileSync(file, 'utf8').trim().split('\n');
+    expect(fileLines.map((l) => JSON.parse(l).message)).toEqual(['svc stopped']);
+    tmp.cleanup();
   });
 });

@@ -1,5 +1,5 @@
 import type http from 'node:http';
-import { createLogger, LokiTransport } from '@mcp-fleet/kit';
+import { closeLogger, createLogger, LokiTransport } from '@mcp-fleet/kit';
 import { serve } from '../src/test-support';
 
 type Push = { streams: { stream: Record<string, string>; values: [string, string][] }[] };
@@ -59,6 +59,19 @@ describe('LokiTransport', () => {
     expect(transport.pushed).toBe(3);
     transport.close();
     await loki.running.stop();
+  });
+
+  it('pushes the last lines when the logger is closed at shutdown, before the process may exit', async () => {
+    const loki = await fakeLoki();
+    const transport = new LokiTransport({ url: loki.running.url, labels: { service: 's' }, intervalMs: 60_000 });
+    const logger = createLogger({ service: 's', level: 'info' });
+    logger.clear().add(transport);
+    logger.info('s stopping');
+    logger.info('s stopped');
+    await closeLogger(logger, 1000);
+    await loki.running.stop();
+    const lines = loki.pushes.flatMap((p) => p.streams.flatMap((s) => s.values.map((v) => JSON.parse(v[1]).message)));
+    expect(lines).toEqual(['s stopping', 's stopped']);
   });
 
   it('never throws when Loki is unreachable', async () => {

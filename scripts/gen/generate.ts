@@ -9,6 +9,7 @@ import YAML from 'yaml';
 import { GATEWAY_ID, SERVICES, envPrefix, getService, polledByGateway, profilePort, type ServiceEntry } from '@mcp-fleet/inventory';
 import { renderConfigDocs } from './config-docs';
 import { SECRET_VARIABLES_FILE, renderSecretVariables } from './secret-variables';
+import { renderKubernetes } from './kubernetes';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
 export const COMPOSE_FILE = path.join(REPO_ROOT, 'compose.yaml');
@@ -374,6 +375,7 @@ export function render(): Record<string, string> {
     [SECRET_VARIABLES_FILE]: renderSecretVariables(),
     [SCRIPT_SERVICES_FILE]: renderScriptServices(),
     [README_FILE]: withReadmeServices(fs.readFileSync(README_FILE, 'utf8')),
+    ...renderKubernetes(),
   };
 }
 

@@ -1,5 +1,5 @@
 import express from 'express';
-import { createServiceApp, successEnvelope, type HealthCheck, type Logger, type ServiceApp } from '@mcp-fleet/kit';
+import { createServiceApp, successEnvelope, type HealthCheck, type Logger, type ServiceApp, secretFilesFrom } from '@mcp-fleet/kit';
 import { Workspace } from '@mcp-fleet/kit/workspace';
 import { SERVICE_ID, type Config } from './config';
 import type { MailDeps } from './deps';
@@ -30,7 +30,7 @@ function cachedProbe(ttlMs: number, probe: () => Promise<unknown>): () => Promis
 
 export async function createApp({ config, logger, defaultMetrics = true }: MailAppDeps): Promise<ServiceApp> {
   const account = mailAccount(config);
-  const ws = await Workspace.open(config.WORKSPACE_ROOTS);
+  const ws = await Workspace.open(config.WORKSPACE_ROOTS, secretFilesFrom(config, logger));
   const imap = account.imap
     ? new ImapPool(account.imap, {
         size: config.MAIL_POOL_SIZE,

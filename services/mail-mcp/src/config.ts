@@ -1,4 +1,4 @@
-import { baseEnvShape, int, bool, csv, loadConfig, unsetIfEmpty, type Env } from '@mcp-fleet/kit';
+import { baseEnvShape, int, bool, csv, loadConfig, unsetIfEmpty, type Env, secretFilesEnvShape } from '@mcp-fleet/kit';
 import { z } from 'zod';
 
 export const SERVICE_ID = 'mail-mcp';
@@ -25,6 +25,7 @@ const mailUrl = (schemes: string[]) =>
 
 export const configSchema = z.object({
   ...baseEnvShape,
+  ...secretFilesEnvShape,
   BODY_LIMIT: baseEnvShape.BODY_LIMIT.default('4mb').describe(
     'Largest accepted request body (PAYLOAD_TOO_LARGE above it); mail text and HTML travel in it, attachments come from WORKSPACE_ROOTS.',
   ),

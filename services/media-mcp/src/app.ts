@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { createServiceApp, type HealthCheck, type Logger, type ServiceApp } from '@mcp-fleet/kit';
+import { createServiceApp, type HealthCheck, type Logger, type ServiceApp, secretFilesFrom } from '@mcp-fleet/kit';
 import { SqliteDb } from '@mcp-fleet/kit/sqlite';
 import { Workspace } from '@mcp-fleet/kit/workspace';
 import { OutboundClient, OutboundPolicy } from '@mcp-fleet/outbound';
@@ -37,7 +37,7 @@ const engineCheck = (engines: AvEngines, name: 'ffmpeg' | 'ffprobe'): HealthChec
 
 /** Builds the app; never listens (server.ts does). */
 export async function createApp({ config, logger, defaultMetrics = true, policy }: AppDeps): Promise<ServiceApp> {
-  const ws = await Workspace.open(config.WORKSPACE_ROOTS);
+  const ws = await Workspace.open(config.WORKSPACE_ROOTS, secretFilesFrom(config, logger));
   const dataDir = path.join(config.DATA_DIR, SERVICE_ID);
   const scratchDir = path.join(dataDir, 'scratch');
   // Scratch copies of URL and base64 input from a previous process are never needed again.

@@ -1,4 +1,4 @@
-import { baseEnvShape, csv, int, loadConfig, type Env } from '@mcp-fleet/kit';
+import { baseEnvShape, csv, int, loadConfig, type Env, secretFilesEnvShape } from '@mcp-fleet/kit';
 import { outboundEnvShape } from '@mcp-fleet/outbound';
 import { sandboxEnvShape } from '@mcp-fleet/sandbox';
 import { z } from 'zod';
@@ -10,6 +10,7 @@ const MiB = 1024 * 1024;
 /** The environment this service reads: the kit's base variables plus its own, each with `.describe()`. */
 export const configSchema = z.object({
   ...baseEnvShape,
+  ...secretFilesEnvShape,
   ...outboundEnvShape,
   ...sandboxEnvShape,
   BODY_LIMIT: baseEnvShape.BODY_LIMIT.default('16mb').describe(

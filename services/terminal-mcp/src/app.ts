@@ -1,5 +1,5 @@
 import fs from 'node:fs/promises';
-import { createServiceApp, type Logger, type ServiceApp } from '@mcp-fleet/kit';
+import { createServiceApp, type Logger, type ServiceApp, secretFilesFrom } from '@mcp-fleet/kit';
 import { Workspace } from '@mcp-fleet/kit/workspace';
 import { Sandbox, sandboxHealth } from '@mcp-fleet/sandbox';
 import { SERVICE_ID, type Config } from './config';
@@ -12,7 +12,7 @@ export interface TerminalAppDeps {
 }
 
 export async function createApp({ config, logger }: TerminalAppDeps): Promise<ServiceApp> {
-  const workspace = await Workspace.open(config.WORKSPACE_ROOTS);
+  const workspace = await Workspace.open(config.WORKSPACE_ROOTS, secretFilesFrom(config, logger));
   const sandbox = Sandbox.open(config, logger);
   const deps: TerminalDeps = { config, workspace, logger, sandbox };
   return createServiceApp({

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { baseEnvShape, bool, csv, isSecretName, loadConfig, processEnv, type Env, int } from '@mcp-fleet/kit';
+import { baseEnvShape, bool, csv, isSecretName, loadConfig, processEnv, type Env, int, secretFilesEnvShape } from '@mcp-fleet/kit';
 import { sandboxEnvShape } from '@mcp-fleet/sandbox';
 import { z } from 'zod';
 
@@ -22,6 +22,7 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 export const configSchema = z.object({
   ...baseEnvShape,
+  ...secretFilesEnvShape,
   ...sandboxEnvShape,
   WORKSPACE_ROOTS: csv([process.cwd()]).describe(
     'Directories commands may run in and `directory` may list (comma-separated). Default: the working directory.',

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { AppError, invokeTool, toolToJson, type Logger } from '@mcp-fleet/kit';
+import { AppError, invokeTool, toolToJson, type Logger, secretFilesFrom } from '@mcp-fleet/kit';
 import { Workspace } from '@mcp-fleet/kit/workspace';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -13,7 +13,7 @@ export interface ToolkitDeps {
 
 /** The MCP server (official SDK) with the ten tools; the caller connects it to a transport. */
 export async function createApp({ config, logger }: ToolkitDeps): Promise<McpServer> {
-  const ws = await Workspace.open(config.WORKSPACE_ROOTS);
+  const ws = await Workspace.open(config.WORKSPACE_ROOTS, secretFilesFrom(config, logger));
   const tools = new Map(createTools({ config, ws, logger }).map((t) => [t.name, t]));
   const server = new McpServer({ name: SERVICE_ID, version: '0.1.0' }, { capabilities: { tools: {} } });
   server.server.setRequestHandler(ListToolsRequestSchema, async () => ({

@@ -1,10 +1,11 @@
-import { baseEnvShape, int, csv, loadConfig, unsetIfEmpty, type Env } from '@mcp-fleet/kit';
+import { baseEnvShape, int, csv, loadConfig, unsetIfEmpty, type Env, secretFilesEnvShape } from '@mcp-fleet/kit';
 import { z } from 'zod';
 
 export const SERVICE_ID = 'toolkit-mcp-server';
 
 export const configSchema = z.object({
   ...baseEnvShape,
+  ...secretFilesEnvShape,
   WORKSPACE_ROOTS: csv([process.cwd()]).describe(
     'Comma-separated directories the tools may read; relative paths resolve against the first.',
   ),

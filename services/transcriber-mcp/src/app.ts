@@ -1,6 +1,15 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { abortOnClose, AppError, createServiceApp, successEnvelope, type KitHandle, type Logger, type ServiceApp } from '@mcp-fleet/kit';
+import {
+  abortOnClose,
+  AppError,
+  createServiceApp,
+  successEnvelope,
+  type KitHandle,
+  type Logger,
+  type ServiceApp,
+  secretFilesFrom,
+} from '@mcp-fleet/kit';
 import { Workspace } from '@mcp-fleet/kit/workspace';
 import { OutboundClient, OutboundPolicy } from '@mcp-fleet/outbound';
 import type { Express, NextFunction, Request, Response } from 'express';
@@ -80,7 +89,7 @@ function registerUpload(app: Express, kit: KitHandle, config: Config): void {
 
 /** Builds the app; never listens (server.ts does). */
 export async function createApp({ config, logger, defaultMetrics = true, policy }: AppDeps): Promise<ServiceApp> {
-  const ws = await Workspace.open(config.WORKSPACE_ROOTS);
+  const ws = await Workspace.open(config.WORKSPACE_ROOTS, secretFilesFrom(config, logger));
   const scratchDir = path.join(config.DATA_DIR, SERVICE_ID, 'scratch');
   // Scratch copies from a previous process are never needed again.
   await fs.rm(scratchDir, { recursive: true, force: true });

@@ -80,7 +80,7 @@ export function gitCommitTool(deps: GitDeps) {
       return {
         repository: repo.relative || '.',
         hash,
-        shortHash: result.commit || hash.slice(0, 7),
+        shortHash: (await repo.run('git rev-parse --short', (git) => git.raw(['rev-parse', '--short', hash]))).trim(),
         branch: result.branch,
         root: result.root,
         summary: result.summary,

@@ -30,10 +30,18 @@ export function composedServices(): ServiceEntry[] {
   return SERVICES.filter((s) => s.status === 'available' && s.http);
 }
 
+/** Services that serve PostgreSQL read-only (database-mcp's `main`, sql-mcp-wrapper). */
+const READ_ONLY_SQL = ['database-mcp', 'sql-mcp-wrapper'];
+
 function backendEnv(s: ServiceEntry): Record<string, string> {
   const env: Record<string, string> = {};
   // Compose interpolates the password from the environment or .env; no secret is written in the file.
-  if (s.backends.includes('postgres')) env.DATABASE_URL = 'postgres://fleet:${POSTGRES_PASSWORD}@postgres:5432/fleet';
+  // The SQL services serve read-only, which they refuse over a superuser: they log in as the reader
+  // role docker/postgres-init creates; the others (history, memories) write as the owner.
+  if (s.backends.includes('postgres'))
+    env.DATABASE_URL = READ_ONLY_SQL.includes(s.id)
+      ? 'postgres://mcp_reader:${POSTGRES_READER_PASSWORD}@postgres:5432/fleet'
+      : 'postgres://fleet:${POSTGRES_PASSWORD}@postgres:5432/fleet';
   if (s.backends.includes('redis')) env.REDIS_URL = 'redis://redis:6379';
   if (s.backends.includes('qdrant')) env.QDRANT_URL = 'http://qdrant:6333';
   if (s.backends.includes('mqtt')) env.MQTT_URL = 'mqtt://mosquitto:1883';
@@ -106,8 +114,9 @@ export function buildCompose(): Record<string, unknown> {
         POSTGRES_USER: 'fleet',
         POSTGRES_PASSWORD: '${POSTGRES_PASSWORD:?set POSTGRES_PASSWORD in .env (see .env.example)}',
         POSTGRES_DB: 'fleet',
+        POSTGRES_READER_PASSWORD: '${POSTGRES_READER_PASSWORD:?set POSTGRES_READER_PASSWORD in .env (see .env.example)}',
       },
-      volumes: ['postgres-data:/var/lib/postgresql/data'],
+      volumes: ['postgres-data:/var/lib/postgresql/data', './docker/postgres-init:/docker-entrypoint-initdb.d:ro'],
       healthcheck: { test: ['CMD', 'pg_isready', '-U', 'fleet'], interval: '5s', timeout: '3s', retries: 10 },
       restart,
     },

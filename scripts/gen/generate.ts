@@ -30,6 +30,9 @@ export function composedServices(): ServiceEntry[] {
   return SERVICES.filter((s) => s.status === 'available' && s.http);
 }
 
+/** Services that start programs, each inside bubblewrap. */
+const SANDBOXED = ['terminal-mcp', 'git-mcp', 'media-mcp', 'transcriber-mcp'];
+
 /** Services that serve PostgreSQL read-only (database-mcp's `main`, sql-mcp-wrapper). */
 const READ_ONLY_SQL = ['database-mcp', 'sql-mcp-wrapper'];
 
@@ -97,6 +100,9 @@ export function buildCompose(): Record<string, unknown> {
         retries: 5,
       },
       restart: 'unless-stopped',
+      // bubblewrap needs user namespaces, which Docker's default seccomp and AppArmor profiles refuse;
+      // without them these services refuse to run programs (docs/security.md, "The sandbox").
+      ...(SANDBOXED.includes(s.id) ? { security_opt: ['seccomp=unconfined', 'apparmor=unconfined'] } : {}),
       ...(dependsOn(s).length ? { depends_on: dependsOn(s) } : {}),
     };
   }

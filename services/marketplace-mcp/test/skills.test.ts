@@ -176,6 +176,8 @@ describe('POST /skills/v1/install-plan', () => {
     expect(plan.complete).toBe(false);
     expect(plan.unknown).toEqual(['ghost-skill']);
     expect(plan.unsatisfiable).toEqual([
+      // the second request for commit-message is answered too (install-plan-repeated-skill.test.ts)
+      { name: 'commit-message', range: '=>bad', available: ['2.0.0-beta.1', '1.1.0', '1.0.0'], reason: 'not a semver version or range' },
       { name: 'sql-review', range: '^1', available: ['0.3.0'], reason: 'no version satisfies the range' },
     ]);
     expect(plan.install.map((i: { name: string; version: string }) => `${i.name}@${i.version}`)).toEqual([

@@ -17,6 +17,7 @@ import {
 } from '../../scripts/gen/kubernetes';
 import { secretVariables } from '../../scripts/gen/secret-variables';
 import { isSecretName } from '../../packages/kit/src/logger';
+import { hostOriginRule } from '@mcp-fleet/kit';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -345,6 +346,47 @@ describe('Kubernetes manifests (deploy/kubernetes)', () => {
       expect(allowed).not.toContain('*');
     }
     expect(envOf(GATEWAY_ID).ALLOWED_HOSTS.value.split(',')).toContain('$(POD_IP)'); // MCP_INSTANCE_URL's host, for the other instances
+  });
+
+  it("parse as each service's configuration, and its Host rule answers the probe and the names it is called by, refusing the kubelet's default Host and other names", () => {
+    const sample: Record<string, string> = {
+      POD_IP: '10.1.2.3',
+      POD_NAMESPACE: NAMESPACE,
+      PUBLIC_HOSTS: 'mcp.example.com',
+      SESSION_DATABASE_URL: 'postgres://fleet:pw@postgres:5432/fleet',
+      REDIS_URL: 'redis://redis:6379',
+      MCP_STATE_SECRET: 'x'.repeat(40),
+    };
+    const gatewayUrls = envOf(GATEWAY_ID);
+    for (const s of composedServices()) {
+      // the environment the kubelet gives the container: values expanded, required references filled, optional Secrets absent
+      const env: Record<string, string> = {};
+      for (const e of containerOf(s.id).env) {
+        if (e.value !== undefined) env[e.name] = e.value.replace(/\$\(([A-Z0-9_]+)\)/g, (_: string, v: string) => env[v]);
+        else if (!e.valueFrom.secretKeyRef?.optional) env[e.name] = sample[e.name];
+      }
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const { readConfig } = require(path.join(ROOT, 'services', s.id, 'src/config.ts')) as {
+        readConfig: (env: Record<string, string>) => Obj;
+      };
+      const config = readConfig(env);
+      const rule = hostOriginRule({ listenHost: config.HOST, allowedHosts: config.ALLOWED_HOSTS });
+      const refusal = (host: string) => rule({ headers: { host } } as Obj)?.code;
+      const called =
+        s.pattern === 'gateway' || s.pattern === 'coordinator'
+          ? [`${s.id}.${NAMESPACE}.svc.cluster.local:${s.port}`, 'mcp.example.com']
+          : [];
+      if (s.pattern !== 'gateway' && s.pattern !== 'coordinator') called.push(new URL(gatewayUrls[`${envPrefix(s.id)}_URL`].value).host);
+      for (const host of ['localhost', `${s.id}:${s.port}`, ...called])
+        expect([s.id, host, refusal(host)]).toEqual([s.id, host, undefined]);
+      for (const host of ['evil.example', `${s.id}.evil.example`, ...(s.pattern === 'gateway' ? [] : [`10.1.2.3:${s.port}`])])
+        expect([s.id, host, refusal(host)]).toEqual([s.id, host, 'FORBIDDEN']);
+      if (s.pattern === 'gateway') {
+        expect(refusal(`10.1.2.3:${s.port}`)).toBeUndefined(); // the other instances forward to its pod address
+        expect(config.MCP_INSTANCE_URL).toBe('http://10.1.2.3:7000/mcp');
+        expect(config.SESSION_DATABASE_URL).toBe(sample.SESSION_DATABASE_URL);
+      }
+    }
   });
 
   it('take every secret from a Secret by secretKeyRef and write no secret value in any file', () => {

@@ -31,6 +31,7 @@ type ProbeConfig = Pick<
   | 'IMAP_URL'
   | 'MARKETPLACE_URL'
   | 'MARKETPLACE_JWT_TOKEN'
+  | 'downstreams'
   | 'PROVIDER_PROBE_TTL_MS'
   | 'PROVIDER_PROBE_TIMEOUT_MS'
   | 'PATH'
@@ -146,6 +147,8 @@ export class Providers {
       if (!isUrl) return { ...base, configured: true, reachable: null, detail: { source } };
       return http(base, source);
     });
+    // the fleet's own marketplace is a downstream of the gateway (MARKETPLACE_MCP_URL/_PORT): running, it is configured
+    const marketplaceUrl = c.MARKETPLACE_URL ?? c.downstreams?.find((d) => d.id === 'marketplace-mcp')?.url;
     const providers = await Promise.all([
       http({ id: 'llm', kind: 'llm', description: 'OpenAI-compatible LLM endpoint (LLM_BASE_URL).' }, c.LLM_BASE_URL, {
         apiKeyConfigured: Boolean(c.LLM_API_KEY),
@@ -184,9 +187,16 @@ export class Providers {
         },
         c.IMAP_URL,
       ),
-      http({ id: 'marketplace', kind: 'marketplace', description: 'Skill marketplace (MARKETPLACE_URL).' }, c.MARKETPLACE_URL, {
-        tokenConfigured: Boolean(c.MARKETPLACE_JWT_TOKEN),
-      }),
+      http(
+        {
+          id: 'marketplace',
+          kind: 'marketplace',
+          description:
+            "Skill marketplace (MARKETPLACE_URL; unset: marketplace-mcp where the gateway reaches it, when it is one of the gateway's services).",
+        },
+        marketplaceUrl,
+        { tokenConfigured: Boolean(c.MARKETPLACE_JWT_TOKEN) },
+      ),
     ]);
     if (c.RESEARCH_SOURCES.length === 0) {
       providers.splice(3, 0, {

@@ -62,7 +62,7 @@ export function createApp({ config, logger, store: injected, defaultMetrics = tr
   const storeTokenFile = tokenFileOf(config);
   const deps: SecretsDeps = {
     store,
-    catalog: secretCatalog(),
+    catalog: secretCatalog(config.servicePorts),
     exportDir: exportDirOf(config),
     restartCommand: config.SECRETS_RESTART_COMMAND,
     maxValueBytes: config.SECRET_VALUE_MAX_BYTES,

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { baseEnvShape, bool, loadConfig, unsetIfEmpty, type Env, int } from '@mcp-fleet/kit';
+import { resolvePort, SERVICES } from '@mcp-fleet/inventory';
 import { z } from 'zod';
 
 export const SERVICE_ID = 'secrets-ui';
@@ -47,7 +48,10 @@ export const configSchema = z.object({
   ),
 });
 
-export type Config = z.output<typeof configSchema>;
+export type Config = z.output<typeof configSchema> & {
+  /** Where each service of the inventory listens: `<ID>_PORT` (the launcher's, FLEET_PORT_OFFSET included), else its documented port. */
+  servicePorts?: Record<string, number>;
+};
 
 /** The store token file: configured, else DATA_DIR/secrets-ui/store-token. */
 export const tokenFileOf = (c: Config): string => c.VAULT_TOKEN_FILE ?? path.join(c.DATA_DIR, SERVICE_ID, 'store-token');
@@ -56,5 +60,8 @@ export const tokenFileOf = (c: Config): string => c.VAULT_TOKEN_FILE ?? path.joi
 export const exportDirOf = (c: Config): string => c.SECRETS_EXPORT_DIR ?? path.join(c.DATA_DIR, SERVICE_ID, 'env');
 
 export function readConfig(env?: Env): Config {
-  return loadConfig(SERVICE_ID, configSchema, env);
+  const source = env ?? process.env;
+  const config: Config = loadConfig(SERVICE_ID, configSchema, source);
+  config.servicePorts = Object.fromEntries(SERVICES.map((s) => [s.id, resolvePort(s, source)]));
+  return config;
 }

@@ -268,7 +268,9 @@ export class Dispatcher {
             },
           };
         }
-        if (answer.status >= 500) service.breaker.onFailure();
+        // an answer over DOWNSTREAM_MAX_RESPONSE_BYTES is no sign of a failing service: callers asking for much must not open its breaker for everyone
+        if (answer.tooLarge) service.breaker.release();
+        else if (answer.status >= 500) service.breaker.onFailure();
         else service.breaker.onSuccess();
         return {
           kind: 'answer',

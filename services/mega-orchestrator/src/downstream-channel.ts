@@ -9,7 +9,7 @@
 import http from 'node:http';
 import type { Socket } from 'node:net';
 import { CHANNEL_PATH, CHANNEL_PROTOCOL, InFlight, readFrames, resultTextOf, sendFrame } from '@mcp-fleet/kit';
-import { budgetText, DownstreamFailure, type DownstreamAnswer, type DownstreamRequest } from './downstream-client';
+import { answerTooLarge, budgetText, DownstreamFailure, type DownstreamAnswer, type DownstreamRequest } from './downstream-client';
 
 /** A service without a channel is asked again after this long. */
 const NOT_OFFERED_RETRY_MS = 60_000;
@@ -140,7 +140,7 @@ export class DownstreamChannel {
       },
       (start) => {
         const id = /^\{"id":(\d+),/.exec(start)?.[1];
-        if (id) this.pending.get(Number(id))?.finish({ status: 502, json: undefined, problem: `an answer larger than ${max} bytes` });
+        if (id) this.pending.get(Number(id))?.finish(answerTooLarge(max));
       },
     );
     socket.on('error', () => undefined);

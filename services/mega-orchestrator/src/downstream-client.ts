@@ -35,6 +35,13 @@ export interface DownstreamAnswer {
   problem?: string;
   /** The JSON text of the envelope's result as the service wrote it (channel answers), to pass on without serializing it again. */
   resultText?: string;
+  /** Cut at DOWNSTREAM_MAX_RESPONSE_BYTES: the downstream answered, too much (its breaker does not count it). */
+  tooLarge?: true;
+}
+
+/** The answer of a call whose answer went over DOWNSTREAM_MAX_RESPONSE_BYTES (that call alone fails, UPSTREAM_ERROR); its HTTP status when it had one. */
+export function answerTooLarge(maxBytes: number, status = 502): DownstreamAnswer {
+  return { status, json: undefined, problem: `an answer larger than ${maxBytes} bytes`, tooLarge: true };
 }
 
 export interface DownstreamRequest {
@@ -153,7 +160,7 @@ async function readProgressStream(
     size += chunk.length;
     if (size > maxBytes) {
       body.destroy();
-      return { status: 502, json: undefined, problem: `an answer larger than ${maxBytes} bytes` };
+      return answerTooLarge(maxBytes);
     }
     buffered += Buffer.from(chunk).toString('utf8');
     let nl: number;
@@ -314,7 +321,7 @@ export class DownstreamClient implements Downstream {
     const max = this.options.maxResponseBytes;
     if (Number(res.headers['content-length']) > max) {
       res.destroy();
-      return Promise.resolve({ status, json: undefined, problem: `an answer larger than ${max} bytes` });
+      return Promise.resolve(answerTooLarge(max, status));
     }
     return new Promise((resolve, reject) => {
       const chunks: Buffer[] = [];
@@ -323,7 +330,7 @@ export class DownstreamClient implements Downstream {
         size += chunk.length;
         if (size > max) {
           res.destroy();
-          resolve({ status, json: undefined, problem: `an answer larger than ${max} bytes` });
+          resolve(answerTooLarge(max, status));
           return;
         }
         chunks.push(chunk);

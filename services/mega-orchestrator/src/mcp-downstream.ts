@@ -25,6 +25,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { InFlight, isErrorCode, statusForCode, type ErrorCode as FleetCode, type Logger } from '@mcp-fleet/kit';
 import {
+  answerTooLarge,
   DownstreamFailure,
   displayUrl,
   type DownstreamAnswer,
@@ -46,6 +47,7 @@ import {
   type SubscriptionFilter,
 } from './mcp-modern';
 import { awaitAnswer } from './mcp/client-requests';
+import { isAnswerTooLarge, streamBudget, type StreamBudget } from './stream-budget';
 import { withoutMcpErrorPrefix } from './mcp/jsonrpc';
 
 export interface StdioServerSpec {
@@ -163,11 +165,14 @@ export class McpDownstream implements Downstream {
   /** Listen streams are opened one at a time (each change of what to listen for waits for the one before). */
   private watchChain: Promise<unknown> = Promise.resolve();
   private rewatchTimer?: NodeJS.Timeout;
+  /** DOWNSTREAM_MAX_RESPONSE_BYTES counted as the server's bytes arrive, and a call's streams closed with it (stream-budget.ts). */
+  private readonly budget: StreamBudget;
 
   constructor(
     readonly spec: McpServerSpec,
     private readonly options: McpDownstreamOptions,
   ) {
+    this.budget = streamBudget({ maxBytes: options.maxResponseBytes, server: options.id, logger: options.logger });
     if (spec.transport === 'stdio') {
       this.url = `stdio:${[spec.command, ...spec.args].map((a) => (/\s/.test(a) ? JSON.stringify(a) : a)).join(' ')}`.slice(0, 300);
       this.port = 0;
@@ -459,7 +464,7 @@ export class McpDownstream implements Downstream {
       spec.transport === 'streamable-http'
         ? { url: spec.url, headers: spec.headers }
         : { command: spec.command, args: spec.args, cwd: spec.cwd, env: spec.env, onStderr: this.onStderr };
-    this.modern = connectModern(target, capabilities, Math.min(timeoutMs, START_TIMEOUT_MS)).then(
+    this.modern = connectModern(target, capabilities, Math.min(timeoutMs, START_TIMEOUT_MS), this.budget).then(
       (client) => {
         this.starts += 1;
         this.connectedAt = Date.now();
@@ -573,6 +578,8 @@ export class McpDownstream implements Downstream {
 
   /** A failed request: the caller's error (an MCP error as the fleet's envelope), or a DownstreamFailure for the breaker. */
   private failure(err: unknown, signal: AbortSignal, req: DownstreamRequest): DownstreamAnswer {
+    // this call's answer went over DOWNSTREAM_MAX_RESPONSE_BYTES as it arrived: it alone fails, the connection stays
+    if (isAnswerTooLarge(err)) return answerTooLarge(this.options.maxResponseBytes);
     if (signal.aborted) {
       if (signal.reason === TIMEOUT) throw new DownstreamFailure('timeout', `timed out after ${req.timeoutMs} ms`, true);
       throw new DownstreamFailure('aborted', 'the caller went away', true);
@@ -722,9 +729,7 @@ export class McpDownstream implements Downstream {
 
   /** An MCP tool result as the fleet's envelope; the server's own content blocks ride along in `mcp` for MCP clients. */
   private toEnvelope(result: CallToolResult): DownstreamAnswer {
-    const size = JSON.stringify(result).length;
-    if (size > this.options.maxResponseBytes)
-      return { status: 502, json: undefined, problem: `an answer larger than ${this.options.maxResponseBytes} bytes` };
+    // (its size was counted on the wire: stream-budget.ts)
     const content = Array.isArray(result.content) ? result.content : [];
     if (result.isError) {
       const text = content
@@ -884,9 +889,20 @@ export class McpDownstream implements Downstream {
   private transport(): Transport {
     const { spec } = this;
     if (spec.transport === 'streamable-http') {
-      return new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: { headers: spec.headers } });
+      return this.budget.http(
+        (fetch) => new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: { headers: spec.headers }, fetch }),
+      );
     }
-    const t = new StdioClientTransport({ command: spec.command, args: spec.args, cwd: spec.cwd, env: spec.env, stderr: 'pipe' });
+    const t = this.budget.stdio(
+      new StdioClientTransport({
+        command: spec.command,
+        args: spec.args,
+        cwd: spec.cwd,
+        env: spec.env,
+        stderr: 'pipe',
+        maxBufferSize: this.budget.stdioBufferSize,
+      }),
+    );
     this.stderr.length = 0;
     t.stderr?.on('data', this.onStderr);
     return t;

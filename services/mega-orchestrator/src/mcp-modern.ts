@@ -13,6 +13,7 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { isPlainObject } from '@mcp-fleet/kit';
 import { VERSION } from './config';
 import { CLIENT_REQUEST_METHODS, type ClientRequestMethod } from './downstream-client';
+import type { StreamBudget } from './stream-budget';
 
 export const MODERN_VERSION = '2026-07-28';
 /** Rounds of questions one request may take before the gateway gives up on it (the v2 client's own default). */
@@ -30,18 +31,29 @@ export type ModernTarget =
   | { url: string; headers: Record<string, string> }
   | { command: string; args: string[]; cwd?: string; env: Record<string, string>; onStderr: (chunk: Buffer) => void };
 
-/** Connects (server/discover) to a 2026-07-28 server; `capabilities` are what the gateway may be asked. */
-export async function connectModern(target: ModernTarget, capabilities: Record<string, unknown>, timeoutMs: number): Promise<ModernClient> {
+/**
+ * Connects (server/discover) to a 2026-07-28 server; `capabilities` are what the gateway may be asked;
+ * `budget` counts what the server sends and closes a request's stream with it.
+ */
+export async function connectModern(
+  target: ModernTarget,
+  capabilities: Record<string, unknown>,
+  timeoutMs: number,
+  budget: StreamBudget,
+): Promise<ModernClient> {
   const client = new Client({ name: 'mcp-fleet-gateway', version: VERSION }, {
     capabilities,
     versionNegotiation: { mode: { pin: MODERN_VERSION } },
     inputRequired: { autoFulfill: false },
   } as ConstructorParameters<typeof Client>[1]);
   let transport: StreamableHTTPClientTransport | StdioClientTransport;
-  if ('url' in target) transport = new StreamableHTTPClientTransport(new URL(target.url), { requestInit: { headers: target.headers } });
+  if ('url' in target)
+    transport = budget.http(
+      (fetch) => new StreamableHTTPClientTransport(new URL(target.url), { requestInit: { headers: target.headers }, fetch }),
+    );
   else {
     const { command, args, cwd, env, onStderr } = target;
-    transport = new StdioClientTransport({ command, args, cwd, env, stderr: 'pipe' });
+    transport = budget.stdio(new StdioClientTransport({ command, args, cwd, env, stderr: 'pipe', maxBufferSize: budget.stdioBufferSize }));
     transport.stderr?.on('data', onStderr);
   }
   try {

@@ -5,9 +5,10 @@
  */
 import { parseArgs } from 'node:util';
 import { newApiKey } from '../../services/mega-orchestrator/src/auth';
+import { SCOPE_PATTERN } from '../../services/mega-orchestrator/src/console/keys';
 
 const USAGE =
-  'Usage: pnpm gateway-key --name NAME --scopes SCOPE[,SCOPE...]   (scopes: tools:read, tools:write, tools:all, service:<id>, service:<id>:read)';
+  'Usage: pnpm gateway-key --name NAME --scopes SCOPE[,SCOPE...]   (scopes: tools:read, tools:write, tools:all, service:<id>, service:<id>:read, admin = the console: keys, audit log, log tails)';
 
 function main(): number {
   let values: { name?: string; scopes?: string; help?: boolean };
@@ -25,7 +26,7 @@ function main(): number {
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
-  const bad = scopes.filter((s) => !/^(tools:(read|write|all)|service:[a-z0-9-]+(:read)?)$/.test(s));
+  const bad = scopes.filter((s) => !SCOPE_PATTERN.test(s));
   if (!values.name || !scopes.length || bad.length) {
     process.stderr.write(`gateway-key: ${bad.length ? `unknown scopes: ${bad.join(', ')}` : 'give --name and --scopes'}\n${USAGE}\n`);
     return 2;

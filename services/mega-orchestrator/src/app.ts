@@ -46,6 +46,7 @@ import { nativeHandlers, registerNativeRoutes } from './routes/native';
 import { registerProxyRoute } from './routes/proxy';
 import { registerStatusRoutes } from './routes/status';
 import { registerStatusPage } from './routes/status-page';
+import { registerConsole } from './console';
 import { CallHistory } from './call-history';
 import { GatewayStats } from './stats';
 import { TaskManager } from './tasks';
@@ -302,6 +303,9 @@ export function createApp(deps: GatewayDeps): Gateway {
   app.set('query parser', 'simple');
   app.use(requestContext(context));
   app.use(requestGuard(refused, sendError));
+  // The console for people (src/console/): its own login and guards, so before the bearer middleware.
+  const consoleRoutes = express.Router();
+  app.use('/console', consoleRoutes);
   // Authorization (off by default): metadata, health and metrics stay open; everything else needs a token.
   app.get(['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/*rest'], auth.routes());
   // off by default: then not even a pass-through on the hot path
@@ -375,6 +379,7 @@ export function createApp(deps: GatewayDeps): Gateway {
   registerCatalogRoutes(app, ctx);
   registerDebugRoutes(app, ctx);
   registerStatusPage(app, ctx);
+  registerConsole(consoleRoutes, ctx, { native: handlers.native, sendError, limiter, auditFile });
 
   app.use((req: Request, res: Response) => {
     sendError(

@@ -107,15 +107,21 @@ export class Authorizer {
     if (!parsed.success)
       throw new Error(`API_KEYS_FILE ${file}: ${parsed.error.issues[0].path.join('.')}: ${parsed.error.issues[0].message}`);
     const names = new Set<string>();
+    const keys = new Map<string, Principal>();
     for (const k of Array.isArray(parsed.data) ? parsed.data : parsed.data.keys) {
       // The name is the caller: what one key creates (a session, a task) would be the other's too.
       if (names.has(k.name)) throw new Error(`API_KEYS_FILE ${file}: two keys are named "${k.name}"; give every key a name of its own.`);
       names.add(k.name);
-      this.keys.set(
-        k.hash,
-        Object.freeze({ kind: 'api-key', subject: k.name, scopes: new Set(k.scopes), owner: ownerKey('api-key', k.name) }),
-      );
+      keys.set(k.hash, Object.freeze({ kind: 'api-key', subject: k.name, scopes: new Set(k.scopes), owner: ownerKey('api-key', k.name) }));
     }
+    // All or nothing: a file that fails to parse leaves the keys as they were.
+    this.keys.clear();
+    for (const [hash, principal] of keys) this.keys.set(hash, principal);
+  }
+
+  /** Reads API_KEYS_FILE again (the console wrote it): a key added works and a key removed is refused from the next request on. */
+  reloadKeys(): void {
+    if (this.options.apiKeysFile) this.loadKeys(this.options.apiKeysFile);
   }
 
   get metadataUrl(): string {

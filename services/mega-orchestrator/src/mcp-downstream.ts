@@ -433,6 +433,11 @@ export class McpDownstream implements Downstream {
     }
   }
 
+  /** The protocol era this server is spoken to in: 2026-07-28 (stateless), or the 2025 era's initialize handshake. */
+  get protocolEra(): '2026-07-28' | '2025-11-25' {
+    return this.speaksModern ? MODERN_VERSION : '2025-11-25';
+  }
+
   /** Declared 2026-07-28, or found to be (it refused initialize and answered server/discover). */
   private get speaksModern(): boolean {
     return this.spec.protocolVersion === MODERN_VERSION || this.foundModern;

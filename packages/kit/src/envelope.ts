@@ -33,3 +33,14 @@ export function errorEnvelope(service: string, err: AppError): ErrorEnvelope {
   if (err.details !== undefined) body.details = err.details;
   return body;
 }
+
+export type ToolErrorResult = { isError: true; content: { type: 'text'; text: string }[]; structuredContent: ErrorEnvelope };
+
+/**
+ * A tool's error as an MCP tool result, the one shape of every service and of the gateway: isError,
+ * the error envelope as structuredContent and, for clients that read only content, as its text.
+ */
+export function toolErrorResult(service: string, err: AppError): ToolErrorResult {
+  const body = errorEnvelope(service, err);
+  return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body };
+}

@@ -3,6 +3,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { KitHandle } from './app';
+import { toolErrorResult } from './envelope';
 import { toAppError } from './errors';
 import { toolToJson, type ToolDefinition } from './tool';
 
@@ -34,9 +35,7 @@ export function mountMcpEndpoint(app: Express, kit: Pick<KitHandle, 'callTool' |
         });
         return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result as Record<string, unknown> };
       } catch (err) {
-        const e = toAppError(err);
-        const error = { code: e.code, message: e.message, ...(e.details ? { details: e.details } : {}) };
-        return { isError: true, content: [{ type: 'text', text: JSON.stringify(error) }] };
+        return toolErrorResult(options.name, toAppError(err));
       }
     });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { AppError, invokeTool, toolToJson, type Logger, secretFilesFrom } from '@mcp-fleet/kit';
+import { AppError, invokeTool, toolErrorResult, toolToJson, type Logger, secretFilesFrom } from '@mcp-fleet/kit';
 import { Workspace } from '@mcp-fleet/kit/workspace';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -45,8 +45,7 @@ export async function createApp({ config, logger }: ToolkitDeps): Promise<McpSer
     } catch (err) {
       const e = err instanceof AppError ? err : new AppError('INTERNAL', 'The tool failed unexpectedly; see the server log.');
       if (!(err instanceof AppError)) logger.error('tool failed', { tool: req.params.name, err });
-      const body = { code: e.code, message: e.message, ...(e.details ? { details: e.details } : {}) };
-      return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body };
+      return toolErrorResult(SERVICE_ID, e);
     }
   });
   return server;

@@ -152,7 +152,7 @@ describe('toolkit-mcp-server over stdio (official SDK client)', () => {
     const r = await offline.callTool({ name: 'codereview', arguments: { prompt: 'review', files: ['proj/pkg/a.py'] } });
     expect(r.isError).toBe(true);
     expect(result(r)).toMatchObject({ code: 'NOT_CONFIGURED' });
-    expect(result(r).message).toMatch(/LLM_BASE_URL.*LLM_MODEL.*LLM_API_KEY/);
+    expect(result(r).error).toMatch(/LLM_BASE_URL.*LLM_MODEL.*LLM_API_KEY/);
   });
 
   it('model-backed tools send the prompt and file context to the chat-completions endpoint', async () => {

@@ -240,6 +240,8 @@ export function createApp(deps: GatewayDeps): Gateway {
     sseEventsPerStream: config.MCP_SSE_EVENTS_PER_STREAM,
     sseBytesPerSession: config.MCP_SSE_BYTES_PER_SESSION,
     maxSessions: config.MCP_MAX_SESSIONS,
+    maxSessionsPerOwner: config.MCP_MAX_SESSIONS_PER_OWNER,
+    clientAddress: (req) => clientAddress(req),
     listen: ctx.listen,
     logger,
   });
@@ -300,6 +302,15 @@ export function createApp(deps: GatewayDeps): Gateway {
 
   const app = express();
   app.disable('x-powered-by');
+  // The address a session without authorization counts against (MCP_MAX_SESSIONS_PER_OWNER): Express's
+  // reading of it (TRUST_PROXY), also for a request the hot path served before Express.
+  const ipOf = Object.getOwnPropertyDescriptor(express.request, 'ip')?.get;
+  const clientAddress = (req: IncomingMessage): string => {
+    const read = (req as Partial<Request>).ip;
+    if (typeof read === 'string') return read;
+    if (config.TRUST_PROXY !== undefined && ipOf) return String(ipOf.call(Object.assign(Object.create(req) as object, { app })));
+    return req.socket.remoteAddress ?? 'unknown';
+  };
   app.set('query parser', 'simple');
   app.use(requestContext(context));
   app.use(requestGuard(refused, sendError));

@@ -60,7 +60,12 @@ export const configSchema = z.object({
     'First restart delay of a stdio MCP server that died or failed to start; doubles per failure, up to 30 s.',
   ),
   MCP_SESSION_IDLE_MS: ms(30 * 60_000, 1000, 7 * 24 * 3_600_000).describe('MCP sessions idle longer than this are closed.'),
-  MCP_MAX_SESSIONS: int(1000, 1, 100_000).describe('At most this many live MCP sessions; the least recently used one is closed beyond it.'),
+  MCP_MAX_SESSIONS: int(1000, 1, 100_000).describe(
+    'At most this many live MCP sessions; beyond it, the owner holding the most closes its least recently used one.',
+  ),
+  MCP_MAX_SESSIONS_PER_OWNER: int(100, 1, 100_000).describe(
+    "Live MCP sessions one principal (without authorization: one client address) may hold; beyond it that owner's least recently used one is closed, never another's.",
+  ),
   MCP_SSE_RETRY_MS: ms(1000, 0, 3_600_000).describe(
     'The reconnection delay suggested (SSE retry) to 2025-11-25 clients on streams they can resume with Last-Event-ID.',
   ),

@@ -24,6 +24,8 @@ interface LiveSession {
   id: string;
   /** The principal that initialized it (ownership.ts); only its requests reach the session. */
   owner: Owner;
+  /** Whose share of the sessions it takes (MCP_MAX_SESSIONS_PER_OWNER): its owner, or without authorization its client's address. */
+  share: string;
   server: Server;
   transport: StreamableHTTPServerTransport;
   createdAt: number;
@@ -105,6 +107,10 @@ export interface McpSessionTransportOptions {
   ) => Promise<unknown>;
   idleMs: number;
   maxSessions: number;
+  /** Live sessions one owner (without authorization: one client address) may hold; its least recently used one is closed beyond it. */
+  maxSessionsPerOwner: number;
+  /** The client's address as the gateway reads it (TRUST_PROXY), for the share of a session without authorization. */
+  clientAddress?: (req: IncomingMessage) => string;
   /** The reconnection delay suggested to clients of resumable streams (SSE retry, ms). */
   sseRetryMs: number;
   /** Events kept per stream for clients that resume one. */
@@ -461,7 +467,7 @@ export class McpSessionTransport {
       onsessioninitialized: (id) => {
         live.id = id;
         this.sessions.set(id, live);
-        this.evictBeyondLimit();
+        this.evictBeyondLimit(live);
       },
       onsessionclosed: (id) => {
         if (id) this.sessions.delete(id);
@@ -469,9 +475,11 @@ export class McpSessionTransport {
     });
     withPlainErrorMessages(transport);
     const server = this.options.buildServer(() => transport.sessionId, true);
+    const owner = callerOwner(res);
     const live: LiveSession = {
       id: '',
-      owner: callerOwner(res),
+      owner,
+      share: owner ?? `address:${this.options.clientAddress?.(req) ?? req.socket.remoteAddress ?? 'unknown'}`,
       server,
       transport,
       createdAt: Date.now(),
@@ -616,13 +624,47 @@ export class McpSessionTransport {
     live.usedAt = ++this.uses;
   }
 
-  private evictBeyondLimit(): void {
-    while (this.sessions.size > this.options.maxSessions) {
+  /**
+   * Fair share (issue 33, item 9): a new session first counts against its owner's share
+   * (MCP_MAX_SESSIONS_PER_OWNER; without authorization, its client address's), whose least recently
+   * used session is closed beyond it; then, beyond MCP_MAX_SESSIONS, the owner holding the most
+   * sessions gives up its least recently used one. So no client opening sessions closes another's
+   * while it holds more than that one. Both walk the sessions (at most MCP_MAX_SESSIONS) once per
+   * session created, never per request.
+   */
+  private evictBeyondLimit(newcomer: LiveSession): void {
+    const { maxSessions, maxSessionsPerOwner, logger } = this.options;
+    for (;;) {
+      let count = 0;
       let oldest: LiveSession | undefined;
-      for (const live of this.sessions.values()) if (!oldest || live.usedAt < oldest.usedAt) oldest = live;
-      if (!oldest) break;
-      this.options.logger.info('closing the least recently used MCP session (MCP_MAX_SESSIONS reached)', { session: oldest.id });
+      for (const live of this.sessions.values())
+        if (live.share === newcomer.share) {
+          count += 1;
+          if (!oldest || live.usedAt < oldest.usedAt) oldest = live;
+        }
+      if (count <= maxSessionsPerOwner || !oldest || oldest === newcomer) break;
+      logger.info("closing this owner's least recently used MCP session (MCP_MAX_SESSIONS_PER_OWNER reached)", { session: oldest.id });
       void this.end(oldest);
+    }
+    while (this.sessions.size > maxSessions) {
+      const shares = new Map<string, { count: number; oldest: LiveSession }>();
+      for (const live of this.sessions.values()) {
+        const share = shares.get(live.share);
+        if (!share) shares.set(live.share, { count: 1, oldest: live });
+        else {
+          share.count += 1;
+          if (live.usedAt < share.oldest.usedAt) share.oldest = live;
+        }
+      }
+      let heaviest: { count: number; oldest: LiveSession } | undefined;
+      for (const share of shares.values())
+        if (!heaviest || share.count > heaviest.count || (share.count === heaviest.count && share.oldest.usedAt < heaviest.oldest.usedAt))
+          heaviest = share;
+      if (!heaviest) break;
+      logger.info('closing the least recently used MCP session of the owner holding the most (MCP_MAX_SESSIONS reached)', {
+        session: heaviest.oldest.id,
+      });
+      void this.end(heaviest.oldest);
     }
   }
 

@@ -119,6 +119,17 @@ const toolCallBody = z.object({
   arguments: z.record(z.string(), z.unknown()).optional().default({}),
 });
 
+/**
+ * A tool call's access line: one per call, at info (on by default), so every call, its trace id (the
+ * request logger's trace_id and span_id), status and duration are in its service's log
+ * (docs/observability.md). One log call and its fields: the only cost on the hot path.
+ */
+function accessLine(log: Logger, tool: string, err: AppError | undefined, started: number, requestId: string | undefined): void {
+  const durationMs = Math.round(performance.now() - started);
+  if (err) log.info('tool call', { tool, status: err.status, code: err.code, durationMs, requestId });
+  else log.info('tool call', { tool, status: 200, durationMs, requestId });
+}
+
 /** Strings from a query string become numbers, booleans and arrays where the tool's schema says so. */
 export function coerceQuery(query: Record<string, unknown>, inputSchema: Record<string, unknown>): Record<string, unknown> {
   const props = (inputSchema.properties ?? {}) as Record<string, { type?: string | string[] }>;
@@ -169,15 +180,19 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
 
   const callTool = async (name: string, args: unknown, call: CallOptions = {}) => {
     const tool = tools.get(name);
-    if (!tool) {
-      throw new AppError('UNKNOWN_TOOL', `${service} has no tool named "${name}"; GET /tools/list shows the tools it offers.`);
-    }
     const started = performance.now();
+    // the request's logger carries its trace_id and span_id
+    const log = call.logger ?? logger;
+    if (!tool) {
+      const unknown = new AppError('UNKNOWN_TOOL', `${service} has no tool named "${name}"; GET /tools/list shows the tools it offers.`);
+      accessLine(log, name.slice(0, 200), unknown, started, call.requestId);
+      throw unknown;
+    }
     const end = metrics.toolDuration.startTimer({ tool: name });
     try {
       const result = await invokeTool(tool, args, {
         service,
-        logger: call.logger ?? logger,
+        logger: log,
         traceparent: call.traceparent,
         requestId: call.requestId ?? randomUUID(),
         defaultTimeoutMs: options.config.TOOL_TIMEOUT_MS,
@@ -188,11 +203,12 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
         progress: call.progress,
       });
       metrics.toolCalls.inc({ tool: name, outcome: 'ok' });
-      (call.logger ?? logger).debug('tool call', { tool: name, requestId: call.requestId, ms: Math.round(performance.now() - started) });
+      accessLine(log, name, undefined, started, call.requestId);
       return result;
     } catch (err) {
       const appErr = toAppError(err);
       metrics.toolCalls.inc({ tool: name, outcome: appErr.code });
+      accessLine(log, name, appErr, started, call.requestId);
       throw appErr;
     } finally {
       end();

@@ -91,17 +91,26 @@ function linesAfterEndToStderr(logger: Logger): Logger {
  * Ends the logger once and resolves when every transport has written its lines (the file is
  * flushed, Loki pushed), or after `timeoutMs`. Lines logged afterwards go to stderr.
  */
-export function closeLogger(logger: Logger, timeoutMs = 2000): Promise<void> {
-  const state = (logger as unknown as { _writableState: { ending: boolean; finished: boolean } })._writableState;
-  return new Promise<void>((resolve) => {
-    if (state.finished) return resolve();
-    const timer = setTimeout(resolve, timeoutMs);
+export async function closeLogger(logger: Logger, timeoutMs = 2000): Promise<void> {
+  const streams = logger as unknown as {
+    _writableState: { length: number; ending: boolean; finished: boolean };
+    _readableState: { length: number };
+  };
+  const written = streams._writableState;
+  const deadline = Date.now() + timeoutMs;
+  // winston's end ends its transports at once, even while lines still wait in its own buffers for
+  // them (each of those would be lost as a "write after end"): let them reach the transports first.
+  while ((written.length > 0 || streams._readableState.length > 0) && !written.ending && Date.now() < deadline)
+    await new Promise((resolve) => setImmediate(resolve));
+  if (written.finished) return;
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, Math.max(0, deadline - Date.now()));
     timer.unref();
     logger.once('finish', () => {
       clearTimeout(timer);
       resolve();
     });
-    if (!state.ending) logger.end();
+    if (!written.ending) logger.end();
   });
 }
 

@@ -3,6 +3,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { KitHandle } from './app';
+import type { Logger } from './logger';
 import { toolErrorResult } from './envelope';
 import { toAppError } from './errors';
 import { toolToJson, type ToolDefinition } from './tool';
@@ -32,6 +33,8 @@ export function mountMcpEndpoint(app: Express, kit: Pick<KitHandle, 'callTool' |
         const result = await kit.callTool(r.params.name, r.params.arguments ?? {}, {
           authorization: req.get('authorization'),
           requestId: res.locals.requestId as string | undefined,
+          // the request's logger (trace_id, span_id) for the call's access line
+          logger: res.locals.logger as Logger | undefined,
         });
         return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result as Record<string, unknown> };
       } catch (err) {

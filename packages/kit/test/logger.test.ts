@@ -92,4 +92,21 @@ describe('createLogger', () => {
     expect(fileLines.map((l) => JSON.parse(l).message)).toEqual(['svc stopped']);
     tmp.cleanup();
   });
+
+  it('closeLogger loses no line still queued for the transports (winston alone ends them with lines waiting: "write after end")', async () => {
+    const tmp = tempDir();
+    const file = path.join(tmp.dir, 'svc.log');
+    const logger = createLogger({ service: 'svc', file });
+    logger.transports[0].silent = true;
+    const errors: unknown[] = [];
+    logger.on('error', (err) => errors.push(err));
+    for (let i = 0; i < 20_000; i++) logger.info('tool call', { i });
+    logger.info('svc stopped');
+    await closeLogger(logger, 20_000);
+    const messages = fs.readFileSync(file, 'utf8').trim().split('\n');
+    expect(errors).toEqual([]);
+    expect(messages).toHaveLength(20_001);
+    expect(JSON.parse(messages.at(-1)!).message).toBe('svc stopped');
+    tmp.cleanup();
+  }, 30_000);
 });

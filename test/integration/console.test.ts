@@ -80,6 +80,8 @@ describeWithProgram('chromium', 'chromium', 'the gateway console in a browser', 
   let page: Page;
   const cspViolations: string[] = [];
   let createdKey = '';
+  /** The trace id the console showed for the good plan_trip call. */
+  let traceId = '';
 
   /** axe-core in the page (evaluated through the DevTools protocol: the page's CSP stays as it is). */
   async function axeCheck(p: Page, where: string): Promise<void> {
@@ -116,6 +118,8 @@ describeWithProgram('chromium', 'chromium', 'the gateway console in a browser', 
       JSON.stringify({ pid: process.pid, services: [{ id: 'demo-mcp', state: 'healthy', restarts: 2 }] }),
     );
     demoLog = createLogger({ service: 'demo-mcp', level: 'info', file: path.join(dataDir, 'logs', 'demo-mcp.log') });
+    // the file only (the launcher's layout), not the test's output
+    for (const t of demoLog.transports.filter((t) => t.constructor.name === 'Console')) demoLog.remove(t);
     demoLog.info('demo-mcp listening');
     demo = await serve(createServiceApp({ service: 'demo-mcp', config: testConfig, logger: demoLog, tools: demoTools(calls) }).app);
     const services: DownstreamSpec[] = [
@@ -244,7 +248,7 @@ describeWithProgram('chromium', 'chromium', 'the gateway console in a browser', 
     const text = (await ok.textContent())!;
     expect(text).toContain('5 days in Lisbon by train');
     expect(text).toContain('demo-mcp');
-    expect(text).toMatch(/Trace id[0-9a-f]{32}/);
+    traceId = /Trace id([0-9a-f]{32})/.exec(text)![1];
     expect(text).toMatch(/ms at the gateway/);
     await axeCheck(page, 'tool result');
     await shot(page, 'tool-result');
@@ -345,13 +349,13 @@ describeWithProgram('chromium', 'chromium', 'the gateway console in a browser', 
     await page.getByRole('button', { name: 'Revoke ci-bot' }).click();
     await page.getByRole('button', { name: 'Yes, revoke ci-bot' }).click();
     await page.locator('#key-table tr[data-key="ci-bot"]').waitFor({ state: 'detached' });
-    await expect(page.locator('#status').textContent()).resolves.toContain('Key ci-bot revoked');
+    await page.locator('#status', { hasText: 'Key ci-bot revoked' }).waitFor();
     const refused = await fetch(`${gateway.url}/tools/list`, { headers: { authorization: `Bearer ${createdKey}` } });
     expect(refused.status).toBe(401);
     // the last admin key stays
     await page.getByRole('button', { name: 'Revoke ops' }).click();
     await page.getByRole('button', { name: 'Yes, revoke ops' }).click();
-    await expect(page.locator('#status').textContent()).resolves.toContain('last key with the admin scope');
+    await page.locator('#status', { hasText: 'last key with the admin scope' }).waitFor();
     expect(JSON.parse(fs.readFileSync(keysFile, 'utf8')).map((k: { name: string }) => k.name)).toEqual(['ops', 'reader']);
   }, 60_000);
 
@@ -359,6 +363,8 @@ describeWithProgram('chromium', 'chromium', 'the gateway console in a browser', 
     await page.goto(`${gateway.url}/console/#/logs/demo-mcp`);
     await page.locator('#log-lines li').first().waitFor();
     await expect(page.locator('#log-lines').textContent()).resolves.toContain('demo-mcp listening');
+    // the trace id the console showed for the call is the one the service logged it under
+    await page.locator('#log-lines li', { hasText: traceId }).first().waitFor();
     await axeCheck(page, 'logs');
     demoLog.warn('disk almost full', { freeBytes: 1234 });
     await page.locator('#log-lines li[data-level="warn"]', { hasText: 'disk almost full' }).waitFor({ timeout: 5000 });
@@ -410,6 +416,26 @@ describeWithProgram('chromium', 'chromium', 'the gateway console in a browser', 
     await p.getByRole('button', { name: 'Log out' }).click();
     await p.getByLabel('API key or access token').waitFor();
     await other.close();
+  }, 60_000);
+
+  it('opens without a login when authorization is off, as every route on loopback, with no admin pages', async () => {
+    const open = await startGateway([{ id: 'demo-mcp', url: demo.url, tools: ['plan_trip'] }], path.join(tmp.dir, 'open-data'));
+    try {
+      const p = await context.newPage();
+      await p.goto(`${open.url}/console/`);
+      await p.getByRole('heading', { level: 1, name: 'Fleet' }).waitFor();
+      await p.locator('#who', { hasText: 'Authorization off' }).waitFor();
+      await expect(p.getByRole('link', { name: 'Access' }).count()).resolves.toBe(0);
+      await p.goto(`${open.url}/console/#/catalog/tool/plan_trip`);
+      await p.getByLabel(/^city/).fill('Braga');
+      await p.getByLabel(/^days/).fill('1');
+      await p.getByRole('button', { name: 'Run' }).click();
+      await p.locator('#result .result[data-outcome="ok"]').waitFor();
+      await axeCheck(p, 'authorization off');
+      await p.close();
+    } finally {
+      await open.stop();
+    }
     expect(cspViolations).toEqual([]);
   }, 60_000);
 });

@@ -47,7 +47,7 @@ function renderNav(current) {
 function renderWho() {
   const text =
     session.authorization === 'off'
-      ? 'Authorization off: open on this machine'
+      ? 'Authorization off: open on this machine (Access and Logs need it on)'
       : `${session.principal?.kind === 'oauth' ? 'Token' : 'Key'} ${session.principal?.subject ?? ''}${session.admin ? ' (admin)' : ''}`;
   fill(
     who,

@@ -26,7 +26,7 @@ import { toolListing } from '../views';
 import { auditQuery, readAudit } from './audit';
 import { fleetView } from './fleet';
 import { listSessions } from './history';
-import { KeyStore, newKeyBody } from './keys';
+import { ADMIN_SCOPE, KeyStore, newKeyBody } from './keys';
 import { LogTails, loggedServices } from './logs';
 import { checkCsrf, ConsoleSessions, sameOriginOnly, sessionCookie, type ConsoleCaller } from './session';
 
@@ -126,6 +126,7 @@ export function registerConsole(mount: Router, ctx: GatewayContext, hooks: Conso
 
   const api = express.Router();
   api.use((_req, res, next) => {
+    secure(res);
     res.setHeader('Cache-Control', 'no-store');
     next();
   });
@@ -151,7 +152,13 @@ export function registerConsole(mount: Router, ctx: GatewayContext, hooks: Conso
   const callerOf = (res: Response) => res.locals.console as ConsoleCaller;
   const adminOnly = (_req: Request, res: Response, next: NextFunction) => {
     if (!callerOf(res).admin)
-      throw new AppError('FORBIDDEN', 'This needs a key with the admin scope (pnpm gateway-key --scopes admin,... or the access page).');
+      throw new AppError(
+        'FORBIDDEN',
+        ctx.auth
+          ? 'This needs a key with the admin scope (pnpm gateway-key --scopes admin,... or the access page).'
+          : 'The admin pages need authorization on (API_KEYS_FILE) and a key with the admin scope.',
+        { details: { requiredScopes: [ADMIN_SCOPE] } },
+      );
     next();
   };
 

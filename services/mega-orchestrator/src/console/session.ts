@@ -119,7 +119,7 @@ export class ConsoleSessions {
 
   /** The caller of a request: open (authorization off), a bearer header, or the console's cookie; undefined: nobody. */
   async caller(req: Request): Promise<ConsoleCaller | undefined> {
-    if (!this.auth) return { via: 'open', admin: true, csrf: this.openCsrf };
+    if (!this.auth) return { via: 'open', admin: false, csrf: this.openCsrf };
     if (req.headers.authorization !== undefined) {
       const principal = await this.authenticate(req.headers.authorization);
       return { via: 'bearer', principal, admin: isAdmin(principal) };
@@ -148,7 +148,12 @@ export class ConsoleSessions {
   }
 }
 
-export const isAdmin = (principal: Principal | undefined) => !principal || principal.scopes.has(ADMIN_SCOPE);
+/**
+ * The admin pages (keys, audit log, log tails) need a principal with the admin scope: with
+ * authorization off there is none, and anyone who reaches the gateway (a program a tool runs on this
+ * machine included) would otherwise be the administrator.
+ */
+export const isAdmin = (principal: Principal | undefined) => principal?.scopes.has(ADMIN_SCOPE) === true;
 
 /** The request's own origin, as a browser on this page would write it. */
 function ownOrigin(req: Request): string {

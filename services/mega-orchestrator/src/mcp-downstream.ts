@@ -158,6 +158,8 @@ export class McpDownstream implements Downstream {
   private readonly progress = new InFlight<string, ProgressListener>();
   /** Tool calls in flight, for what the server asks its client meanwhile. */
   private readonly calls = new InFlight<number, CallSlot>();
+  /** URL-mode elicitation ids this server put to callers, awaiting their completion notice (askedUrl). */
+  private readonly urlElicitations = new Set<string>();
   /** Resource URIs the gateway subscribed to here (subscribed again after a restart). */
   private readonly subscribed = new Set<string>();
   /** A 2026-07-28 server's subscriptions/listen stream: what it listens for (as sent), on which client, what the server honoured. */
@@ -590,6 +592,9 @@ export class McpDownstream implements Downstream {
       throw new DownstreamFailure('aborted', 'the caller went away', true);
     }
     if (err instanceof McpError) {
+      // URL elicitation required (-32042): its elicitations are this server's to complete
+      if (err.code === -32042 && Array.isArray((err.data as { elicitations?: unknown } | undefined)?.elicitations))
+        for (const e of (err.data as { elicitations: unknown[] }).elicitations) this.askedUrl(e);
       if (err.code === ErrorCode.ConnectionClosed) {
         this.drop(`the connection closed (${err.message})`);
         throw new DownstreamFailure('connection', `${this.options.id} closed the connection: ${this.lastProblem}`, true, { cause: err });
@@ -615,6 +620,14 @@ export class McpDownstream implements Downstream {
     // a transport failure (HTTP refused, the child gone): not delivered only when nothing was sent
     this.drop((err as Error).message);
     throw new DownstreamFailure('connection', `${this.options.id}: ${(err as Error).message}`, true, { cause: err });
+  }
+
+  /** A URL-mode elicitation this server put to a caller: its notifications/elicitation/complete is passed on, once (the newest 1000 kept). */
+  private askedUrl(elicitation: unknown): void {
+    const id = (elicitation as { elicitationId?: unknown } | null)?.elicitationId;
+    if (typeof id !== 'string') return;
+    this.urlElicitations.add(id);
+    if (this.urlElicitations.size > 1000) this.urlElicitations.delete(this.urlElicitations.values().next().value!);
   }
 
   /** The calls in flight that can be sending a message now: those not blocked on their caller's answer (else all). */
@@ -704,6 +717,7 @@ export class McpDownstream implements Downstream {
     signal: AbortSignal,
     key?: string,
   ): Promise<Record<string, unknown>> {
+    if (method === 'elicitation/create' && params.mode === 'url') this.askedUrl(params);
     const now = Date.now();
     if (!call.requester)
       throw new McpError(
@@ -876,7 +890,8 @@ export class McpDownstream implements Downstream {
       if (m.method === 'notifications/message' && m.params) return this.serverLog(m.params as Record<string, unknown>);
       if (m.method === 'notifications/elicitation/complete') {
         const id = (m.params as { elicitationId?: unknown } | undefined)?.elicitationId;
-        if (typeof id === 'string') this.options.onElicitationComplete?.(id);
+        // only for an elicitation this server put to a caller (not another server's, whose session would be told)
+        if (typeof id === 'string' && this.urlElicitations.delete(id)) this.options.onElicitationComplete?.(id);
         return;
       }
       if (m.method === 'notifications/progress' && typeof m.params?.progressToken === 'string') {

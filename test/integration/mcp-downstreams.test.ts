@@ -10,6 +10,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { tempDir } from '@mcp-fleet/testing';
 import { getJson, isAlive, postJson, REPO_ROOT, startFleet, waitFor, type FleetHandle } from '../support/fleet-process';
+import { listToolNames } from '../../services/mega-orchestrator/test/helpers';
 
 const MEMORY_SERVER = require.resolve('@modelcontextprotocol/server-memory/dist/index.js', { paths: [REPO_ROOT] });
 
@@ -81,13 +82,7 @@ describe('MCP servers behind the gateway (fleet)', () => {
   it('lists them to MCP clients and in /services, and stops the children with the fleet', async () => {
     const client = new Client({ name: 'it', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${gateway}/mcp`)));
-    const names: string[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await client.listTools(cursor ? { cursor } : undefined);
-      names.push(...page.tools.map((t) => t.name));
-      cursor = page.nextCursor;
-    } while (cursor);
+    const names = await listToolNames(client);
     await client.close();
     expect(names).toEqual(expect.arrayContaining(['thinkdeep', 'fileretrieve', 'read_graph', 'mqtt-rpc__publish_message']));
 

@@ -42,6 +42,8 @@ import type { JWTVerifyGetKey } from 'jose';
 import { ToolResolver } from './tool-resolver';
 import { registerCatalogRoutes } from './routes/catalog';
 import { registerDebugRoutes } from './routes/debug';
+import { registerAdminRoutes } from './routes/admin';
+import { PinStore } from './pins';
 import { nativeHandlers, registerNativeRoutes } from './routes/native';
 import { registerProxyRoute } from './routes/proxy';
 import { registerStatusRoutes } from './routes/status';
@@ -116,6 +118,14 @@ export function createApp(deps: GatewayDeps): Gateway {
     mcpRestartBackoffMs: config.MCP_RESTART_BACKOFF_MS,
     forwardClientRequests: config.MCP_FORWARD_CLIENT_REQUESTS,
     inputTimeoutMs: config.MCP_INPUT_TIMEOUT_MS,
+    inventory: deps.inventory ?? INVENTORY,
+    listLimits: {
+      tools: config.DOWNSTREAM_MAX_TOOLS,
+      prompts: config.DOWNSTREAM_MAX_PROMPTS,
+      resources: config.DOWNSTREAM_MAX_RESOURCES,
+      descriptionBytes: config.DOWNSTREAM_MAX_DESCRIPTION_BYTES,
+      schemaBytes: config.DOWNSTREAM_MAX_SCHEMA_BYTES,
+    },
     logger,
   });
   for (const reason of config.skippedServers ?? []) logger.warn(`stdio server not started: ${reason}`);
@@ -133,6 +143,8 @@ export function createApp(deps: GatewayDeps): Gateway {
     retentionHours: config.SESSION_RETENTION_HOURS,
     logger,
   });
+  // third-party tool definitions pinned in the same store (pins.ts)
+  registry.usePins(new PinStore(() => history.database(), logger));
   const auth = new Authorizer({
     issuer: config.AUTH_ISSUER,
     jwksUrl: config.AUTH_JWKS_URL,
@@ -265,7 +277,13 @@ export function createApp(deps: GatewayDeps): Gateway {
   });
   registry.on('health', () => resourcesChanged(RESOURCES_CHANGED_BY.health));
   // A resource of an MCP server that someone watches changed; the served resource list changed.
-  registry.on('resource-updated', ({ uri }: ResourceUpdate) => resourcesChanged([uri]));
+  // Provenance: only the server the gateway subscribed to a URI at may say it changed (never another's URI, never mega://).
+  registry.on('resource-updated', ({ uri, service }: ResourceUpdate) => {
+    if (ctx.watch.servedBy(uri) === service) return resourcesChanged([uri]);
+    const from = registry.get(service);
+    if (from) from.provenance.refusedUpdates += 1;
+    logger.debug(`${service} announced an update of a resource it does not serve here; not passed on`, { uri: uri.slice(0, 200) });
+  });
   // A URL-mode elicitation an MCP server put to a session's client finished out of band.
   registry.on('elicitation-complete', (elicitationId: string) => mcp.notifyElicitationComplete(elicitationId));
   registry.on('resources', () => {
@@ -389,6 +407,7 @@ export function createApp(deps: GatewayDeps): Gateway {
   registerStatusRoutes(app, ctx);
   registerCatalogRoutes(app, ctx);
   registerDebugRoutes(app, ctx);
+  registerAdminRoutes(app, ctx);
   registerStatusPage(app, ctx);
   registerConsole(consoleRoutes, ctx, { native: handlers.native, sendError, limiter, auditFile });
 

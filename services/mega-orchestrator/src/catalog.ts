@@ -1,6 +1,13 @@
 import { TOOL_NAME } from '@mcp-fleet/kit';
 import type { DownstreamTool } from './types';
 
+/**
+ * Trust tiers for names (issue 33, item 5): the fleet's own services (the inventory's) always own
+ * their plain tool names; a third-party MCP server (declared in mcpServers) gets a plain name only
+ * where no fleet tool has it.
+ */
+export type TrustTier = 'fleet' | 'third-party';
+
 /** What the catalog needs to know about one registered downstream, in registry (inventory) order. */
 export interface CatalogService {
   id: string;
@@ -12,6 +19,8 @@ export interface CatalogService {
   primaryFor: readonly string[];
   /** Changes when the service's tool definitions change. */
   signature?: string;
+  /** Default: fleet. */
+  tier?: TrustTier;
 }
 
 export interface CatalogEntry {
@@ -30,11 +39,16 @@ export interface Catalog {
   signature: string;
   entries: CatalogEntry[];
   byName: Map<string, CatalogEntry>;
-  /** Plain name -> every known owner, primary first, then registry order (healthy or not). */
+  /**
+   * Plain name -> the services a call of it may go to, healthy or not: for a fleet name every fleet
+   * owner, primary first, then registry order (failover); for a third-party name its primary owner only.
+   */
   owners: Map<string, string[]>;
-  /** Names with more than one known owner. */
-  collisions: Map<string, { primary: string; owners: string[] }>;
+  /** Names with more than one known owner of one tier; `failover` false for third-party names. */
+  collisions: Map<string, { primary: string; owners: string[]; failover: boolean }>;
   skipped: { service: string; name: string; reason: string }[];
+  /** Tools listed by their qualified name only: a third-party tool named like a fleet tool, or a name that reads as qualified. */
+  shadowed: { service: string; name: string; qualifiedName: string; reason: string }[];
 }
 
 export const QUALIFIER = '__';
@@ -45,29 +59,52 @@ export function qualify(service: string, tool: string): string {
 
 /**
  * The collision rule (decisions.md): a name offered by one service is listed plain; a name offered
- * by several is listed plain for its effective owner (the primary, or the first healthy owner
- * after it) and as `<service-id>__<tool>` for every healthy owner. Only healthy services' tools are
- * listed. Names that would break ^[a-zA-Z0-9_-]{1,64}$ are skipped and reported.
+ * by several fleet services is listed plain for its effective owner (the primary, or the first
+ * healthy owner after it) and as `<service-id>__<tool>` for every healthy owner. Only healthy
+ * services' tools are listed. Names that would break ^[a-zA-Z0-9_-]{1,64}$ are skipped and reported.
+ *
+ * Trust tiers: `fleetNames` (the inventory's tool names, whatever the health or presence of their
+ * services) and every name a fleet service lists belong to the fleet; a third-party server's tool of
+ * such a name is listed only as `<server>__<tool>`, and a plain call never reaches it. Third-party
+ * servers sharing a name: plain for their primary only (no failover between strangers), so a plain
+ * name never moves to another server as servers come and go. A tool whose name reads as a qualified
+ * name of a registered service (`<id>__...`, which calls route to that service) is listed qualified only.
  */
-export function buildCatalog(services: readonly CatalogService[], now = Date.now()): Catalog {
-  const owners = new Map<string, string[]>();
+export function buildCatalog(services: readonly CatalogService[], now = Date.now(), fleetNames: ReadonlySet<string> = new Set()): Catalog {
+  const ids = new Set(services.map((s) => s.id));
+  const fleet = new Set(fleetNames);
+  for (const s of services) if ((s.tier ?? 'fleet') === 'fleet') for (const name of s.known) fleet.add(name);
+  /** Why this service's tool may not have its plain name (undefined: it may). */
+  const notPlain = (s: CatalogService, name: string): string | undefined => {
+    const q = name.indexOf(QUALIFIER);
+    if (q > 0 && ids.has(name.slice(0, q))) return `the name reads as a qualified name of ${name.slice(0, q)}`;
+    if (s.tier === 'third-party' && fleet.has(name)) return 'a fleet service owns this name';
+    return undefined;
+  };
+  const all = new Map<string, string[]>();
+  const tierOf = new Map<string, TrustTier>();
   const primaryOf = new Map<string, string>();
   for (const s of services) {
+    tierOf.set(s.id, s.tier ?? 'fleet');
     for (const name of s.primaryFor) if (!primaryOf.has(name)) primaryOf.set(name, s.id);
     for (const name of new Set(s.known)) {
-      const list = owners.get(name);
+      if (notPlain(s, name)) continue;
+      const list = all.get(name);
       if (list) list.push(s.id);
-      else owners.set(name, [s.id]);
+      else all.set(name, [s.id]);
     }
   }
-  const collisions = new Map<string, { primary: string; owners: string[] }>();
-  for (const [name, list] of owners) {
+  const owners = new Map<string, string[]>();
+  const collisions = new Map<string, { primary: string; owners: string[]; failover: boolean }>();
+  for (const [name, list] of all) {
     const primary = primaryOf.get(name);
     if (primary && list.includes(primary) && list[0] !== primary) {
       list.splice(list.indexOf(primary), 1);
       list.unshift(primary);
     }
-    if (list.length > 1) collisions.set(name, { primary: list[0], owners: [...list] });
+    const failover = tierOf.get(list[0]) === 'fleet';
+    owners.set(name, failover ? list : [list[0]]);
+    if (list.length > 1) collisions.set(name, { primary: list[0], owners: [...list], failover });
   }
 
   const offering = new Map<string, Set<string>>();
@@ -83,10 +120,15 @@ export function buildCatalog(services: readonly CatalogService[], now = Date.now
   const entries: CatalogEntry[] = [];
   const byName = new Map<string, CatalogEntry>();
   const skipped: Catalog['skipped'] = [];
+  const shadowed: Catalog['shadowed'] = [];
   const add = (entry: CatalogEntry) => {
     if (byName.has(entry.name)) return;
     byName.set(entry.name, entry);
     entries.push(entry);
+  };
+  const addQualified = (s: CatalogService, tool: DownstreamTool, qualifiedName: string) => {
+    if (TOOL_NAME.test(qualifiedName)) add({ name: qualifiedName, service: s.id, tool, qualifiedName, plain: false });
+    else skipped.push({ service: s.id, name: qualifiedName, reason: 'the qualified name would be longer than 64 characters' });
   };
   for (const s of services) {
     if (!s.healthy) continue;
@@ -96,13 +138,16 @@ export function buildCatalog(services: readonly CatalogService[], now = Date.now
         continue;
       }
       const qualifiedName = qualify(s.id, tool.name);
-      const all = owners.get(tool.name) ?? [s.id];
-      const effective = all.find((id) => offering.get(tool.name)?.has(id)) ?? s.id;
-      if (all.length < 2 || effective === s.id) add({ name: tool.name, service: s.id, tool, qualifiedName, plain: true });
-      if (all.length >= 2) {
-        if (TOOL_NAME.test(qualifiedName)) add({ name: qualifiedName, service: s.id, tool, qualifiedName, plain: false });
-        else skipped.push({ service: s.id, name: qualifiedName, reason: 'the qualified name would be longer than 64 characters' });
+      const why = notPlain(s, tool.name);
+      if (why) {
+        shadowed.push({ service: s.id, name: tool.name, qualifiedName, reason: why });
+        addQualified(s, tool, qualifiedName);
+        continue;
       }
+      const known = all.get(tool.name) ?? [s.id];
+      const effective = (owners.get(tool.name) ?? [s.id]).find((id) => offering.get(tool.name)?.has(id));
+      if (known.length < 2 || effective === s.id) add({ name: tool.name, service: s.id, tool, qualifiedName, plain: true });
+      if (known.length >= 2) addQualified(s, tool, qualifiedName);
     }
   }
   const signature =
@@ -112,5 +157,5 @@ export function buildCatalog(services: readonly CatalogService[], now = Date.now
       .filter((s) => s.healthy)
       .map((s) => `${s.id}:${s.signature ?? ''}`)
       .join('|');
-  return { builtAt: now, signature, entries, byName, owners, collisions, skipped };
+  return { builtAt: now, signature, entries, byName, owners, collisions, skipped, shadowed };
 }

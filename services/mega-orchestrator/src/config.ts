@@ -22,6 +22,19 @@ export const configSchema = z.object({
   DOWNSTREAM_MAX_RESPONSE_BYTES: int(32 * 1024 * 1024, 1024, 512 * 1024 * 1024).describe(
     'Largest downstream answer the gateway reads (UPSTREAM_ERROR beyond it).',
   ),
+  DOWNSTREAM_MAX_TOOLS: int(1000, 0, 100_000).describe(
+    "Tools one downstream may list; the rest are refused and reported in GET /services (an mcpServers entry's limits.tools overrides it).",
+  ),
+  DOWNSTREAM_MAX_PROMPTS: int(1000, 0, 100_000).describe('Prompts one downstream may list (limits.prompts).'),
+  DOWNSTREAM_MAX_RESOURCES: int(1000, 0, 100_000).describe(
+    'Resources, and resource templates, one MCP server may list (limits.resources).',
+  ),
+  DOWNSTREAM_MAX_DESCRIPTION_BYTES: int(8 * 1024, 64, 1024 * 1024).describe(
+    'Largest description (with its title) of one listed tool, prompt or resource; a larger one is refused (limits.descriptionBytes).',
+  ),
+  DOWNSTREAM_MAX_SCHEMA_BYTES: int(64 * 1024, 256, 16 * 1024 * 1024).describe(
+    'Largest rest of one listed definition as JSON (input and output schemas, annotations, arguments); a larger one is refused (limits.schemaBytes).',
+  ),
   BREAKER_FAILURES: int(5, 1, 1000).describe("Consecutive connection failures, timeouts or 5xx that open a downstream's circuit breaker."),
   BREAKER_COOLDOWN_MS: ms(10_000, 10).describe('How long an open breaker refuses calls before one trial call is let through.'),
   MCP_PAGE_SIZE: int(0, 0, 100_000).describe(

@@ -49,6 +49,7 @@ import {
 import { awaitAnswer } from './mcp/client-requests';
 import { isAnswerTooLarge, streamBudget, type StreamBudget } from './stream-budget';
 import { withoutMcpErrorPrefix } from './mcp/jsonrpc';
+import { maskingLogger, maskSecrets } from './secret-mask';
 
 export interface StdioServerSpec {
   transport: 'stdio';
@@ -90,6 +91,12 @@ export interface McpDownstreamOptions {
   forwardClientRequests?: boolean;
   /** How long a caller has to answer one such request (MCP_INPUT_TIMEOUT_MS). */
   inputTimeoutMs?: number;
+  /** Items of each list read at most (pages beyond them are not read; the registry refuses the excess). */
+  listCaps?: { tools: number; prompts: number; resources: number };
+  /** How it is shown (its declared URL template, or command line): never a `${VAR}`'s value. */
+  shownUrl?: string;
+  /** Values `${VAR}` put into its configuration: masked in its errors and log lines (secret-mask.ts). */
+  secrets?: string[];
 }
 
 /** A tool call in flight: whom to ask what the server asks during it, and its clock to stop meanwhile. */
@@ -174,15 +181,44 @@ export class McpDownstream implements Downstream {
     readonly spec: McpServerSpec,
     private readonly options: McpDownstreamOptions,
   ) {
-    this.budget = streamBudget({ maxBytes: options.maxResponseBytes, server: options.id, logger: options.logger });
+    // its secrets (what ${VAR} put in) masked in every line it logs, and in every error it answers (maskedRequest)
+    if (options.secrets?.length) {
+      this.options = { ...options, logger: maskingLogger(options.logger, options.secrets) };
+      this.mask = maskSecrets(options.secrets);
+      this.request = this.maskedRequest;
+    }
+    this.budget = streamBudget({ maxBytes: options.maxResponseBytes, server: options.id, logger: this.options.logger });
     if (spec.transport === 'stdio') {
-      this.url = `stdio:${[spec.command, ...spec.args].map((a) => (/\s/.test(a) ? JSON.stringify(a) : a)).join(' ')}`.slice(0, 300);
+      this.url =
+        options.shownUrl ??
+        `stdio:${[spec.command, ...spec.args].map((a) => (/\s/.test(a) ? JSON.stringify(a) : a)).join(' ')}`.slice(0, 300);
       this.port = 0;
     } else {
       const u = new URL(spec.url);
-      this.url = displayUrl(spec.url);
+      this.url = options.shownUrl ?? displayUrl(spec.url);
       this.port = Number(u.port || (u.protocol === 'https:' ? 443 : 80));
     }
+  }
+
+  /** Masks the server's secrets in a text (identity when it has none). */
+  private readonly mask: (text: string) => string = (text) => text;
+
+  /** request() for a server with secrets: its error answers and failures with the secret values masked (error paths only). */
+  private readonly maskedRequest = (req: DownstreamRequest): Promise<DownstreamAnswer> =>
+    this.answer(req).then(
+      (answer) => {
+        const json = answer.json as { error?: unknown } | undefined;
+        if (answer.status !== 200 && typeof json?.error === 'string') return { ...answer, json: { ...json, error: this.mask(json.error) } };
+        return answer;
+      },
+      (err: unknown) => {
+        if (err instanceof DownstreamFailure) throw new DownstreamFailure(err.kind, this.mask(err.message), err.delivered);
+        throw err;
+      },
+    );
+
+  request(req: DownstreamRequest): Promise<DownstreamAnswer> {
+    return this.answer(req);
   }
 
   /** The child's process id while a stdio server runs. */
@@ -191,7 +227,7 @@ export class McpDownstream implements Downstream {
     return t && 'pid' in t ? (t.pid ?? undefined) : undefined;
   }
 
-  async request(req: DownstreamRequest): Promise<DownstreamAnswer> {
+  private async answer(req: DownstreamRequest): Promise<DownstreamAnswer> {
     if (this.speaksModern) return this.requestModern(req);
     let client: Client;
     try {
@@ -206,47 +242,18 @@ export class McpDownstream implements Downstream {
         await client.ping(opts);
         return { status: 200, json: { status: 'healthy', transport: this.spec.transport } };
       }
-      if (req.method === 'GET' && req.path === '/tools/list') {
-        return {
-          status: 200,
-          json: {
-            tools: await allPages(
-              async (c) => client.listTools(c, opts),
-              (r) => r.tools,
-            ),
-          },
-        };
-      }
+      const listCaps = this.options.listCaps;
+      if (req.method === 'GET' && req.path === '/tools/list') return listAnswer('tools', (c) => client.listTools(c, opts), listCaps?.tools);
       if (req.method === 'GET' && req.path === '/prompts/list') {
         if (!client.getServerCapabilities()?.prompts) return { status: 200, json: { prompts: [] } };
-        return {
-          status: 200,
-          json: {
-            prompts: await allPages(
-              async (c) => client.listPrompts(c, opts),
-              (r) => r.prompts,
-            ),
-          },
-        };
+        return listAnswer('prompts', (c) => client.listPrompts(c, opts), listCaps?.prompts);
       }
       // Resources (none from a server without the capability): listed, and read by URI.
       if (req.method === 'GET' && (req.path === '/resources/list' || req.path === '/resources/templates/list')) {
         if (!client.getServerCapabilities()?.resources) return { status: 404, json: this.error('NOT_FOUND', 'no resources') };
-        const json =
-          req.path === '/resources/list'
-            ? {
-                resources: await allPages(
-                  async (c) => client.listResources(c, opts),
-                  (r) => r.resources,
-                ),
-              }
-            : {
-                resourceTemplates: await allPages(
-                  async (c) => client.listResourceTemplates(c, opts),
-                  (r) => r.resourceTemplates,
-                ),
-              };
-        return { status: 200, json };
+        return req.path === '/resources/list'
+          ? listAnswer('resources', (c) => client.listResources(c, opts), listCaps?.resources)
+          : listAnswer('resourceTemplates', (c) => client.listResourceTemplates(c, opts), listCaps?.resources);
       }
       if (req.method === 'POST' && req.path === '/resources/read') {
         const { uri } = JSON.parse(req.body ?? '{}') as { uri: string };
@@ -321,13 +328,11 @@ export class McpDownstream implements Downstream {
     const opts = { ...base, cacheMode: 'bypass' as const };
     const body = () => JSON.parse(req.body ?? '{}') as Record<string, unknown>;
     // every page of a list, under its key
-    const listed = async <K extends string>(
-      key: K,
-      page: (cursor: { cursor: string } | undefined) => Promise<{ nextCursor?: string }>,
-    ) => ({
-      status: 200,
-      json: { [key]: await allPages(page, (r) => (r as Record<string, unknown>)[key] as unknown[]) },
-    });
+    const listCaps = this.options.listCaps;
+    const listed = (
+      key: 'tools' | 'prompts' | 'resources' | 'resourceTemplates',
+      page: (cursor: { cursor: string } | undefined) => Promise<object>,
+    ) => listAnswer(key, page, listCaps?.[key === 'resourceTemplates' ? 'resources' : key]);
     const asker = (slot: CallSlot) => (method: ClientRequestMethod, params: Record<string, unknown>, key: string) =>
       this.askCaller(slot, method, params, signal, key);
     // The server learns what this caller can be asked (of what the gateway forwards), and gets the answers it sent up front.
@@ -938,9 +943,15 @@ export class McpDownstream implements Downstream {
     }
   };
 
+  /**
+   * What a stdio server wrote to stderr before it failed: its last lines go to the operator's log
+   * only (they may echo its environment); the text that reaches /services, errors and sessions says
+   * no more than that there were some.
+   */
   private stderrTail(): string {
-    const last = this.stderr.at(-1);
-    return last ? ` (last stderr line: ${last})` : '';
+    if (this.stderr.length === 0) return '';
+    this.options.logger.warn(`${this.options.id} wrote to stderr before it stopped`, { stderr: this.stderr.slice(-5) });
+    return ` (${this.stderr.length} line${this.stderr.length === 1 ? '' : 's'} on its stderr: see the gateway's log)`;
   }
 
   private failed(problem: string): void {
@@ -1061,20 +1072,31 @@ async function callThroughTask(
   }
 }
 
-/** Every page of an MCP list (tools/list, prompts/list), up to MAX_TOOL_PAGES pages. */
-async function allPages<R extends { nextCursor?: string }>(
-  list: (params: { cursor: string } | undefined) => Promise<R>,
-  items: (page: R) => unknown[],
-): Promise<unknown[]> {
-  const out: unknown[] = [];
+/**
+ * Every page of an MCP list (tools/list, prompts/list, ...) under its key, up to MAX_TOOL_PAGES
+ * pages; once more than `max` items are read, the pages left are not (`more`: the registry refuses
+ * the excess and says so).
+ */
+async function listAnswer(
+  key: string,
+  list: (params: { cursor: string } | undefined) => Promise<object>,
+  max = Infinity,
+): Promise<DownstreamAnswer> {
+  let out: unknown[] = [];
   let cursor: string | undefined;
+  let more = false;
   for (let page = 0; page < MAX_TOOL_PAGES; page++) {
-    const res = await list(cursor ? { cursor } : undefined);
-    out.push(...items(res));
+    const res = (await list(cursor ? { cursor } : undefined)) as Record<string, unknown> & { nextCursor?: string };
+    const items = Array.isArray(res[key]) ? (res[key] as unknown[]) : [];
+    out = out.length ? out.concat(items) : items;
     cursor = res.nextCursor;
     if (!cursor) break;
+    if (out.length > max) {
+      more = true;
+      break;
+    }
   }
-  return out;
+  return { status: 200, json: { [key]: out, ...(more ? { more: true } : {}) } };
 }
 
 function parseJson(text: string): unknown {

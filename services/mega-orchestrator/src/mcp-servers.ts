@@ -18,6 +18,8 @@ import { SERVICES, type ServiceEntry } from '@mcp-fleet/inventory';
 import YAML from 'yaml';
 import { z } from 'zod';
 import type { DownstreamSpec } from './types';
+import { PIN_MODES } from './pins';
+import { shownUrl, VARIABLE } from './secret-mask';
 
 const SERVICE_ID = 'mega-orchestrator';
 export const MCP_SERVER_ID = /^[a-z0-9][a-z0-9-]{0,39}$/;
@@ -31,6 +33,33 @@ const common = {
     .describe('Tools it is expected to offer (calls while it is down are UPSTREAM_UNAVAILABLE).'),
   primaryFor: z.array(z.string().regex(TOOL)).max(1000).optional().describe('Colliding tool names this server owns plainly.'),
   disabled: z.boolean().optional().describe('Listed but not started.'),
+  pin: z
+    .enum(PIN_MODES)
+    .optional()
+    .describe(
+      'What a change of a tool definition seen before does: hold (default) withholds the tool until approved, notify serves and reports it, off.',
+    ),
+  limits: z
+    .object({
+      tools: z.number().int().min(0).max(100_000).optional(),
+      prompts: z.number().int().min(0).max(100_000).optional(),
+      resources: z.number().int().min(0).max(100_000).optional(),
+      descriptionBytes: z
+        .number()
+        .int()
+        .min(64)
+        .max(1024 * 1024)
+        .optional(),
+      schemaBytes: z
+        .number()
+        .int()
+        .min(256)
+        .max(16 * 1024 * 1024)
+        .optional(),
+    })
+    .strict()
+    .optional()
+    .describe('Caps on what it lists, instead of the DOWNSTREAM_MAX_* defaults.'),
 };
 
 const stdioServer = z
@@ -65,11 +94,15 @@ interface Problem {
   message: string;
 }
 
-/** `${NAME}` from the gateway's environment; an unset one is a configuration error, not an empty string. */
-function expand(value: string, env: Env, where: string, problems: Problem[]): string {
-  return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => {
+/**
+ * `${NAME}` from the gateway's environment; an unset one is a configuration error, not an empty
+ * string. The values put in are added to `secrets`: never shown (secret-mask.ts).
+ */
+function expand(value: string, env: Env, where: string, problems: Problem[], secrets: string[]): string {
+  return value.replace(VARIABLE, (_, name: string) => {
     const v = env[name];
     if (v === undefined) problems.push({ variable: where, message: `\${${name}} is not set in the gateway's environment` });
+    else secrets.push(v);
     return v ?? '';
   });
 }
@@ -166,20 +199,29 @@ export function configuredMcpServers(env: Env, inventory: readonly ServiceEntry[
       }
       const entry = parsed.data;
       if (entry.disabled) continue;
-      const declared = { ...(entry.tools ? { tools: entry.tools } : {}), ...(entry.primaryFor ? { primaryFor: entry.primaryFor } : {}) };
+      const declared = {
+        ...(entry.tools ? { tools: entry.tools } : {}),
+        ...(entry.primaryFor ? { primaryFor: entry.primaryFor } : {}),
+        ...(entry.pin ? { pin: entry.pin } : {}),
+        ...(entry.limits ? { limits: entry.limits } : {}),
+      };
+      const secrets: string[] = [];
       const modern = entry.protocolVersion === '2026-07-28' ? { protocolVersion: entry.protocolVersion } : {};
       if ('command' in entry) {
         const envOut: Record<string, string> = {};
-        for (const [k, v] of Object.entries(entry.env)) envOut[k] = expand(v, env, `${where}.env.${k}`, problems);
+        for (const [k, v] of Object.entries(entry.env)) envOut[k] = expand(v, env, `${where}.env.${k}`, problems, secrets);
+        const args = entry.args.map((a, i) => expand(a, env, `${where}.args.${i}`, problems, secrets));
         const cwd = entry.cwd ? path.resolve(file ? path.dirname(file) : process.cwd(), entry.cwd) : undefined;
         specs.push({
           id,
-          url: `stdio:${entry.command}`,
+          // shown as declared: an argument's ${VAR} stays a name
+          url: `stdio:${[entry.command, ...entry.args].map((a) => (/\s/.test(a) ? JSON.stringify(a) : a)).join(' ')}`.slice(0, 300),
           ...declared,
-          mcp: { transport: 'stdio', command: entry.command, args: entry.args, ...(cwd ? { cwd } : {}), env: envOut, ...modern },
+          ...(secrets.length ? { secrets } : {}),
+          mcp: { transport: 'stdio', command: entry.command, args, ...(cwd ? { cwd } : {}), env: envOut, ...modern },
         });
       } else {
-        const url = expand(entry.url, env, `${where}.url`, problems);
+        const url = expand(entry.url, env, `${where}.url`, problems, secrets);
         let ok = false;
         try {
           ok = ['http:', 'https:'].includes(new URL(url).protocol);
@@ -191,8 +233,14 @@ export function configuredMcpServers(env: Env, inventory: readonly ServiceEntry[
           continue;
         }
         const headers: Record<string, string> = {};
-        for (const [k, v] of Object.entries(entry.headers)) headers[k] = expand(v, env, `${where}.headers.${k}`, problems);
-        specs.push({ id, url, ...declared, mcp: { transport: 'streamable-http', url, headers, ...modern } });
+        for (const [k, v] of Object.entries(entry.headers)) headers[k] = expand(v, env, `${where}.headers.${k}`, problems, secrets);
+        specs.push({
+          id,
+          url: shownUrl(entry.url, url, secrets),
+          ...declared,
+          ...(secrets.length ? { secrets } : {}),
+          mcp: { transport: 'streamable-http', url, headers, ...modern },
+        });
       }
     }
   }

@@ -1,8 +1,11 @@
 import { EventEmitter } from 'node:events';
 import { createHash } from 'node:crypto';
 import { TOOL_NAME, type Logger } from '@mcp-fleet/kit';
+import { SERVICES, type ServiceEntry } from '@mcp-fleet/inventory';
 import { CircuitBreaker } from './breaker';
-import { buildCatalog, type Catalog } from './catalog';
+import { buildCatalog, type Catalog, type TrustTier } from './catalog';
+import { boundList, LIST_LIMIT_DEFAULTS, listBackoffMs, type ListKind, type ListLimits, type ListRefusal } from './list-limits';
+import { changedFields, definitionOf, type ChangedTool, type PinMode, type PinStore } from './pins';
 import type { DownstreamPrompt, DownstreamResource, DownstreamSpec, DownstreamTool, ServiceHealth } from './types';
 import { DownstreamClient, DownstreamFailure, type Downstream, type DownstreamAnswer } from './downstream-client';
 import { McpDownstream } from './mcp-downstream';
@@ -23,6 +26,10 @@ export interface RegistryOptions {
   forwardClientRequests?: boolean;
   /** How long a caller has to answer one of them (MCP_INPUT_TIMEOUT_MS). */
   inputTimeoutMs?: number;
+  /** The fleet's inventory: its services are the fleet's tier and its tool names the fleet's (default: the fleet's own). */
+  inventory?: readonly ServiceEntry[];
+  /** Caps on what one downstream lists (DOWNSTREAM_MAX_*; an mcpServers entry's `limits` override them). */
+  listLimits?: ListLimits;
 }
 
 /** An MCP server said a resource the gateway subscribed to changed ('resource-updated'). */
@@ -62,6 +69,24 @@ export class ServiceState {
   readonly breaker: CircuitBreaker;
   readonly upstream: Downstream;
   readonly primaryFor: string[];
+  /** The fleet's own service (the inventory's), or a third-party MCP server (declared in mcpServers). */
+  readonly tier: TrustTier;
+  /** What a change of a pinned tool definition does here (off for the fleet's own services). */
+  readonly pinMode: PinMode;
+  readonly limits: ListLimits;
+  /** What each list lost to the limits at its last read. */
+  refusals: Partial<Record<ListKind, ListRefusal>> = {};
+  /** Lists that broke a cap are not read again before this (listBackoffMs). */
+  listsNotBefore = 0;
+  listBackoffMs = 0;
+  /** Its tools as last listed (within the limits), and their signature: pins are checked again from it. */
+  listed: Record<string, unknown>[] = [];
+  listedSignature = '';
+  /** Tools whose definition differs from their pin: withheld (pin: hold) or served and reported (pin: notify). */
+  held = new Map<string, ChangedTool>();
+  changed = new Map<string, ChangedTool>();
+  /** Announcements (resources/updated) and resources/read answers refused for naming URIs it does not own. */
+  provenance = { refusedUpdates: 0, refusedReads: 0 };
 
   constructor(
     readonly spec: DownstreamSpec,
@@ -71,11 +96,17 @@ export class ServiceState {
     onResourceUpdated: (uri: string) => void = () => undefined,
     onElicitationComplete: (elicitationId: string) => void = () => undefined,
   ) {
+    const fleet = (options.inventory ?? SERVICES).some((e) => e.id === spec.id);
+    this.tier = spec.mcp && !fleet ? 'third-party' : 'fleet';
+    this.pinMode = this.tier === 'third-party' ? (spec.pin ?? 'hold') : 'off';
+    this.limits = { ...(options.listLimits ?? LIST_LIMIT_DEFAULTS), ...spec.limits };
     this.upstream = spec.mcp
       ? new McpDownstream(spec.mcp, {
           id: spec.id,
           logger: options.logger,
           maxResponseBytes: options.maxResponseBytes,
+          listCaps: { tools: this.limits.tools, prompts: this.limits.prompts, resources: this.limits.resources },
+          ...(spec.secrets?.length ? { secrets: spec.secrets, shownUrl: spec.url } : {}),
           restartBackoffMs: options.mcpRestartBackoffMs,
           forwardClientRequests: options.forwardClientRequests,
           inputTimeoutMs: options.inputTimeoutMs,
@@ -171,12 +202,19 @@ export class Registry extends EventEmitter {
   /** Every service's health as last published (a 'health' event when it changes). */
   private publishedHealth = '';
   private servedResources = '';
+  /** The fleet's tool names (the inventory's): a third-party tool of such a name is never plain. */
+  private readonly fleetNames: ReadonlySet<string>;
+  /** Tool pins (usePins): third-party tool definitions as first seen or approved. */
+  private pins?: PinStore;
+  /** The pinned tool names, known from the first poll on (a restarted gateway gives no plain name away meanwhile). */
+  private pinnedNames?: Promise<void>;
 
   constructor(
     specs: readonly DownstreamSpec[],
     private readonly options: RegistryOptions,
   ) {
     super();
+    this.fleetNames = new Set((options.inventory ?? SERVICES).flatMap((e) => e.tools));
     this.services = specs.map(
       (spec, i) =>
         new ServiceState(
@@ -198,6 +236,24 @@ export class Registry extends EventEmitter {
 
   get(id: string): ServiceState | undefined {
     return this.byId.get(id);
+  }
+
+  /** Where tool pins are kept (the gateway's store); without it third-party tools are not pinned. */
+  usePins(store: PinStore): void {
+    this.pins = store;
+  }
+
+  /** The pin store in use (the admin routes approve through it). */
+  get pinStore(): PinStore | undefined {
+    return this.pins;
+  }
+
+  /** A pin of this server changed (an approval): its tools are checked again and the catalog rebuilt, without reading its list. */
+  async recheckPins(id: string): Promise<void> {
+    const s = this.byId.get(id);
+    if (!s) return;
+    await this.evaluateTools(s);
+    this.publish();
   }
 
   /** Poll now and every pollMs. */
@@ -236,6 +292,8 @@ export class Registry extends EventEmitter {
    */
   private async pollServices(list: readonly ServiceState[]): Promise<void> {
     if (this.closed) return;
+    this.pinnedNames ??= this.loadPinnedNames();
+    await this.pinnedNames;
     await Promise.all(
       list.map(async (s) => {
         await this.pollOne(s);
@@ -295,7 +353,10 @@ export class Registry extends EventEmitter {
         known: s.known,
         primaryFor: s.primaryFor,
         signature: s.toolsSignature,
+        tier: s.tier,
       })),
+      Date.now(),
+      this.fleetNames,
     );
     for (const skip of catalog.skipped) {
       const key = `${skip.service}/${skip.name}`;
@@ -327,14 +388,18 @@ export class Registry extends EventEmitter {
       reported = typeof (health.json as { status?: unknown })?.status === 'string' ? (health.json as { status: string }).status : undefined;
       if (health.status !== 200) {
         reason = `health answered ${health.status}`;
+      } else if (Date.now() < s.listsNotBefore) {
+        // its lists broke a cap: left as they are until the backoff ends (a pin approved meanwhile still counts)
+        if (s.held.size || s.changed.size) await this.evaluateTools(s);
       } else {
         const list = await this.probe(s, '/tools/list');
         if (list.status !== 200) reason = `tools/list answered ${list.status}`;
         else if (!isToolList(list.json)) reason = `tools/list answered ${list.problem ?? 'JSON without a tools array'}`;
         else {
-          this.acceptTools(s, list.json.tools);
+          await this.acceptTools(s, list.json.tools, (list.json as { more?: unknown }).more === true);
           await this.readPrompts(s);
           if (s.spec.mcp) await this.readResources(s);
+          this.backOffOverCap(s);
         }
       }
     } catch (err) {
@@ -377,12 +442,14 @@ export class Registry extends EventEmitter {
   private async readPrompts(s: ServiceState): Promise<void> {
     try {
       const res = await this.probe(s, '/prompts/list');
-      const raw = res.status === 404 ? [] : (res.json as { prompts?: unknown })?.prompts;
-      if ((res.status !== 200 && res.status !== 404) || !Array.isArray(raw)) return;
+      const listed = res.status === 404 ? [] : (res.json as { prompts?: unknown })?.prompts;
+      if ((res.status !== 200 && res.status !== 404) || !Array.isArray(listed)) return;
+      const { kept: raw, refusal } = boundList(listed, 'prompts', s.limits, (res.json as { more?: unknown })?.more === true);
+      this.refused(s, 'prompts', refusal);
       const prompts: DownstreamPrompt[] = [];
       for (const p of raw) {
         if (typeof p !== 'object' || p === null || typeof (p as { name?: unknown }).name !== 'string') continue;
-        const { name, title, description, arguments: args } = p as DownstreamPrompt;
+        const { name, title, description, arguments: args } = p as unknown as DownstreamPrompt;
         if (!TOOL_NAME.test(name)) continue;
         prompts.push({
           name,
@@ -410,8 +477,10 @@ export class Registry extends EventEmitter {
       try {
         const res = await this.probe(s, path);
         if (res.status === 404) return [];
-        const raw = (res.json as Record<string, unknown> | undefined)?.[key];
-        if (res.status !== 200 || !Array.isArray(raw)) return undefined;
+        const listed = (res.json as Record<string, unknown> | undefined)?.[key];
+        if (res.status !== 200 || !Array.isArray(listed)) return undefined;
+        const { kept: raw, refusal } = boundList(listed, key, s.limits, (res.json as { more?: unknown }).more === true);
+        this.refused(s, key, refusal);
         return raw.filter(
           (r): r is DownstreamResource =>
             typeof r === 'object' && r !== null && typeof r[uriKey] === 'string' && r[uriKey].length <= 2048 && typeof r.name === 'string',
@@ -453,9 +522,47 @@ export class Registry extends EventEmitter {
     );
   }
 
-  private acceptTools(s: ServiceState, raw: unknown[]): void {
-    const tools: DownstreamTool[] = [];
-    for (const item of raw) {
+  /** What a list lost to the limits, kept for /services (and logged when it changes). */
+  private refused(s: ServiceState, kind: ListKind, refusal: ListRefusal | undefined): void {
+    const before = s.refusals[kind];
+    if (refusal) s.refusals[kind] = refusal;
+    else delete s.refusals[kind];
+    if (refusal && refusal.refused !== before?.refused)
+      this.options.logger.warn(`${s.id} lists more than the gateway takes; the excess is refused`, { kind, ...refusal });
+  }
+
+  /**
+   * Lists that broke a cap are not read again for a while (one minute, doubling to ten while they
+   * stay over): a server listing 100,000 tools costs that parse once in a while, not every poll.
+   */
+  private backOffOverCap(s: ServiceState): void {
+    if (Object.keys(s.refusals).length === 0) {
+      s.listBackoffMs = 0;
+      s.listsNotBefore = 0;
+      return;
+    }
+    s.listBackoffMs = listBackoffMs(s.listBackoffMs);
+    s.listsNotBefore = Date.now() + s.listBackoffMs;
+  }
+
+  /** A downstream's tool list: bounded by its limits, then checked (names, pins) unless it is what was checked last. */
+  private async acceptTools(s: ServiceState, raw: unknown[], more: boolean): Promise<void> {
+    const { kept, signature, refusal } = boundList(raw, 'tools', s.limits, more);
+    this.refused(s, 'tools', refusal);
+    if (signature === s.listedSignature && s.held.size === 0 && s.changed.size === 0) return;
+    s.listed = kept;
+    s.listedSignature = signature;
+    await this.evaluateTools(s);
+  }
+
+  /**
+   * The tools of the last listing that are served: valid names, and for a pinned server each
+   * definition compared with its pin (a new tool is pinned as first seen; a changed one is withheld
+   * or reported by the server's pin mode). Runs when the list changed or a pin may have (never per call).
+   */
+  private async evaluateTools(s: ServiceState): Promise<void> {
+    const listed: { tool: DownstreamTool; raw: Record<string, unknown> }[] = [];
+    for (const item of s.listed) {
       const tool = toTool(item);
       if (!tool) continue;
       if (!TOOL_NAME.test(tool.name)) {
@@ -468,14 +575,89 @@ export class Registry extends EventEmitter {
         }
         continue;
       }
-      tools.push(tool);
+      listed.push({ tool, raw: item });
     }
-    const signature = createHash('sha1').update(JSON.stringify(tools)).digest('base64url');
+    let tools = listed.map((l) => l.tool);
+    const held = new Map<string, ChangedTool>();
+    const changed = new Map<string, ChangedTool>();
+    if (this.pins && s.pinMode !== 'off') {
+      try {
+        tools = await this.checkPins(s, listed, held, changed);
+      } catch (err) {
+        // the store failed: what was verified last stays served, nothing new
+        this.options.logger.error(`${s.id}: tool pins could not be checked; its tools stay as they were`, { err: (err as Error).message });
+        return;
+      }
+    }
+    for (const l of listed) s.known.add(l.tool.name);
+    s.held = held;
+    s.changed = changed;
+    const signature = createHash('sha1')
+      .update(JSON.stringify(tools))
+      .update([...held.keys()].join(','))
+      .digest('base64url');
     if (signature === s.toolsSignature) return;
     s.toolsSignature = signature;
     s.tools = tools;
     s.toolsByName = new Map(tools.map((t) => [t.name, t]));
-    for (const t of tools) s.known.add(t.name);
+  }
+
+  /** Each listed tool against its pin: the tools served; `held` and `changed` filled with those that differ. */
+  private async checkPins(
+    s: ServiceState,
+    listed: { tool: DownstreamTool; raw: Record<string, unknown> }[],
+    held: Map<string, ChangedTool>,
+    changed: Map<string, ChangedTool>,
+  ): Promise<DownstreamTool[]> {
+    const pins = this.pins!;
+    const pinned = await pins.list(s.id);
+    const served: DownstreamTool[] = [];
+    for (const { tool, raw } of listed) {
+      const { hash, definition } = definitionOf(raw);
+      const pin = pinned.get(tool.name) ?? (await pins.first(s.id, tool.name, hash, definition));
+      if (pin.hash === hash) {
+        if (pin.seen) await pins.saw(s.id, tool.name);
+        served.push(tool);
+        continue;
+      }
+      if (pin.seen?.hash !== hash) await pins.saw(s.id, tool.name, { hash, definition });
+      const change: ChangedTool = {
+        tool: tool.name,
+        pinnedHash: pin.hash,
+        hash,
+        changed: changedFields(pin.definition, definition),
+        since: pin.seen?.hash === hash ? pin.seen.at : Date.now(),
+      };
+      const key = `${s.id}/${tool.name}/${hash}`;
+      if (!this.warned.has(key)) {
+        this.warned.add(key);
+        this.options.logger.warn(
+          `${s.id} changed the definition of ${tool.name} since it was pinned (${change.changed.join(', ')}): ${
+            s.pinMode === 'hold' ? 'withheld' : 'served'
+          } until an operator approves it (GET /admin/pins)`,
+          { pinned: pin.hash, listed: hash },
+        );
+      }
+      if (s.pinMode === 'hold') held.set(tool.name, change);
+      else {
+        changed.set(tool.name, change);
+        served.push(tool);
+      }
+    }
+    return served;
+  }
+
+  /** Third-party tool names pinned by earlier runs count as known from the start, so no other server takes them meanwhile. */
+  private async loadPinnedNames(): Promise<void> {
+    if (!this.pins) return;
+    for (const s of this.services) {
+      if (s.pinMode === 'off') continue;
+      try {
+        for (const name of (await this.pins.list(s.id)).keys()) s.known.add(name);
+      } catch (err) {
+        this.options.logger.warn(`${s.id}: pinned tool names could not be read`, { err: (err as Error).message });
+      }
+    }
   }
 
   async close(): Promise<void> {

@@ -30,6 +30,15 @@ export class ResourceWatch {
     return this.byUri.size;
   }
 
+  /**
+   * The server the gateway subscribed to this URI at, for whoever watches it: the one server whose
+   * notifications/resources/updated for it are passed on (provenance: a server announces only what
+   * it serves, never another server's URIs or the gateway's own mega:// views, which are never subscribed here).
+   */
+  servedBy(uri: string): string | undefined {
+    return this.byUri.get(uri)?.service;
+  }
+
   /** The watchers of a URI (for tests and /debug). */
   watchers(uri: string): number {
     return this.byUri.get(uri)?.watchers.size ?? 0;

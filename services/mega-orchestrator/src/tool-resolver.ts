@@ -101,6 +101,14 @@ export class ToolResolver {
     }
     const tool = service.toolsByName.get(toolName);
     if (!tool) {
+      // a pinned tool whose definition changed (pin: hold): withheld until an operator approves it
+      const held = service.held.get(toolName);
+      if (held)
+        throw new AppError(
+          'UPSTREAM_UNAVAILABLE',
+          `${service.id} changed the definition of ${toolName} (${held.changed.join(', ')}) since it was pinned; the tool is withheld until an operator approves the change (GET /admin/pins).`,
+          { details: { pinned: held.pinnedHash, listed: held.hash } },
+        );
       throw new AppError(
         'UNKNOWN_TOOL',
         `${service.id} has no tool named "${toolName.slice(0, 100)}"; GET /tools/list shows the tools available now.`,

@@ -1,5 +1,7 @@
 import type { ToolAnnotations, ToolExecution } from '@mcp-fleet/kit';
 import type { McpServerSpec } from './mcp-downstream';
+import type { ListLimits } from './list-limits';
+import type { PinMode } from './pins';
 
 /** One downstream the gateway routes to (the registry is injected; config.ts builds it from the inventory). */
 export interface DownstreamSpec {
@@ -9,8 +11,14 @@ export interface DownstreamSpec {
   tools?: string[];
   /** Colliding names this service owns plainly. */
   primaryFor?: string[];
-  /** Set for a real MCP server (stdio child or Streamable HTTP); `url` is then only for display. */
+  /** Set for a real MCP server (stdio child or Streamable HTTP); `url` is then only for display (its declared template). */
   mcp?: McpServerSpec;
+  /** An MCP server's pin mode (pins.ts); default hold for third-party servers, off for the fleet's own. */
+  pin?: PinMode;
+  /** Caps on what it lists, over the gateway's defaults (list-limits.ts). */
+  limits?: Partial<ListLimits>;
+  /** Values `${VAR}` put into its URL, headers, environment or arguments: masked wherever the gateway speaks of it. */
+  secrets?: string[];
   /** Extra headers sent on every request to it (e.g. the marketplace's bearer token); never logged. */
   headers?: Record<string, string>;
 }

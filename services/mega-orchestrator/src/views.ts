@@ -7,6 +7,7 @@ import type { GatewayContext } from './context';
 import { inventoryStatus } from './tool-resolver';
 import { MODE_DESCRIPTIONS, ROUTING_MODES } from './types';
 import { displayUrl } from './downstream-client';
+import type { ServiceState } from './registry';
 
 /** The gateway's MCP resources; also listed by GET /mcp/schema. */
 export const RESOURCES = [
@@ -122,6 +123,7 @@ export function servicesView(ctx: GatewayContext): Record<string, unknown> {
       ...(s.primaryFor.length ? { primaryFor: s.primaryFor } : {}),
       breaker: s.breaker.snapshot(),
       routable: s.healthy && s.breaker.isAvailable(),
+      ...catalogGuards(ctx, s),
     });
   }
   for (const e of ctx.inventory) {
@@ -156,6 +158,49 @@ export function servicesView(ctx: GatewayContext): Record<string, unknown> {
   return { services: entries, count: entries.length, byStatus: counts };
 }
 
+/**
+ * What the gateway's guards did to one downstream's offer (issue 33): its trust tier, what its lists
+ * lost to the caps, tools whose definition changed since pinned, tools listed by their qualified
+ * name only, announcements and reads refused; `notice` says it in one line (the status page's note).
+ * Names only, never a server's descriptions.
+ */
+function catalogGuards(ctx: GatewayContext, s: ServiceState): Record<string, unknown> {
+  const out: Record<string, unknown> = { trust: s.tier };
+  const notes: string[] = [];
+  const refused = Object.entries(s.refusals);
+  if (refused.length) {
+    out.refused = s.refusals;
+    const next = s.listsNotBefore > Date.now() ? `; lists read again after ${new Date(s.listsNotBefore).toISOString()}` : '';
+    notes.push(`${refused.map(([kind, r]) => `${r.refused}${r.more ? '+' : ''} ${kind}`).join(', ')} refused (over the caps)${next}`);
+  }
+  if (s.pinMode !== 'off') {
+    const view = (m: Map<string, { tool: string; changed: string[]; since: number; pinnedHash: string; hash: string }>) =>
+      [...m.values()].map((c) => ({
+        tool: c.tool,
+        changed: c.changed,
+        since: new Date(c.since).toISOString(),
+        pinned: c.pinnedHash,
+        listed: c.hash,
+      }));
+    out.pins = { mode: s.pinMode, held: view(s.held), changed: view(s.changed) };
+    if (s.held.size)
+      notes.push(`${s.held.size} tool${s.held.size === 1 ? '' : 's'} withheld: changed since pinned (approve at /admin/pins)`);
+    if (s.changed.size)
+      notes.push(`${s.changed.size} tool${s.changed.size === 1 ? '' : 's'} changed since pinned (approve at /admin/pins)`);
+  }
+  const shadowed = ctx.registry.catalog.shadowed.filter((e) => e.service === s.id);
+  if (shadowed.length) {
+    out.qualifiedOnly = shadowed.map((e) => ({ tool: e.name, listedAs: e.qualifiedName, reason: e.reason }));
+    notes.push(`${shadowed.length} tool${shadowed.length === 1 ? '' : 's'} listed by qualified name only (fleet names)`);
+  }
+  if (s.provenance.refusedUpdates || s.provenance.refusedReads) {
+    out.provenance = { ...s.provenance };
+    notes.push(`${s.provenance.refusedUpdates + s.provenance.refusedReads} announcements or reads of URIs it does not own refused`);
+  }
+  if (notes.length) out.notice = notes.join('; ');
+  return out;
+}
+
 export function schemaView(ctx: GatewayContext): Record<string, unknown> {
   const tools = toolListing(ctx.registry.catalog);
   return {
@@ -176,7 +221,8 @@ export function modesView(ctx: GatewayContext): Record<string, unknown> {
       primary: c.primary,
       owners: c.owners,
       qualifiedNames: c.owners.map((id) => `${id}__${tool}`),
-      auto: healthyOwners[0] ?? null,
+      // a third-party name goes to its primary only (no failover between strangers)
+      auto: (c.failover ? healthyOwners[0] : healthyOwners.find((id) => id === c.primary)) ?? null,
       primaryMode: healthyOwners.includes(c.primary) ? c.primary : null,
     };
   });

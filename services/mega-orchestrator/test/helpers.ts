@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { createServiceApp, defineTool, listen, type PromptListing, type RunningServer, type ServiceApp } from '@mcp-fleet/kit';
+import { createServiceApp, defineTool, listen, type Logger, type PromptListing, type RunningServer, type ServiceApp } from '@mcp-fleet/kit';
 import { serve, testConfig, testLogger } from '@mcp-fleet/testing';
 import type { ServiceEntry } from '@mcp-fleet/inventory';
 import request from 'supertest';
@@ -279,12 +279,13 @@ export async function startGateway(
   services: DownstreamSpec[],
   dataDir: string,
   overrides: Record<string, string> = {},
+  options: { inventory?: readonly ServiceEntry[]; logger?: Logger } = {},
 ): Promise<RunningGateway> {
   const gw = createApp({
     config: gatewayConfig(dataDir, overrides),
-    logger: testLogger('gateway'),
+    logger: options.logger ?? testLogger('gateway'),
     services,
-    inventory: TEST_INVENTORY,
+    inventory: options.inventory ?? TEST_INVENTORY,
     autoStart: false,
   });
   await gw.refresh();
@@ -301,6 +302,20 @@ export async function startGateway(
       await gw.close();
     },
   };
+}
+
+/** Every tool name an MCP client is shown, every page of tools/list followed. */
+export async function listToolNames(client: {
+  listTools(params?: { cursor: string }): Promise<{ tools: { name: string }[]; nextCursor?: string }>;
+}): Promise<string[]> {
+  const names: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await client.listTools(cursor ? { cursor } : undefined);
+    names.push(...page.tools.map((t) => t.name));
+    cursor = page.nextCursor;
+  } while (cursor);
+  return names;
 }
 
 /** The `_meta` every 2026-07-28 request carries (no client capabilities). */

@@ -272,14 +272,17 @@ describe('MCP servers as downstreams', () => {
     pids.push(fixture.pid!);
   });
 
-  it('reports a server that cannot start, with its error, and keeps the rest serving', async () => {
+  it('reports a server that cannot start, with its error but not its stderr (that stays in the log), and keeps the rest serving', async () => {
     const broken = new McpDownstream(
       { transport: 'stdio', command: process.execPath, args: ['-e', 'process.stderr.write("no model file\\n"); process.exit(2)'], env: {} },
       { id: 'broken', logger: gateway.gw.ctx.logger, maxResponseBytes: 1 << 20, restartBackoffMs: 5000 },
     );
     await expect(broken.request({ method: 'GET', path: '/health', timeoutMs: 5000 })).rejects.toMatchObject({
       kind: 'refused',
-      message: expect.stringMatching(/did not start.*no model file/),
+      message: expect.stringMatching(/did not start.*1 line on its stderr: see the gateway's log/),
+    });
+    await expect(broken.request({ method: 'GET', path: '/health', timeoutMs: 5000 })).rejects.not.toMatchObject({
+      message: expect.stringMatching(/no model file/),
     });
     // within its backoff it is refused at once, saying when it will try again
     await expect(broken.request({ method: 'GET', path: '/health', timeoutMs: 5000 })).rejects.toMatchObject({

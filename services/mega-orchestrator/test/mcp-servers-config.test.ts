@@ -37,7 +37,8 @@ describe('MCP server configuration', () => {
     expect(specs).toEqual([
       {
         id: 'memory',
-        url: 'stdio:npx',
+        url: 'stdio:npx -y @modelcontextprotocol/server-memory',
+        secrets: ['/srv'],
         mcp: {
           transport: 'stdio',
           command: 'npx',
@@ -50,6 +51,7 @@ describe('MCP server configuration', () => {
         id: 'remote',
         url: 'https://mcp.example.com/mcp',
         tools: ['x'],
+        secrets: ['s3cret'],
         mcp: { transport: 'streamable-http', url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer s3cret' } },
       },
     ]);

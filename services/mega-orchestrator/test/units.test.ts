@@ -39,7 +39,7 @@ describe('catalog', () => {
       'system-mcp__system_info@system-mcp',
       'disk_usage@system-mcp',
     ]);
-    expect(c.collisions.get('system_info')).toEqual({ primary: 'system-mcp', owners: ['system-mcp', 'terminal-mcp'] });
+    expect(c.collisions.get('system_info')).toEqual({ primary: 'system-mcp', owners: ['system-mcp', 'terminal-mcp'], failover: true });
     expect(c.byName.get('system_info')?.plain).toBe(true);
     expect(c.byName.get('terminal-mcp__system_info')?.tool.name).toBe('system_info');
   });

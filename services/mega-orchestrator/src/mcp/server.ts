@@ -492,12 +492,31 @@ export async function readResource(
     onClientRequest,
   });
   const body = answer.json as { contents?: unknown; details?: { mcpError?: { code?: unknown; message?: unknown } } } | undefined;
-  if (answer.status === 200 && Array.isArray(body?.contents)) return { contents: body.contents as Record<string, unknown>[] };
+  if (answer.status === 200 && Array.isArray(body?.contents)) return { contents: ownContents(ctx, service, uri, body.contents) };
   const code = body?.details?.mcpError?.code;
   if (code === JSONRPC_CODES.RESOURCE_NOT_FOUND || answer.status === 400) throw resourceNotFound(uri, notFoundCode);
   throw new McpError(
     JSONRPC_CODES.INTERNAL_ERROR,
     `${service} could not read ${uri.slice(0, 200)}: ${String((body as { error?: unknown } | undefined)?.error ?? `status ${answer.status}`).slice(0, 300)}`,
+  );
+}
+
+/**
+ * Provenance: a server answers a read of `uri` with content of that URI only. Content naming another
+ * (another server's, a mega:// view) would let it plant what a client files under that URI; the
+ * whole answer is refused as the call's UPSTREAM_ERROR.
+ */
+function ownContents(ctx: GatewayContext, service: string, uri: string, contents: unknown[]): Record<string, unknown>[] {
+  const other = contents.find((c) => !isPlainObject(c) || c.uri !== uri);
+  if (other === undefined) return contents as Record<string, unknown>[];
+  const named = isPlainObject(other) && typeof other.uri === 'string' ? other.uri.slice(0, 200) : '(no URI)';
+  const s = ctx.registry.get(service);
+  if (s) s.provenance.refusedReads += 1;
+  ctx.logger.warn(`${service} answered a read of one resource with content of another; refused`, { asked: uri.slice(0, 200), named });
+  throw new McpError(
+    ERROR_CODES.UPSTREAM_ERROR.rpc,
+    `${service} answered resources/read of ${uri.slice(0, 200)} with content for another URI (${named}); the gateway refuses it.`,
+    { uri: uri.slice(0, 200) },
   );
 }
 

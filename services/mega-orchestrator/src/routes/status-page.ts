@@ -29,6 +29,8 @@ type ServiceRow = {
   pattern: string;
   status: string;
   reason?: string;
+  /** What the gateway's guards did to its offer (views.ts catalogGuards). */
+  notice?: string;
   latencyMs?: number;
   tools: number;
   breaker: { state: string } | null;
@@ -80,7 +82,7 @@ export function registerStatusPage(app: Express, ctx: GatewayContext): void {
         (s) => `<tr data-service="${esc(s.id)}" data-status="${esc(s.status)}">
   <td>${esc(s.id)}</td><td>${esc(s.port)}</td><td><span class="state state-${esc(s.status.replace(/\s+/g, '-'))}">${esc(s.status)}</span></td>
   <td>${s.latencyMs === undefined ? '–' : `${esc(s.latencyMs)} ms`}</td><td>${esc(s.breaker?.state ?? '–')}</td><td>${esc(s.tools)}</td>
-  <td class="reason">${esc(s.reason ?? '')}</td></tr>`,
+  <td class="reason">${esc([s.reason, s.notice].filter(Boolean).join('; '))}</td></tr>`,
       )
       .join('\n');
     const toolRows = r.tools

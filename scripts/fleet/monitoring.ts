@@ -21,15 +21,16 @@ export interface MonitoringProcess {
   note: string;
 }
 
-const which = (program: string): string | undefined =>
-  (process.env.PATH ?? '')
+/** The program's path on the PATH of `env` (the environment the launcher was given). */
+const which = (program: string, env: NodeJS.ProcessEnv): string | undefined =>
+  (env.PATH ?? '')
     .split(path.delimiter)
     .map((dir) => path.join(dir, program))
     .find((p) => fs.existsSync(p));
 
 /** Grafana Loki's binary, if installed: Debian's `loki` package is an unrelated genetics program. */
 export function findGrafanaLoki(env: NodeJS.ProcessEnv): string | undefined {
-  const candidate = env.LOKI_BIN ?? which('loki');
+  const candidate = env.LOKI_BIN ?? which('loki', env);
   if (!candidate) return undefined;
   const out = spawnSync(candidate, ['-version'], { encoding: 'utf8', timeout: 5000 });
   return /loki, version/i.test(`${out.stdout}${out.stderr}`) ? candidate : undefined;
@@ -51,6 +52,10 @@ export function prometheusConfigFor(specs: LaunchSpec[], promPort: number, inter
   return base;
 }
 
+/** What a user without Prometheus reads: Debian's package carries it (and promtool). */
+export const PROMETHEUS_MISSING =
+  'Prometheus is not installed: sudo apt-get install prometheus (Debian/Ubuntu), then ./fleet up --monitoring again; or docker compose up prometheus';
+
 export function startMonitoring(options: {
   specs: LaunchSpec[];
   dataDir: string;
@@ -68,13 +73,14 @@ export function startMonitoring(options: {
     url: `http://127.0.0.1:${promPort}`,
     probe: '/-/healthy',
     state: 'missing',
-    note: 'not installed: apt-get install prometheus (Debian/Ubuntu) or use `docker compose up prometheus`',
+    note: PROMETHEUS_MISSING,
   };
-  if (which('prometheus')) {
+  const promBin = which('prometheus', options.env);
+  if (promBin) {
     const config = path.join(dir, 'prometheus.yml');
     fs.writeFileSync(config, YAML.stringify(prometheusConfigFor(options.specs, promPort, options.env.FLEET_SCRAPE_INTERVAL)));
     prom.child = spawn(
-      'prometheus',
+      promBin,
       [`--config.file=${config}`, `--storage.tsdb.path=${path.join(dir, 'prometheus-data')}`, `--web.listen-address=127.0.0.1:${promPort}`],
       {
         env: runtimeEnv(options.env),
@@ -164,6 +170,12 @@ export function stopMonitoring(procs: MonitoringProcess[]): Promise<void[]> {
   );
 }
 
+/** One row per program: name, port, state, its probe's URL (none for a program that is not installed) and what to do or where to look. */
 export function monitoringTable(procs: MonitoringProcess[]): string {
-  return procs.map((p) => `${p.id.padEnd(12)} ${String(p.port).padEnd(6)} ${p.state.padEnd(8)} ${p.url}${p.probe}  ${p.note}`).join('\n');
+  return procs
+    .map(
+      (p) =>
+        `${p.id.padEnd(12)} ${String(p.port).padEnd(6)} ${p.state.padEnd(8)} ${p.state === 'missing' ? '-' : `${p.url}${p.probe}`}  ${p.note}`,
+    )
+    .join('\n');
 }

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
 import { describeWithProgram, tempDir } from '@mcp-fleet/testing';
+import { monitoringTable, startMonitoring } from '../../scripts/fleet/monitoring';
 import { REPO_ROOT, postJson, startFleet, waitFor, type FleetHandle } from '../support/fleet-process';
 
 const RULES_DIR = path.join(REPO_ROOT, 'monitoring/prometheus/rules');
@@ -62,6 +63,24 @@ describe('monitoring configuration, offline', () => {
       const dash = JSON.parse(fs.readFileSync(path.join(DASHBOARDS_DIR, file), 'utf8'));
       for (const p of dash.panels) expect(uids).toContain(p.datasource.uid);
     }
+  });
+});
+
+describe('fleet up --monitoring without Prometheus installed', () => {
+  it('names the Debian package to install instead of only "missing", and shows no URL for it', () => {
+    const tmp = tempDir('mcp-fleet-monitoring-missing-');
+    // a PATH without prometheus (nor Grafana Loki)
+    const procs = startMonitoring({ specs: [], dataDir: tmp.dir, offset: 0, env: { PATH: tmp.dir } });
+    tmp.cleanup();
+    expect(procs.map((p) => [p.id, p.state, p.child])).toEqual([
+      ['prometheus', 'missing', undefined],
+      ['loki', 'missing', undefined],
+    ]);
+    const row = monitoringTable(procs).split('\n')[0];
+    expect(row).toMatch(
+      /^prometheus\s+7028\s+missing\s+-\s+Prometheus is not installed: sudo apt-get install prometheus \(Debian\/Ubuntu\)/,
+    );
+    expect(row).not.toContain('http://');
   });
 });
 

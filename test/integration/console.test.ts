@@ -240,6 +240,8 @@ describeWithProgram('chromium', 'chromium', 'the gateway console in a browser', 
     await page.getByLabel(/^currency/).selectOption({ label: 'EUR' });
     await page.getByLabel(/^accessible/).selectOption({ label: 'true' });
     await page.getByLabel(/^password/).fill('hunter2');
+    // a secret's field hides what is typed
+    await expect(page.getByLabel(/^password/).getAttribute('type')).resolves.toBe('password');
     await page.getByLabel('Context id optional').fill('holiday');
     await page.getByRole('button', { name: 'Run' }).click();
     const ok = page.locator('#result .result[data-outcome="ok"]');

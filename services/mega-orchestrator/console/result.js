@@ -16,12 +16,14 @@ function dataUrl(mimeType, data) {
   return `data:${mimeType.toLowerCase()};base64,${compact}`;
 }
 
+const sizeText = (bytes) => (bytes < 1024 ? `${bytes} bytes` : `${Math.round(bytes / 1024)} KiB`);
+
 /** An <img> or <audio> for base64 media, with a text alternative. */
 function media(mimeType, data, label) {
   const url = dataUrl(mimeType, data);
   if (!url) return undefined;
   const kind = mimeType.toLowerCase().startsWith('image/') ? 'image' : 'audio';
-  const caption = `${label} (${mimeType}, ${Math.round((data.length * 3) / 4 / 1024)} KiB)`;
+  const caption = `${label} (${mimeType}, ${sizeText(Math.floor((data.replace(/\s+/g, '').length * 3) / 4))})`;
   return h(
     'figure',
     { class: `media media-${kind}` },
@@ -94,7 +96,8 @@ export function renderContents(contents, what) {
       );
     if (typeof c.blob === 'string')
       return (
-        media(c.mimeType, c.blob, label) || h('p', {}, `${label}: ${c.mimeType || 'binary'}, ${Math.round((c.blob.length * 3) / 4)} bytes`)
+        media(c.mimeType, c.blob, label) ||
+        h('p', {}, `${label}: ${c.mimeType || 'binary'}, ${sizeText(Math.floor((c.blob.length * 3) / 4))}`)
       );
     return jsonBlock(c, label);
   });

@@ -71,6 +71,8 @@ function constraints(s, kind) {
   return parts.join(' · ');
 }
 
+/** Names of secrets (the kit's isSecretName): typed into a password field, never shown on screen. */
+const SECRET_NAME = /(pass(word)?|secret|token|api[-_]?key|authorization|cookie|credential|private[-_]?key)/i;
 const LONG_TEXT = /(content|text|body|query|code|script|prompt|message|markdown|sql|patch|diff|template|description)$/i;
 
 /**
@@ -159,14 +161,15 @@ export function schemaForm(schema, options = {}) {
       };
       set = (v) => (control.value = typeof v === 'number' ? String(v) : '');
     } else if (kind === 'string') {
-      const long = (s.maxLength === undefined && LONG_TEXT.test(name)) || s.maxLength > 500;
+      const secret = SECRET_NAME.test(name);
+      const long = !secret && ((s.maxLength === undefined && LONG_TEXT.test(name)) || s.maxLength > 500);
       control = long
         ? h('textarea', { ...common, rows: '4', spellcheck: 'false' })
         : h('input', {
             ...common,
-            type: s.format === 'email' ? 'email' : 'text',
+            type: secret ? 'password' : s.format === 'email' ? 'email' : 'text',
             spellcheck: 'false',
-            autocomplete: 'off',
+            autocomplete: secret ? 'new-password' : 'off',
             placeholder: s.default !== undefined ? String(s.default) : undefined,
           });
       read = () => (control.value === '' ? undefined : control.value);

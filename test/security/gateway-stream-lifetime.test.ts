@@ -107,6 +107,13 @@ describe.each(['2025', '2026'] as const)('a %s-era server behind the gateway', (
     await until(() => h.stats.open === 0, 2000);
   });
 
+  it('a call whose answer never starts (no headers) times out, and its request is given up at the server', async () => {
+    const h = hostile[era];
+    const { out, closed } = await callAndClose(h, 'silent', () => native(authed, keys.attacker, tool(era, 'silent')));
+    expect(out.body.code).toBe('TIMEOUT');
+    expect(closed - out.at).toBeLessThan(PROMPT_MS);
+  });
+
   it.each(MODES)('%s: a stream that drips on after its answer is closed once the answer is read', async (mode) => {
     const { g, key } = gatewayOf(mode);
     const h = hostile[era];

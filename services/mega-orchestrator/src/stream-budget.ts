@@ -121,6 +121,8 @@ interface CallStreams {
   lastEventId?: string;
   /** Answered, cancelled or cut: a stream of it that arrives after that is closed at once. */
   ended?: boolean;
+  /** Aborts its requests still waiting for their answer's headers (a server that never answers keeps no socket). */
+  requests: AbortController;
   signal?: AbortSignal;
   onAbort?: () => void;
 }
@@ -270,7 +272,10 @@ class HttpStreams {
     }
     let res: Response;
     try {
-      res = await fetch(url, init);
+      res = await fetch(
+        url,
+        call ? { ...init, signal: init.signal ? AbortSignal.any([init.signal, call.requests.signal]) : call.requests.signal } : init,
+      );
     } catch (err) {
       if (call && call.bodies.length === 0) this.forget(call);
       throw err;
@@ -342,7 +347,7 @@ class HttpStreams {
   }
 
   private open(id: RpcId, signal: AbortSignal | undefined): CallStreams {
-    const call: CallStreams = { id, bytes: 0, bodies: [] };
+    const call: CallStreams = { id, bytes: 0, bodies: [], requests: new AbortController() };
     this.calls.set(id, call);
     // a 2026-07-28 client cancels a request by aborting its own fetch (the transport's own signal ends every call on close)
     const own = (this.transport as { _abortController?: AbortController } | undefined)?._abortController?.signal;
@@ -459,6 +464,8 @@ class HttpStreams {
       if (cut) body.fail(cut);
       else body.close(body.events ? terminator(id) : undefined);
     }
+    // a request of it still waiting for its headers is given up (one answered already is not affected)
+    call.requests.abort();
   }
 
   private forget(call: CallStreams): void {

@@ -15,11 +15,10 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { z } from 'zod';
-import { createServiceApp, defineTool, type RunningServer } from '@mcp-fleet/kit';
-import { serve, tempDir, testConfig, testLogger } from '@mcp-fleet/testing';
+import { tempDir } from '@mcp-fleet/testing';
 import { newApiKey } from '../../services/mega-orchestrator/src/auth';
 import { startGateway, type RunningGateway } from '../../services/mega-orchestrator/test/helpers';
+import { startNotesService, type NotesService } from './fixtures/notes-service';
 
 interface Answer {
   status: number;
@@ -60,8 +59,7 @@ describe('console: forged requests from other pages', () => {
   const tmp = tempDir('mcp-fleet-console-forgery-');
   const keysFile = path.join(tmp.dir, 'keys.json');
   const admin = newApiKey('ops', ['admin', 'tools:all']);
-  let calls = 0;
-  let service: RunningServer;
+  let notes: NotesService;
   let gateway: RunningGateway;
   let origin: string;
   /** A logged-in browser: its cookie and its CSRF token. */
@@ -79,26 +77,8 @@ describe('console: forged requests from other pages', () => {
 
   beforeAll(async () => {
     fs.writeFileSync(keysFile, JSON.stringify([admin.entry]), { mode: 0o600 });
-    service = await serve(
-      createServiceApp({
-        service: 'notes-mcp',
-        config: testConfig,
-        logger: testLogger('notes-mcp'),
-        tools: [
-          defineTool({
-            name: 'note',
-            description: 'Writes a note.',
-            input: z.object({ text: z.string().max(100) }).strict(),
-            annotations: { readOnlyHint: false },
-            handler: () => {
-              calls += 1;
-              return { written: true };
-            },
-          }),
-        ],
-      }).app,
-    );
-    gateway = await startGateway([{ id: 'notes-mcp', url: service.url, tools: ['note'] }], path.join(tmp.dir, 'data'), {
+    notes = await startNotesService();
+    gateway = await startGateway([{ id: 'notes-mcp', url: notes.server.url, tools: ['note'] }], path.join(tmp.dir, 'data'), {
       API_KEYS_FILE: keysFile,
     });
     origin = gateway.url;
@@ -107,7 +87,7 @@ describe('console: forged requests from other pages', () => {
 
   afterAll(async () => {
     await gateway?.stop();
-    await service?.stop();
+    await notes?.server.stop();
     tmp.cleanup();
   });
 
@@ -160,7 +140,7 @@ describe('console: forged requests from other pages', () => {
       expect({ site, status: res.status, code: res.body.code }).toEqual({ site, status: 403, code: 'FORBIDDEN' });
     }
     expect(keyNames()).toEqual(['ops']);
-    expect(calls).toBe(0);
+    expect(notes.calls()).toBe(0);
   });
 
   it('refuses reads from any other origin (the answer is never produced for it)', async () => {
@@ -204,7 +184,7 @@ describe('console: forged requests from other pages', () => {
     expect(inQuery.status).toBe(403);
     const asForm = await send(origin, 'POST', '/console/api/call', { 'content-type': 'text/plain', cookie }, callBody);
     expect(asForm.status).toBe(403);
-    expect(calls).toBe(0);
+    expect(notes.calls()).toBe(0);
     expect(keyNames()).toEqual(['ops']);
   });
 
@@ -244,7 +224,7 @@ describe('console: forged requests from other pages', () => {
     expect(res.body).toMatchObject({ success: true, tool: 'note', service: 'notes-mcp' });
     const script = await send(origin, 'POST', '/console/api/call', { ...JSON_TYPE, authorization: `Bearer ${admin.key}` }, callBody);
     expect(script.status).toBe(200);
-    expect(calls).toBe(2);
+    expect(notes.calls()).toBe(2);
     const created = await send(
       origin,
       'POST',

@@ -12,11 +12,10 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { z } from 'zod';
-import { createServiceApp, defineTool, type RunningServer } from '@mcp-fleet/kit';
-import { serve, tempDir, testConfig, testLogger } from '@mcp-fleet/testing';
+import { tempDir } from '@mcp-fleet/testing';
 import { newApiKey } from '../../services/mega-orchestrator/src/auth';
 import { startGateway, type RunningGateway } from '../../services/mega-orchestrator/test/helpers';
+import { startNotesService, type NotesService } from './fixtures/notes-service';
 
 const JSON_TYPE = { 'content-type': 'application/json' };
 
@@ -64,30 +63,15 @@ describe('console: one principal reaching another’s, or the administrator’s'
   const bob = newApiKey('bob', ['tools:all']);
   // a name written by hand (the console refuses spaces): its owner key ends as bob's does
   const eve = newApiKey('eve api-key:bob', ['tools:all']);
-  let service: RunningServer;
+  let notes: NotesService;
   let gateway: RunningGateway;
   const bearer = (k: { key: string }) => ({ authorization: `Bearer ${k.key}` });
   const note = (who: { key: string }, session: string, text: string) =>
     call(gateway.url, 'POST', '/mcp', bearer(who), { tool: 'note', arguments: { text }, session_id: session });
 
   beforeAll(async () => {
-    service = await serve(
-      createServiceApp({
-        service: 'notes-mcp',
-        config: testConfig,
-        logger: testLogger('notes-mcp'),
-        tools: [
-          defineTool({
-            name: 'note',
-            description: 'Writes a note.',
-            input: z.object({ text: z.string().max(100) }).strict(),
-            annotations: { readOnlyHint: true },
-            handler: ({ text }) => ({ text }),
-          }),
-        ],
-      }).app,
-    );
-    const specs = [{ id: 'notes-mcp', url: service.url, tools: ['note'] }];
+    notes = await startNotesService();
+    const specs = [{ id: 'notes-mcp', url: notes.server.url, tools: ['note'] }];
     // First without authorization, on the same data directory: what it records is nobody's.
     const open = await startGateway(specs, dataDir);
     expect(
@@ -122,7 +106,7 @@ describe('console: one principal reaching another’s, or the administrator’s'
 
   afterAll(async () => {
     await gateway?.stop();
-    await service?.stop();
+    await notes?.server.stop();
     tmp.cleanup();
   });
 

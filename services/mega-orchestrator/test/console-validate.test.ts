@@ -79,14 +79,7 @@ describe('the console’s argument check agrees with Ajv', () => {
 
   it('names where each problem is', () => {
     const problems = validate(tripSchema, { days: 30, stops: ['', 'b'], budget: { amount: -1 }, extra: 1 });
-    expect(problems.map((p) => p.path).sort()).toEqual([
-      'budget.amount',
-      'budget.currency',
-      'city',
-      'days',
-      'extra',
-      'stops[0]',
-    ]);
+    expect(problems.map((p) => p.path).sort()).toEqual(['budget.amount', 'budget.currency', 'city', 'days', 'extra', 'stops[0]']);
     expect(problems.find((p) => p.path === 'days')?.message).toBe('must be at most 14');
   });
 });

@@ -5,12 +5,12 @@
  * HTTP in both eras and over stdio, send 300 MB per call in every shape: JSON without and with a
  * Content-Length, one huge event on the call's event stream, a flood of small notifications that
  * never ends in an answer, one huge stdio line answering the call and one of no call, and a session
- * GET stream with one huge event. Callers: REST with an attacker's API key, the official v1 SDK
+ * GET stream and a subscriptions/listen stream with one huge event each. Callers: REST with an attacker's API key, the official v1 SDK
  * client (a 2025-11-25 session) and the v2 client (2026-07-28), twenty calls at once; a victim's
  * calls run beside them. Every flooding call fails alone with UPSTREAM_ERROR within the budget, the
  * servers could write only a little past it, the gateway's resident memory (VmRSS, sampled every
- * 20 ms) stays within 100 MB of its baseline, the stdio child is not restarted, the GET stream is
- * not opened again, and the victim's calls and every server's legitimate tool keep working.
+ * 20 ms) stays within 100 MB of its baseline, the stdio child is not restarted, the notification
+ * streams are not opened again, and the victim's calls and every server's legitimate tool keep working.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -61,8 +61,9 @@ async function native(key: string, tool: string, args: Record<string, unknown> =
 beforeAll(async () => {
   hostile['25'] = await startHostileServer('2025');
   hostile['26'] = await startHostileServer('2026');
-  // the session GET stream of the 2025 server floods its first (and only) event
+  // the notification streams flood: the 2025 server's session GET stream, the 2026 one's listen stream
   hostile['25'].getFloodMb = 300;
+  hostile['26'].listenFloodMb = 300;
   const victim = newApiKey('victim', ['tools:all']);
   const attacker = newApiKey('attacker', ['tools:all']);
   keys.victim = victim.key;
@@ -196,9 +197,10 @@ it('300 MB answers in every shape, twenty at once: each call fails alone within 
   for (const h of Object.values(hostile))
     for (const [tool, written] of Object.entries(h.stats.written))
       for (const n of written.filter((w) => w > MB)) expect([tool, n < 64 * MB]).toEqual([tool, true]);
-  // the session GET stream that flooded was cut once and not opened again
+  // the notification streams that flooded were cut once and not opened again (the gateway would listen again after 1 s)
   expect(hostile['25'].stats.getStreams).toBe(1);
   expect(hostile['25'].stats.getOpen).toBe(0);
+  expect(hostile['26'].stats.listens).toBe(1);
   // every server still serves; the stdio child is the same process
   expect((await native(keys.victim, 'hostile-25__echo', { text: 'after' })).body.result).toEqual({ text: 'after' });
   expect((await native(keys.victim, 'hostile-26__echo', { text: 'after' })).body.result).toEqual({ text: 'after' });

@@ -8,8 +8,9 @@
  *   streams included) may hold DOWNSTREAM_MAX_RESPONSE_BYTES in all; past it the connection is cut
  *   and that call alone fails (a JSON-RPC error put in for it, recognised by ANSWER_TOO_LARGE). A
  *   notification stream (the session's GET stream, a 2026-07-28 subscriptions/listen stream) may
- *   hold that much per event; past it the stream is cut (a GET stream is then not opened again on
- *   this connection: the server's lists are still polled). Any other body is cut at the budget too.
+ *   hold that much per event; past it the stream is cut, and not opened again on this connection
+ *   (a GET is answered 405, a listen -32601, here: the server's lists are still polled). Any other
+ *   body is cut at the budget too.
  * - A call's streams are closed when its answer has been read, when the client cancels it (its time
  *   limit, its caller gone: the SDK's notifications/cancelled, or the per-request abort of a
  *   2026-07-28 client) or when it is cut. A closed event stream ends with a result for the call's
@@ -251,6 +252,8 @@ class HttpStreams {
   private transport?: RpcTransport;
   /** A GET notification stream went over its budget: none is opened again on this connection. */
   private getStreamRefused = false;
+  /** A subscriptions/listen stream went over its budget: none is asked for again on this connection. */
+  private listenRefused = false;
 
   constructor(private readonly options: StreamBudgetOptions) {}
 
@@ -260,8 +263,10 @@ class HttpStreams {
     let events = false;
     if (method === 'POST' && typeof init.body === 'string') {
       const request = requestOf(init.body);
-      if (request?.method === LISTEN) events = true;
-      else if (request) call = this.open(request.id, init.signal ?? undefined);
+      if (request?.method === LISTEN) {
+        if (this.listenRefused) return this.refusedListen(request.id);
+        events = true;
+      } else if (request) call = this.open(request.id, init.signal ?? undefined);
     } else if (method === 'GET') {
       const last = headerOf(init.headers, 'last-event-id');
       call = last === undefined ? undefined : this.calls.values().find((c) => c.lastEventId === last);
@@ -296,6 +301,15 @@ class HttpStreams {
     }
     return new Response(body.stream, { status: res.status, statusText: res.statusText, headers: res.headers });
   };
+
+  /** The answer to a listen request after a listen stream was cut: method not found (the client then relies on polling). */
+  private refusedListen(id: RpcId): Response {
+    const message = `${this.options.server} sent an event over DOWNSTREAM_MAX_RESPONSE_BYTES on its listen stream; the gateway does not listen there again (its lists are polled).`;
+    return new Response(JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32601, message } }), {
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+    });
+  }
 
   /** Wraps the transport's send (cancellations, event ids of call streams), close and onmessage (answers). */
   attach(transport: RpcTransport): void {
@@ -395,6 +409,7 @@ class HttpStreams {
         if (size <= maxBytes) return true;
         if (events) {
           if (method === 'GET') this.getStreamRefused = true;
+          else this.listenRefused = true;
           logger.warn(
             `${server} sent an event larger than ${maxBytes} bytes (DOWNSTREAM_MAX_RESPONSE_BYTES): its notification stream was cut`,
             {

@@ -117,7 +117,38 @@ export async function runService(handler: http.RequestListener, options: RunOpti
   const { logger, service } = options;
   tuneHeapForServing();
   process.on('unhandledRejection', (reason) => logger.error('unhandled promise rejection', { err: reason }));
-  let running: RunningServer;
+  // A terminal's Ctrl-C reaches the whole process group and the launcher then sends SIGTERM (and a
+  // user may press it twice): the first signal stops the service, the others change nothing. The
+  // handlers are installed before the service listens and stay installed, so no signal ever falls
+  // back to Node's default (an abrupt exit, the log unwritten); one that comes while the service
+  // starts stops it as soon as it listens.
+  let running: RunningServer | undefined;
+  let stopping: NodeJS.Signals | undefined;
+  const stop = (server: RunningServer, signal: NodeJS.Signals) => {
+    logger.info(`${service} stopping`, { signal });
+    const exit = async (code: number) => {
+      const { closeLogger } = await import('./logger');
+      await closeLogger(logger);
+      process.exit(code);
+    };
+    server.stop().then(
+      () => {
+        logger.info(`${service} stopped`);
+        return exit(0);
+      },
+      (err) => {
+        logger.error('error during shutdown', { err });
+        return exit(1);
+      },
+    );
+  };
+  const shutdown = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = signal;
+    if (running) stop(running, signal);
+  };
+  process.on('SIGTERM', shutdown);
+  process.on('SIGINT', shutdown);
   try {
     running = await listen(handler, options);
   } catch (err) {
@@ -131,32 +162,7 @@ export async function runService(handler: http.RequestListener, options: RunOpti
     logger.warn(
       `${service} listens on ${options.host} but ALLOWED_HOSTS is empty: only requests for localhost, 127.0.0.1 or [::1] are answered (403 for any other Host); list the names clients call it by.`,
     );
-  // A terminal's Ctrl-C reaches the whole process group and the launcher then sends SIGTERM (and a
-  // user may press it twice): the first signal stops the service, the others change nothing. The
-  // handlers stay installed, so a later signal never falls back to Node's default (an abrupt exit).
-  let stopping = false;
-  const shutdown = (signal: NodeJS.Signals) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info(`${service} stopping`, { signal });
-    const exit = async (code: number) => {
-      const { closeLogger } = await import('./logger');
-      await closeLogger(logger);
-      process.exit(code);
-    };
-    running.stop().then(
-      () => {
-        logger.info(`${service} stopped`);
-        return exit(0);
-      },
-      (err) => {
-        logger.error('error during shutdown', { err });
-        return exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', shutdown);
-  process.on('SIGINT', shutdown);
+  if (stopping) stop(running, stopping);
   return running;
 }
 
@@ -186,7 +192,12 @@ export interface BootConfig {
 /** The whole of a service's server.ts: parse config (fail fast), build the app, listen, stop cleanly. */
 export async function bootService<C extends BootConfig>(options: BootOptions<C>): Promise<RunningServer> {
   tuneHeapForServing();
-  const { createLogger } = await import('./logger');
+  // A signal while the service starts (before runService handles them) is kept, not Node's abrupt default.
+  let early: NodeJS.Signals | undefined;
+  const keep = (signal: NodeJS.Signals) => (early ??= signal);
+  process.on('SIGTERM', keep);
+  process.on('SIGINT', keep);
+  const { createLogger, closeLogger } = await import('./logger');
   let config: C;
   try {
     config = options.readConfig();
@@ -207,10 +218,10 @@ export async function bootService<C extends BootConfig>(options: BootOptions<C>)
     service = await options.createApp({ config, logger });
   } catch (err) {
     logger.error(`${options.service} failed to start: ${(err as Error).message}`, { err });
-    await new Promise((r) => setTimeout(r, 100));
+    await closeLogger(logger);
     process.exit(1);
   }
-  return runService(service.app, {
+  const running = runService(service.app, {
     service: options.service,
     logger,
     host: config.HOST,
@@ -223,4 +234,9 @@ export async function bootService<C extends BootConfig>(options: BootOptions<C>)
       await tracer.shutdown();
     },
   });
+  // runService has installed its handlers (before its first await): the kept signal goes to them.
+  process.off('SIGTERM', keep);
+  process.off('SIGINT', keep);
+  if (early) process.kill(process.pid, early);
+  return running;
 }

@@ -12,11 +12,13 @@ const fixture = path.join(__dirname, 'fixtures', 'signal-service.ts');
 
 async function runAndSignal(
   signals: NodeJS.Signals[][],
+  when = 'signal-test listening',
+  env: Record<string, string> = {},
 ): Promise<{ code: number | null; signal: string | null; output: string; log: any[] }> {
   const tmp = tempDir('kit-signals-');
   const logFile = path.join(tmp.dir, 'service.log');
   const child = spawn(process.execPath, ['--import', 'tsx', fixture], {
-    env: { ...process.env, LOG_FILE: logFile },
+    env: { ...process.env, LOG_FILE: logFile, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -24,9 +26,9 @@ async function runAndSignal(
   child.stderr.on('data', (b: Buffer) => (output += b.toString()));
   const exited = new Promise<[number | null, string | null]>((resolve) => child.on('exit', (code, signal) => resolve([code, signal])));
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`not listening in time:\n${output}`)), 20_000);
+    const timer = setTimeout(() => reject(new Error(`no "${when}" in time:\n${output}`)), 20_000);
     const check = () => {
-      if (output.includes('signal-test listening')) {
+      if (output.includes(when)) {
         clearTimeout(timer);
         resolve();
       } else setTimeout(check, 50);
@@ -71,5 +73,15 @@ describe('a kit service stopped by several signals', () => {
     expect(signals[0]).toContain(log.find((l) => l.message === 'signal-test stopping').signal);
     // the file ends with the shutdown line: everything was written before the process exited
     expect(messages.at(-1)).toBe('signal-test stopped');
+  });
+
+  it('signalled while it starts (before it listens): it still starts, then stops once and exits 0', async () => {
+    const { code, signal, output, log } = await runAndSignal([['SIGINT', 'SIGTERM']], 'signal-test creating its app', {
+      SLOW_START_MS: '300',
+    });
+    expect(output).not.toMatch(/write after end|Unhandled|uncaught|Error/i);
+    expect({ code, signal }).toEqual({ code: 0, signal: null });
+    const messages = log.map((l) => l.message);
+    expect(messages).toEqual(['signal-test listening', 'signal-test stopping', 'signal-test closing its resources', 'signal-test stopped']);
   });
 });

@@ -1,4 +1,7 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import request from 'supertest';
+import { REFERENCE_PORTS } from '@mcp-fleet/inventory';
 import { tempDir, testConfig, testLogger } from '@mcp-fleet/testing';
 import { createApp } from '../src/app';
 import { configSchema } from '../src/config';
@@ -43,5 +46,22 @@ describe('advanced-memory-mcp direct interface', () => {
     expect(missing.body).toMatchObject({ success: false, code: 'VALIDATION_ERROR' });
     await request(service.app).post('/search').send({ query: 'x', threshold: 5 }).expect(400);
     await request(service.app).post('/search').send({ query: 'x', limit: 'ten' }).expect(400);
+  });
+});
+
+// Regression: the service's doc said these routes were not provided while the service (and the reference profile's port 8006) served them.
+describe('docs/services/advanced-memory-mcp.md on the direct interface', () => {
+  const doc = fs.readFileSync(path.resolve(__dirname, '../../../docs/services/advanced-memory-mcp.md'), 'utf8');
+
+  it.each(['/memories', '/search'])('lists POST %s, which the service answers, and says nowhere that it is not provided', async (route) => {
+    expect((await request(service.app).post(route).send({ content: 'doc check', query: 'doc check' })).status).not.toBe(404);
+    expect(doc).toContain(`| POST   | \`${route}\``);
+    for (const sentence of doc.split(/(?<=\.)\s+/).filter((s) => s.includes(`\`${route}\``)))
+      expect({ sentence, denies: /not (provided|served|available)/i.test(sentence) }).toEqual({ sentence, denies: false });
+  });
+
+  it('names the port the reference profile serves it on', () => {
+    expect(REFERENCE_PORTS['advanced-memory-mcp']).toBe(8006);
+    expect(doc).toMatch(/--profile reference` serves this service on the reference's port 8006/);
   });
 });

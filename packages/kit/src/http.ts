@@ -41,9 +41,6 @@ export function requestIdFrom(incoming: unknown): string {
   return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
 }
 
-/** Buckets (seconds) of every HTTP and tool-duration histogram in the fleet. */
-export const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
-
 export type HttpMetrics = Pick<ServiceMetrics, 'httpRequests' | 'httpDuration'>;
 
 export interface RequestContextOptions {

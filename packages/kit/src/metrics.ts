@@ -8,7 +8,8 @@ export interface ServiceMetrics {
   toolDuration: client.Histogram<'tool'>;
 }
 
-import { DURATION_BUCKETS as BUCKETS } from './http';
+/** Buckets (seconds) of every HTTP and tool-duration histogram in the fleet. */
+export const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 /** One registry per app, so several apps in one process (tests) never share counters. */
 export function createMetrics(service: string, withDefaults = true): ServiceMetrics {
@@ -25,7 +26,7 @@ export function createMetrics(service: string, withDefaults = true): ServiceMetr
     name: 'mcp_fleet_http_request_duration_seconds',
     help: 'HTTP request latency by method and route pattern.',
     labelNames: ['method', 'route'] as const,
-    buckets: BUCKETS,
+    buckets: DURATION_BUCKETS,
     registers: [registry],
   });
   const toolCalls = new client.Counter({
@@ -38,7 +39,7 @@ export function createMetrics(service: string, withDefaults = true): ServiceMetr
     name: 'mcp_fleet_tool_call_duration_seconds',
     help: 'Tool call latency by tool.',
     labelNames: ['tool'] as const,
-    buckets: BUCKETS,
+    buckets: DURATION_BUCKETS,
     registers: [registry],
   });
   return { registry, httpRequests, httpDuration, toolCalls, toolDuration };

@@ -8,7 +8,7 @@ import { planAv } from './media/av-process';
 import { checkedMetadata, imageOutputFormat, processImage, readHead, sniffImage, type ImageOps } from './media/image';
 import { openInput } from './media/input';
 import { commitOutput, discardOutput, planOutput } from './media/output';
-import type { ProcessArgs } from './tools/media-process';
+import type { ProcessArgs } from './process-input';
 
 interface Work {
   ext: string;

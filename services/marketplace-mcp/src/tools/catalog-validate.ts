@@ -1,7 +1,7 @@
 import { defineTool } from '@mcp-fleet/kit';
 import { z } from 'zod';
 import { parseSkillMd } from '../skill-format';
-import type { ToolDeps } from './index';
+import type { ToolDeps } from './context';
 
 export const catalogValidateTool = (deps: ToolDeps) =>
   defineTool({

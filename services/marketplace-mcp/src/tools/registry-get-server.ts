@@ -1,6 +1,6 @@
 import { defineTool } from '@mcp-fleet/kit';
 import { z } from 'zod';
-import type { ToolDeps } from './index';
+import type { ToolDeps } from './context';
 
 export const registryGetServerTool = (deps: ToolDeps) =>
   defineTool({

@@ -1,7 +1,7 @@
 import { defineTool, MAX_LIMIT } from '@mcp-fleet/kit';
 import { z } from 'zod';
 import { indexItem } from '../views';
-import type { ToolDeps } from './index';
+import type { ToolDeps } from './context';
 
 export const skillsListTool = (deps: ToolDeps) =>
   defineTool({

@@ -2,7 +2,7 @@ import { AppError, defineTool } from '@mcp-fleet/kit';
 import semver from 'semver';
 import { z } from 'zod';
 import { packageView } from '../views';
-import type { ToolDeps } from './index';
+import type { ToolDeps } from './context';
 
 export const skillsResolveTool = (deps: ToolDeps) =>
   defineTool({

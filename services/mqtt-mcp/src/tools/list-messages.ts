@@ -1,6 +1,6 @@
 import { decodeCursor, defineTool, encodeCursor } from '@mcp-fleet/kit';
 import { z } from 'zod';
-import type { ToolDeps } from './index';
+import type { ToolDeps } from './context';
 import { checkTopic } from './validate';
 
 export const listMessagesTool = ({ hub, config }: ToolDeps) =>

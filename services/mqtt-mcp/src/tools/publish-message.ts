@@ -1,6 +1,6 @@
 import { AppError, defineTool } from '@mcp-fleet/kit';
 import { z } from 'zod';
-import type { ToolDeps } from './index';
+import type { ToolDeps } from './context';
 import { checkTopic, isWellFormed } from './validate';
 
 export const publishMessageTool = ({ hub, config }: ToolDeps) =>

@@ -31,8 +31,7 @@ import type { ISecurityContext } from 'kubernetes-models/v1/SecurityContext';
 import type { IService } from 'kubernetes-models/v1/Service';
 import type { IVolume } from 'kubernetes-models/v1/Volume';
 import type { IVolumeMount } from 'kubernetes-models/v1/VolumeMount';
-// generate.ts imports this file too: only functions of it are used, at call time, never at load
-import { composedServices } from './generate';
+import { composedServices } from './composed-services';
 import { secretVariables } from './secret-variables';
 
 const REPO_ROOT = path.resolve(__dirname, '..', '..');

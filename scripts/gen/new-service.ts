@@ -202,13 +202,14 @@ import { readConfig, SERVICE_ID } from './config';
 
 void bootService({ service: SERVICE_ID, defaultPort: getService(SERVICE_ID)!.port, readConfig, createApp });
 `,
-    [`${dir}/src/tools/index.ts`]: `import type { ToolDefinition } from '@mcp-fleet/kit';
-${entry.tools.map((t) => `import { ${camel(t)}Tool } from './${kebab(t)}';`).join('\n')}
-
-/** What the tools need: engines, stores and caps, built once in app.ts. */
+    [`${dir}/src/tools/context.ts`]: `/** What the tools need: engines, stores and caps, built once in app.ts (a leaf: tools import it, not index.ts). */
 export interface ToolDeps {
   service: string;
 }
+`,
+    [`${dir}/src/tools/index.ts`]: `import type { ToolDefinition } from '@mcp-fleet/kit';
+import type { ToolDeps } from './context';
+${entry.tools.map((t) => `import { ${camel(t)}Tool } from './${kebab(t)}';`).join('\n')}
 
 export function createTools(deps: ToolDeps): ToolDefinition[] {
   return [${entry.tools.map((t) => `${camel(t)}Tool(deps)`).join(', ')}];
@@ -261,7 +262,7 @@ with \`.describe()\` on each and run \`pnpm gen\`.
   for (const t of entry.tools) {
     files[`${dir}/src/tools/${kebab(t)}.ts`] = `import { defineTool } from '@mcp-fleet/kit';
 import { z } from 'zod';
-import type { ToolDeps } from './index';
+import type { ToolDeps } from './context';
 
 // Scaffold: replace the schema and the handler with the tool's real work.
 export const ${camel(t)}Tool = (deps: ToolDeps) =>

@@ -81,6 +81,7 @@ describe('pnpm new-service', () => {
         'services/weather-mcp/src/app.ts',
         'services/weather-mcp/src/config.ts',
         'services/weather-mcp/src/server.ts',
+        'services/weather-mcp/src/tools/context.ts',
         'services/weather-mcp/src/tools/index.ts',
         'services/weather-mcp/src/tools/weather-forecast.ts',
         'services/weather-mcp/src/tools/weather-now.ts',
@@ -91,6 +92,10 @@ describe('pnpm new-service', () => {
       /export function createTools\(deps: ToolDeps\): ToolDefinition\[\]/,
     );
     expect(plan.files['docs/services/weather-mcp.md']).toMatch(/weather_now[\s\S]*weather_forecast/);
+    // the deps type sits in a leaf, so tools and index.ts import it without an import cycle (test/static/import-cycles.test.ts)
+    expect(plan.files['services/weather-mcp/src/tools/context.ts']).toMatch(/export interface ToolDeps/);
+    for (const tool of ['weather-now', 'weather-forecast', 'index'])
+      expect(plan.files[`services/weather-mcp/src/tools/${tool}.ts`]).toMatch(/import type \{ ToolDeps \} from '\.\/context';/);
     const next = withEntry(INVENTORY, plan);
     expect(next).toMatch(
       /id: 'weather-mcp',\n {4}port: 7090,[\s\S]*tools: \['weather_now', 'weather_forecast'\],[\s\S]*status: 'available',\n[\s\S]*\n {2}},\n\];/,

@@ -9,7 +9,7 @@
 import http from 'node:http';
 import type { Socket } from 'node:net';
 import { CHANNEL_PATH, CHANNEL_PROTOCOL, InFlight, readFrames, resultTextOf, sendFrame } from '@mcp-fleet/kit';
-import { answerTooLarge, budgetText, DownstreamFailure, type DownstreamAnswer, type DownstreamRequest } from './downstream-client';
+import { answerTooLarge, budgetText, DownstreamFailure, type DownstreamAnswer, type DownstreamRequest } from './downstream';
 
 /** A service without a channel is asked again after this long. */
 const NOT_OFFERED_RETRY_MS = 60_000;

@@ -37,6 +37,7 @@ import {
   type ProgressListener,
 } from './downstream-client';
 import { VERSION } from './config';
+import type { McpServerSpec } from './types';
 import {
   asMcpError,
   connectModern,
@@ -50,27 +51,6 @@ import { awaitAnswer } from './mcp/client-requests';
 import { isAnswerTooLarge, streamBudget, type StreamBudget } from './stream-budget';
 import { withoutMcpErrorPrefix } from './mcp/jsonrpc';
 import { maskingLogger, maskSecrets } from './secret-mask';
-
-export interface StdioServerSpec {
-  transport: 'stdio';
-  command: string;
-  args: string[];
-  cwd?: string;
-  /** Added to the SDK's safe default environment (PATH, HOME, ...); the gateway's own secrets are not passed. */
-  env: Record<string, string>;
-  /** A server of the stateless revision: spoken to with the v2 client (mcp-modern.ts). */
-  protocolVersion?: '2026-07-28';
-}
-
-export interface HttpServerSpec {
-  transport: 'streamable-http';
-  url: string;
-  headers: Record<string, string>;
-  /** A server of the stateless revision: spoken to with the v2 client (mcp-modern.ts). */
-  protocolVersion?: '2026-07-28';
-}
-
-export type McpServerSpec = StdioServerSpec | HttpServerSpec;
 
 export interface McpDownstreamOptions {
   id: string;

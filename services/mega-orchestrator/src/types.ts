@@ -1,7 +1,28 @@
 import type { ToolAnnotations, ToolExecution } from '@mcp-fleet/kit';
-import type { McpServerSpec } from './mcp-downstream';
 import type { ListLimits } from './list-limits';
 import type { PinMode } from './pins';
+
+/** How to reach a real MCP server (mcp-downstream.ts speaks to it): a stdio child or Streamable HTTP. */
+export interface StdioServerSpec {
+  transport: 'stdio';
+  command: string;
+  args: string[];
+  cwd?: string;
+  /** Added to the SDK's safe default environment (PATH, HOME, ...); the gateway's own secrets are not passed. */
+  env: Record<string, string>;
+  /** A server of the stateless revision: spoken to with the v2 client (mcp-modern.ts). */
+  protocolVersion?: '2026-07-28';
+}
+
+export interface HttpServerSpec {
+  transport: 'streamable-http';
+  url: string;
+  headers: Record<string, string>;
+  /** A server of the stateless revision: spoken to with the v2 client (mcp-modern.ts). */
+  protocolVersion?: '2026-07-28';
+}
+
+export type McpServerSpec = StdioServerSpec | HttpServerSpec;
 
 /** One downstream the gateway routes to (the registry is injected; config.ts builds it from the inventory). */
 export interface DownstreamSpec {
@@ -59,3 +80,33 @@ export const MODE_DESCRIPTIONS: Record<RoutingMode, string> = {
 };
 
 export type Transport = 'native' | 'jsonrpc' | 'service' | 'proxy';
+
+/** The gateway's MCP resources; also listed by GET /mcp/schema. */
+export const RESOURCES = [
+  { uri: 'mega://health', name: 'health', mimeType: 'application/json', description: 'Gateway health and a summary of every downstream.' },
+  {
+    uri: 'mega://services',
+    name: 'services',
+    mimeType: 'application/json',
+    description: 'Every inventory service with status, reason, last check, tool count and breaker state.',
+  },
+  {
+    uri: 'mega://schema',
+    name: 'schema',
+    mimeType: 'application/json',
+    description: 'Tool definitions and resource URIs (GET /mcp/schema).',
+  },
+] as const;
+
+/** The gateway's resource URIs. */
+export const RESOURCE_URIS: ReadonlySet<string> = new Set(RESOURCES.map((r) => r.uri));
+
+/**
+ * The resources a change alters, for notifications/resources/updated: a downstream's health
+ * (mega://health, mega://services) or the catalog (mega://services, mega://schema). The polls'
+ * timestamps alone do not count as a change.
+ */
+export const RESOURCES_CHANGED_BY: Readonly<Record<'health' | 'catalog', readonly string[]>> = {
+  health: ['mega://health', 'mega://services'],
+  catalog: ['mega://services', 'mega://schema'],
+};

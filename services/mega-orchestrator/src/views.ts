@@ -5,39 +5,12 @@ import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js'
 import type { Catalog } from './catalog';
 import type { GatewayContext } from './context';
 import { inventoryStatus } from './tool-resolver';
-import { MODE_DESCRIPTIONS, ROUTING_MODES } from './types';
+import { MODE_DESCRIPTIONS, RESOURCES, ROUTING_MODES } from './types';
 import { displayUrl } from './downstream-client';
 import type { ServiceState } from './registry';
 
-/** The gateway's MCP resources; also listed by GET /mcp/schema. */
-export const RESOURCES = [
-  { uri: 'mega://health', name: 'health', mimeType: 'application/json', description: 'Gateway health and a summary of every downstream.' },
-  {
-    uri: 'mega://services',
-    name: 'services',
-    mimeType: 'application/json',
-    description: 'Every inventory service with status, reason, last check, tool count and breaker state.',
-  },
-  {
-    uri: 'mega://schema',
-    name: 'schema',
-    mimeType: 'application/json',
-    description: 'Tool definitions and resource URIs (GET /mcp/schema).',
-  },
-] as const;
-
-/** The gateway's resource URIs. */
-export const RESOURCE_URIS: ReadonlySet<string> = new Set(RESOURCES.map((r) => r.uri));
-
-/**
- * The resources a change alters, for notifications/resources/updated: a downstream's health
- * (mega://health, mega://services) or the catalog (mega://services, mega://schema). The polls'
- * timestamps alone do not count as a change.
- */
-export const RESOURCES_CHANGED_BY: Readonly<Record<'health' | 'catalog', readonly string[]>> = {
-  health: ['mega://health', 'mega://services'],
-  catalog: ['mega://services', 'mega://schema'],
-};
+// The gateway's own resources live in types.ts, which mcp/subscriptions.ts imports without a cycle; re-exported for the rest.
+export { RESOURCE_URIS, RESOURCES, RESOURCES_CHANGED_BY } from './types';
 
 export interface ToolListing {
   name: string;

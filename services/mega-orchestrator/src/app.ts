@@ -50,6 +50,7 @@ import { registerStatusRoutes } from './routes/status';
 import { registerStatusPage } from './routes/status-page';
 import { registerConsole } from './console';
 import { CallHistory } from './call-history';
+import { createDiscovery } from './discovery';
 import { GatewayStats } from './stats';
 import { TaskManager } from './tasks';
 import { RESOURCES_CHANGED_BY } from './views';
@@ -210,6 +211,7 @@ export function createApp(deps: GatewayDeps): Gateway {
       serverInfo: { name: SERVICE_ID, version: VERSION },
     }),
     mcpSessionCount: () => mcp.count,
+    discovery: createDiscovery(config, logger, registry),
   };
   // One JSON Schema validator for every MCP server (building an Ajv per request would dominate its cost).
   const validator = new AjvJsonSchemaValidator();

@@ -40,6 +40,23 @@ export const configSchema = z.object({
   MCP_PAGE_SIZE: int(0, 0, 100_000).describe(
     'MCP tools/list page size; 0 (the default) answers the whole catalog in one page, as several clients never follow nextCursor.',
   ),
+  MCP_DISCOVERY: z
+    .enum(['full', 'meta'], { error: () => 'MCP_DISCOVERY must be full or meta' })
+    .default('full')
+    .describe(
+      'full (default): tools/list answers every tool. meta: it answers three meta-tools (search_tools, describe_tool, call_tool) that search the catalog by intent, show one schema and call a tool (docs/gateway.md).',
+    ),
+  DISCOVERY_EMBEDDINGS_URL: optionalUrl().describe(
+    'OpenAI-compatible server base URL (POST {url}/v1/embeddings) for MCP_DISCOVERY=meta search; unset: the local embedder.',
+  ),
+  DISCOVERY_EMBEDDINGS_MODEL: z
+    .string()
+    .min(1)
+    .max(200)
+    .default('text-embedding-3-small')
+    .describe('Model name sent to DISCOVERY_EMBEDDINGS_URL.'),
+  DISCOVERY_EMBEDDINGS_API_KEY: z.string().optional().describe('API key for DISCOVERY_EMBEDDINGS_URL (never shown or logged).'),
+  DISCOVERY_EMBEDDINGS_TIMEOUT_MS: ms(5000, 100, 120_000).describe('Time limit of one DISCOVERY_EMBEDDINGS_URL request.'),
   AUTH_ISSUER: optionalUrl().describe(
     'OAuth 2.1 authorization server (issuer URL): set, every route but /health, /metrics and the metadata needs a bearer token it issued (JWT, checked against its JWKS).',
   ),

@@ -12,6 +12,7 @@ import type { GatewayStats } from './stats';
 import type { TaskManager } from './tasks';
 import type { ResourceWatch } from './resource-watch';
 import type { InputExchanges } from './mcp/client-requests';
+import type { Discovery } from './discovery/discovery';
 
 /** Everything the routes and the MCP server share. */
 export interface GatewayContext {
@@ -38,6 +39,8 @@ export interface GatewayContext {
   watch: ResourceWatch;
   /** Open 2026-07-28 subscriptions/listen streams. */
   listen: ListenStreams;
+  /** MCP_DISCOVERY=meta: the meta-tools clients see instead of the catalog (undefined: the whole catalog). */
+  discovery?: Discovery;
   /** Live MCP sessions (set once the MCP endpoint exists). */
   mcpSessionCount: () => number;
 }

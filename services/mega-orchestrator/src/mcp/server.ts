@@ -22,6 +22,7 @@ import type { GatewayContext } from '../context';
 import { ROUTING_MODES, type RoutingMode } from '../types';
 import { healthView, RESOURCE_URIS, RESOURCES, schemaView, servicesView, toolListing } from '../views';
 import { paramHeaderScans } from './param-headers';
+import { metaToolCall } from './meta-call';
 import { withResultText } from './answer-text';
 import { SessionTaskStore, type SessionTaskLimits } from './session-tasks';
 
@@ -131,6 +132,8 @@ export function listToolsPage(
   view: ExecutionView = 'none',
 ): { tools: McpTool[]; nextCursor?: string } {
   if (cursor !== undefined && typeof cursor !== 'string') throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'cursor must be a string');
+  // MCP_DISCOVERY=meta: the meta-tools stand for the catalog (search_tools lists what the caller may call)
+  if (ctx.discovery) return { tools: [...ctx.discovery.tools] };
   try {
     const catalog = ctx.registry.catalog;
     const all = mcpTools(catalog, view, ctx.logger, (name) => ctx.tasks.supportOf(catalog, name) !== undefined);
@@ -182,6 +185,12 @@ export async function callTool(
   },
 ): Promise<CallToolResult> {
   checkCallParams(p);
+  // MCP_DISCOVERY=meta: a meta-tool's answer, or the plain call call_tool stands for (run below as any other)
+  if (ctx.discovery?.isMetaTool(p.name)) {
+    const meta = await metaToolCall(ctx, p, call.principal);
+    if ('result' in meta) return meta.result;
+    p = meta.call;
+  }
   const name = p.name as string;
   const args = (p.arguments ?? {}) as Record<string, unknown>;
   const meta = isPlainObject(p._meta) ? p._meta : {};

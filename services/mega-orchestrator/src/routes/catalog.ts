@@ -22,6 +22,8 @@ export function registerCatalogRoutes(app: Express, ctx: GatewayContext): void {
 
   app.get('/tools/list', (req, res) => {
     const q = parseOrThrow(listQuery, req.query, 'query; use ?limit=1-500&cursor=<nextCursor>');
+    // MCP_DISCOVERY=meta: the meta-tools, as MCP clients see them (POST /mcp {"tool": "search_tools", ...} calls one)
+    if (ctx.discovery) return void res.json({ tools: ctx.discovery.tools, count: ctx.discovery.tools.length, discovery: 'meta' });
     const all = toolListing(registry.catalog, principalOf(res));
     if (q.limit === undefined && q.cursor === undefined) {
       res.json({ tools: all, count: all.length });

@@ -8,6 +8,7 @@ import {
   abortOnClose,
   header,
   sendJson,
+  successEnvelope,
   type HttpRequest,
   type HttpResponse,
 } from '@mcp-fleet/kit';
@@ -76,7 +77,21 @@ export function nativeHandlers(ctx: GatewayContext, mcp: McpSessionTransport): N
   const native = async (req: HttpRequest, res: HttpResponse, transport: Transport, service?: string) => {
     res.locals.transport = transport;
     res.locals.ok = false;
-    const body = parse(req.body, service ? '' : ' (or a JSON-RPC 2.0 request)');
+    let body = parse(req.body, service ? '' : ' (or a JSON-RPC 2.0 request)');
+    // MCP_DISCOVERY=meta: search_tools and describe_tool answer here; call_tool becomes the call it stands for
+    if (ctx.discovery?.isMetaTool(body.tool) && !service) {
+      const started = performance.now();
+      const meta = await ctx.discovery.answer(ctx.registry.catalog, body.tool, body.arguments, principalOf(res));
+      if ('value' in meta) {
+        res.locals.ok = true;
+        return sendJson(res, 200, {
+          ...successEnvelope(ctx.service, meta.value),
+          tool: body.tool,
+          durationMs: Math.round(performance.now() - started),
+        });
+      }
+      body = { ...body, tool: meta.call.name, arguments: meta.call.arguments };
+    }
     const out = await ctx.dispatcher.call({
       tool: body.tool,
       args: body.arguments ?? {},

@@ -49,6 +49,8 @@ import { registerProxyRoute } from './routes/proxy';
 import { registerStatusRoutes } from './routes/status';
 import { registerStatusPage } from './routes/status-page';
 import { registerConsole } from './console';
+import { readDefinitionFile, VirtualServers } from './virtual-servers';
+import { isVirtualMcpPath, registerVirtualServerRoutes } from './virtual-servers/routes';
 import { CallHistory } from './call-history';
 import { createDiscovery } from './discovery';
 import { GatewayStats } from './stats';
@@ -106,6 +108,9 @@ export function createApp(deps: GatewayDeps): Gateway {
   const { config, logger } = deps;
   const specs = deps.services ?? config.downstreams ?? defaultDownstreams({});
   const dataDir = config.DATA_DIR;
+  // Virtual servers' definitions first: a bad file stops the start, naming its line (src/virtual-servers/).
+  const virtualFile = config.VIRTUAL_SERVERS_FILE ?? path.join(dataDir, 'gateway', 'virtual-servers.yaml');
+  const virtualDefinitions = readDefinitionFile(virtualFile);
 
   const stats = new GatewayStats(SERVICE_ID, deps.defaultMetrics ?? false);
   const registry = new Registry(specs, {
@@ -215,50 +220,63 @@ export function createApp(deps: GatewayDeps): Gateway {
   };
   // One JSON Schema validator for every MCP server (building an Ajv per request would dominate its cost).
   const validator = new AjvJsonSchemaValidator();
-  const mcp = new McpSessionTransport({
-    buildServer: (sessionId, session) =>
-      createMcpServer({
-        ctx,
-        validator,
-        pageSize: config.MCP_PAGE_SIZE,
-        sessionId,
-        // a session's 2025-11-25 tasks (in memory, with the session)
-        ...(session && config.MCP_TASKS
-          ? {
-              sessionTasks: {
-                ttlMs: config.MCP_TASK_TTL_MS,
-                pollMs: config.MCP_TASK_POLL_MS,
-                maxUnfinished: config.MCP_TASK_MAX_PER_CALLER,
-              },
-            }
-          : {}),
-      }),
-    answer: (method, params, call) => {
-      const principal = principalOf(call.res);
-      if (method === 'prompts/get') return getPrompt(ctx, params, call.signal, principal, call.onClientRequest);
-      if (method === 'resources/read')
-        return readResource(ctx, params.uri, JSONRPC_CODES.RESOURCE_NOT_FOUND, principal, call.signal, call.onClientRequest);
-      return callTool(ctx, params, {
-        requestId: String(call.res.locals.requestId ?? requestIdFrom(header(call.req, 'x-request-id'))),
-        signal: call.signal,
-        traceparent: header(call.req, 'traceparent'),
-        sessionId: call.sessionId,
-        principal,
-        onProgress: call.onProgress,
-        onClientRequest: call.onClientRequest,
-        onLog: call.onLog,
-      });
-    },
-    idleMs: config.MCP_SESSION_IDLE_MS,
-    sseRetryMs: config.MCP_SSE_RETRY_MS,
-    sseEventsPerStream: config.MCP_SSE_EVENTS_PER_STREAM,
-    sseBytesPerSession: config.MCP_SSE_BYTES_PER_SESSION,
-    maxSessions: config.MCP_MAX_SESSIONS,
-    maxSessionsPerOwner: config.MCP_MAX_SESSIONS_PER_OWNER,
-    clientAddress: (req) => clientAddress(req),
-    listen: ctx.listen,
-    logger,
+  // The MCP session transport around a context: the gateway's (/mcp), or a virtual server's view of it (/servers/{name}/mcp).
+  const sessionTransport = (ctx: GatewayContext) =>
+    new McpSessionTransport({
+      buildServer: (sessionId, session) =>
+        createMcpServer({
+          ctx,
+          validator,
+          pageSize: config.MCP_PAGE_SIZE,
+          sessionId,
+          // a session's 2025-11-25 tasks (in memory, with the session)
+          ...(session && config.MCP_TASKS
+            ? {
+                sessionTasks: {
+                  ttlMs: config.MCP_TASK_TTL_MS,
+                  pollMs: config.MCP_TASK_POLL_MS,
+                  maxUnfinished: config.MCP_TASK_MAX_PER_CALLER,
+                },
+              }
+            : {}),
+        }),
+      answer: (method, params, call) => {
+        const principal = principalOf(call.res);
+        if (method === 'prompts/get') return getPrompt(ctx, params, call.signal, principal, call.onClientRequest);
+        if (method === 'resources/read')
+          return readResource(ctx, params.uri, JSONRPC_CODES.RESOURCE_NOT_FOUND, principal, call.signal, call.onClientRequest);
+        return callTool(ctx, params, {
+          requestId: String(call.res.locals.requestId ?? requestIdFrom(header(call.req, 'x-request-id'))),
+          signal: call.signal,
+          traceparent: header(call.req, 'traceparent'),
+          sessionId: call.sessionId,
+          principal,
+          onProgress: call.onProgress,
+          onClientRequest: call.onClientRequest,
+          onLog: call.onLog,
+        });
+      },
+      idleMs: config.MCP_SESSION_IDLE_MS,
+      sseRetryMs: config.MCP_SSE_RETRY_MS,
+      sseEventsPerStream: config.MCP_SSE_EVENTS_PER_STREAM,
+      sseBytesPerSession: config.MCP_SSE_BYTES_PER_SESSION,
+      maxSessions: config.MCP_MAX_SESSIONS,
+      maxSessionsPerOwner: config.MCP_MAX_SESSIONS_PER_OWNER,
+      clientAddress: (req) => clientAddress(req),
+      listen: ctx.listen,
+      logger,
+    });
+  const mcp = sessionTransport(ctx);
+  // Virtual servers (/servers/{name}/mcp): views of this context with sessions and listen streams of their own.
+  const virtualServers = new VirtualServers({
+    ctx,
+    file: virtualFile,
+    initial: virtualDefinitions,
+    transport: sessionTransport,
+    validator,
   });
+  ctx.virtualServers = virtualServers;
+  virtualServers.watch();
   // List changes reach 2025-era sessions (their GET stream) and 2026-era subscriptions/listen streams.
   // Resource updates of one refresh (health and catalog change together) go out once per URI.
   const changedResources = new Set<string>();
@@ -298,7 +316,7 @@ export function createApp(deps: GatewayDeps): Gateway {
     else mcp.notifyLog('warning', { event: 'service_unhealthy', service: change.service, reason: change.reason });
   });
   // notifications/tasks: a followed task changed on this instance, or (PostgreSQL) on another one.
-  ctx.tasks.follow(ctx.listen.followedTasks);
+  ctx.tasks.follow(virtualServers.followers(ctx.listen.followedTasks));
   ctx.tasks.on('task', ({ task }: { task: { taskId: string } & Record<string, unknown> }) => ctx.listen.notifyTask(task));
   registry.on('prompts', () => {
     mcp.notifyPromptsChanged();
@@ -406,6 +424,7 @@ export function createApp(deps: GatewayDeps): Gateway {
   app.use(express.json({ limit: config.BODY_LIMIT, strict: true, type: () => true }));
 
   registerNativeRoutes(app, ctx, mcp, { ...handlers, postMcp });
+  registerVirtualServerRoutes(app, ctx, virtualServers);
   registerStatusRoutes(app, ctx);
   registerCatalogRoutes(app, ctx);
   registerDebugRoutes(app, ctx);
@@ -427,7 +446,7 @@ export function createApp(deps: GatewayDeps): Gateway {
   const failure = (err: unknown, req: IncomingMessage, res: HttpResponse) => {
     const type = (err as { type?: string }).type;
     const reqPath = pathOf(req);
-    const onMcp = reqPath === '/mcp' || reqPath === '/mcp/rpc';
+    const onMcp = reqPath === '/mcp' || reqPath === '/mcp/rpc' || isVirtualMcpPath(reqPath);
     if (onMcp && type === 'entity.parse.failed' && (reqPath === '/mcp/rpc' || looksLikeJsonRpc((err as { body?: unknown }).body))) {
       res.locals.transport = 'jsonrpc';
       res.locals.errorCode = 'PARSE_ERROR';
@@ -472,6 +491,7 @@ export function createApp(deps: GatewayDeps): Gateway {
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
+      await virtualServers.close();
       await mcp.close();
       ctx.inputs.close();
       // before the history: running tasks are marked failed in the same database

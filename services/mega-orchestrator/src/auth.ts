@@ -12,6 +12,8 @@
  *   tools:all                 every tool
  *   service:<id>              every tool of that service
  *   service:<id>:read         the read-only tools of that service
+ *   server:<name>             the virtual server <name> (/servers/<name>/mcp), beside the tool scopes above
+ *   admin                     the operator's routes and console pages; no tool
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import fs from 'node:fs';
@@ -22,6 +24,8 @@ import { AppError, bearerToken, type Logger, type ToolAnnotations } from '@mcp-f
 import { z } from 'zod';
 
 export const SCOPES_SUPPORTED = ['tools:read', 'tools:write', 'tools:all'] as const;
+/** The operator's scope: the console's admin pages, /admin/pins, /admin/servers. No tool scope grants it, and it grants no tool. */
+export const ADMIN_SCOPE = 'admin';
 export const API_KEY_PREFIX = 'mcpf_';
 const METADATA_PATH = '/.well-known/oauth-protected-resource';
 

@@ -83,6 +83,13 @@ export const configSchema = z.object({
       'JSON or YAML file of MCP servers to front, in the mcpServers shape ({"mcpServers": {"<id>": {"command", "args", "env", "cwd", "protocolVersion"?} or {"url", "headers", "protocolVersion"?}}}; protocolVersion "2026-07-28" for a server of the stateless revision, which is also found when it refuses initialize); ${VAR} is expanded from the environment.',
     ),
   MCP_SERVERS: z.string().optional().describe('The same as MCP_SERVERS_FILE, inline as JSON; both may be used (ids must differ).'),
+  VIRTUAL_SERVERS_FILE: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'YAML or JSON file of virtual servers ({"servers": {"<name>": {"tools": [...]}}}, served at /servers/<name>/mcp); read again when it changes, a bad file refused naming its line; the admin API (/admin/servers) writes it. Default ${DATA_DIR}/gateway/virtual-servers.yaml.',
+    ),
   STDIO_SERVERS: bool(true).describe(
     "Start the inventory's stdio MCP servers (toolkit-mcp-server) as downstreams of the gateway; false leaves them to MCP clients.",
   ),

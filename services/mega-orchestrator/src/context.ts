@@ -12,6 +12,7 @@ import type { GatewayStats } from './stats';
 import type { TaskManager } from './tasks';
 import type { ResourceWatch } from './resource-watch';
 import type { InputExchanges } from './mcp/client-requests';
+import type { VirtualServerReports } from './virtual-servers/report';
 import type { Discovery } from './discovery/discovery';
 
 /** Everything the routes and the MCP server share. */
@@ -41,6 +42,8 @@ export interface GatewayContext {
   listen: ListenStreams;
   /** MCP_DISCOVERY=meta: the meta-tools clients see instead of the catalog (undefined: the whole catalog). */
   discovery?: Discovery;
+  /** Virtual servers (/servers/{name}/mcp), set once they are read. */
+  virtualServers?: VirtualServerReports;
   /** Live MCP sessions (set once the MCP endpoint exists). */
   mcpSessionCount: () => number;
 }

@@ -10,13 +10,13 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { AppError } from '@mcp-fleet/kit';
 import { z } from 'zod';
-import { newApiKey, type Authorizer } from '../auth';
+import { ADMIN_SCOPE, newApiKey, type Authorizer } from '../auth';
 
-/** The scope that opens the console's admin pages and routes (keys, audit log, log tails). */
-export const ADMIN_SCOPE = 'admin';
+/** The scope that opens the console's admin pages and routes (keys, audit log, log tails): the gateway's one admin scope. */
+export { ADMIN_SCOPE };
 
 /** Every scope a key may carry: the tool scopes of auth.ts, and `admin`. */
-export const SCOPE_PATTERN = /^(admin|tools:(read|write|all)|service:[a-z0-9][a-z0-9-]{0,62}(:read)?)$/;
+export const SCOPE_PATTERN = /^(admin|tools:(read|write|all)|service:[a-z0-9][a-z0-9-]{0,62}(:read)?|server:[a-z0-9][a-z0-9-]{0,39})$/;
 
 /** Names keys are given here: printable, no spaces (the owner key of a principal is built from it). */
 export const KEY_NAME_PATTERN = /^[A-Za-z0-9][\w.@-]{0,99}$/;
@@ -25,7 +25,14 @@ export const newKeyBody = z
   .object({
     name: z.string().regex(KEY_NAME_PATTERN, 'name is 1-100 letters, digits, _ . @ or -, starting with a letter or digit'),
     scopes: z
-      .array(z.string().regex(SCOPE_PATTERN, 'scopes are admin, tools:read, tools:write, tools:all, service:<id> or service:<id>:read'))
+      .array(
+        z
+          .string()
+          .regex(
+            SCOPE_PATTERN,
+            'scopes are admin, tools:read, tools:write, tools:all, service:<id>, service:<id>:read or server:<virtual server>',
+          ),
+      )
       .min(1, 'give at least one scope')
       .max(100),
   })

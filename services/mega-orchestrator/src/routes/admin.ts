@@ -10,13 +10,10 @@
 import type { Express, Response } from 'express';
 import { AppError, parseOrThrow } from '@mcp-fleet/kit';
 import { z } from 'zod';
-import { principalOf } from '../auth';
+import { ADMIN_SCOPE, principalOf } from '../auth';
 import type { GatewayContext } from '../context';
 import { MCP_SERVER_ID } from '../mcp-servers';
 import { PinApprovalError, type PinRecord } from '../pins';
-
-/** The operator's scope (the console's too): no tool scope grants it. */
-export const ADMIN_PINS_SCOPE = 'admin';
 
 const approveBody = z
   .object({
@@ -29,16 +26,22 @@ const approveBody = z
 
 const TOOL = /^[a-zA-Z0-9_-]{1,64}$/;
 
-function mayAdminister(ctx: GatewayContext, res: Response): void {
+/** The operator's routes: authorization on and the scope admin; `what` needs it, `withoutAuth` says what to do instead. */
+export function mayAdminister(
+  ctx: GatewayContext,
+  res: Response,
+  what = 'Approving tool pins',
+  withoutAuth = 'approve pins with the CLI: node --import tsx services/mega-orchestrator/src/pins-cli.ts approve <server> <tool>',
+): void {
   if (!ctx.auth)
     throw new AppError(
       'FORBIDDEN',
-      'The admin routes need authorization on (API_KEYS_FILE or AUTH_ISSUER) and a key with the scope admin; without it, approve pins with the CLI: node --import tsx services/mega-orchestrator/src/pins-cli.ts approve <server> <tool>.',
+      `The admin routes need authorization on (API_KEYS_FILE or AUTH_ISSUER) and a key with the scope ${ADMIN_SCOPE}; without it, ${withoutAuth}.`,
     );
   const principal = principalOf(res);
-  if (!principal?.scopes.has(ADMIN_PINS_SCOPE))
-    throw new AppError('FORBIDDEN', `Approving tool pins needs the scope ${ADMIN_PINS_SCOPE}.`, {
-      details: { requiredScopes: [ADMIN_PINS_SCOPE] },
+  if (!principal?.scopes.has(ADMIN_SCOPE))
+    throw new AppError('FORBIDDEN', `${what} needs the scope ${ADMIN_SCOPE}.`, {
+      details: { requiredScopes: [ADMIN_SCOPE] },
     });
 }
 

@@ -17,7 +17,8 @@ export function registerCatalogRoutes(app: Express, ctx: GatewayContext): void {
   const { registry } = ctx;
 
   app.get('/services', (_req, res) => {
-    res.json(servicesView(ctx));
+    // virtual servers too: the tools each lists, and those it hides with the reason
+    res.json(ctx.virtualServers ? { ...servicesView(ctx), virtualServers: ctx.virtualServers.report() } : servicesView(ctx));
   });
 
   app.get('/tools/list', (req, res) => {

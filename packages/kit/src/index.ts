@@ -13,6 +13,8 @@ export * from './server';
 export * from './channel';
 export * from './tool';
 export * from './prompt';
+export * from './mcp-stateless';
+export * from './mime';
 export * from './validation';
 export * from './tracing';
 export * from './envfile';

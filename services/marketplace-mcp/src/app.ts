@@ -6,7 +6,9 @@ import { AdminCheck, requireRead, sendAuthError, TokenVerifier, WRITE_SCOPE } fr
 import { SkillCatalog } from './catalog';
 import { fleetServices, SERVICE_ID, type Config } from './config';
 import { installPlanInput, installPlan } from './install-plan';
+import { mountModernMcp } from './mcp-modern';
 import { skillPrompts } from './prompts';
+import { mcpSkillMethods, skillMethods, SKILLS_CAPABILITIES } from './skills-extension';
 import { SubRegistry } from './registry';
 import { createTools } from './tools';
 import { registryQuery } from './tools/registry-search';
@@ -19,6 +21,8 @@ export interface AppDeps {
   config: Config;
   logger: Logger;
   defaultMetrics?: boolean;
+  /** Entries per page of skills/list and the other MCP lists (default 100). */
+  skillsPageSize?: number;
 }
 
 export interface MarketplaceApp extends ServiceApp {
@@ -29,7 +33,7 @@ export interface MarketplaceApp extends ServiceApp {
 }
 
 /** Builds the app; never listens (server.ts does). */
-export function createApp({ config, logger, defaultMetrics }: AppDeps): MarketplaceApp {
+export function createApp({ config, logger, defaultMetrics, skillsPageSize }: AppDeps): MarketplaceApp {
   const fleet = config.fleet && config.gatewayUrl ? { fleet: config.fleet, gatewayUrl: config.gatewayUrl } : fleetServices();
   const baseUrl = (config.MARKETPLACE_PUBLIC_URL ?? `http://127.0.0.1:${config.PORT ?? 7034}`).replace(/\/+$/, '');
   const limits = { maxBytes: config.MARKETPLACE_MAX_ARCHIVE_BYTES, maxFiles: config.MARKETPLACE_MAX_FILES };
@@ -50,6 +54,8 @@ export function createApp({ config, logger, defaultMetrics }: AppDeps): Marketpl
   const verifier = new TokenVerifier({ secret: config.JWT_SECRET, issuer: config.JWT_ISSUER, audience: config.JWT_AUDIENCE });
   const admin = new AdminCheck(config.MARKETPLACE_ADMIN_TOKEN);
   const tools = createTools({ catalog, registry, baseUrl });
+  // The Skills extension's methods: both MCP eras and the REST routes the gateway reads.
+  const skills = skillMethods(catalog, { pageSize: skillsPageSize });
 
   const kit = createServiceApp({
     service: SERVICE_ID,
@@ -96,9 +102,23 @@ export function createApp({ config, logger, defaultMetrics }: AppDeps): Marketpl
     },
     extend: (app, handle) => {
       app.use(requireRead(verifier, handle.sendError));
+      // Read, and a skills folder changed on disk read again (at most every MARKETPLACE_RESCAN_MS), before any answer.
       app.use((_req, _res, next) => {
-        ready.then(() => next(), next);
+        ready.then(() => catalog.freshen(config.MARKETPLACE_RESCAN_MS)).then(() => next(), next);
       });
+
+      // The Skills extension for the gateway (kit style: the MCP results as JSON, errors as the envelope).
+      const skillRoute =
+        (method: string, input: (req: express.Request) => Record<string, unknown>) => (req: express.Request, res: express.Response) =>
+          void res.json(skills[method](input(req)));
+      const query = (req: express.Request) => (typeof req.query.cursor === 'string' ? { cursor: req.query.cursor } : {});
+      const body = (req: express.Request) => (req.body && typeof req.body === 'object' && !Array.isArray(req.body) ? req.body : {});
+      const json = express.json({ limit: config.BODY_LIMIT });
+      app.get('/skills/list', skillRoute('skills/list', query));
+      app.get('/resources/list', skillRoute('resources/list', query));
+      app.post('/skills/get', json, skillRoute('skills/get', body));
+      app.post('/resources/read', json, skillRoute('resources/read', body));
+      app.post('/resources/directory/read', json, skillRoute('resources/directory/read', body));
 
       app.get('/skills/v1/packages/:name/:version/download', (req, res) => {
         const v = catalog.get(String(req.params.name), String(req.params.version));
@@ -210,7 +230,14 @@ export function createApp({ config, logger, defaultMetrics }: AppDeps): Marketpl
       });
       app.use('/registry/v0.1', registryRoute);
 
-      mountMcpEndpoint(app, handle, { name: SERVICE_ID, tools, bodyLimit: config.BODY_LIMIT });
+      // POST /mcp: 2026-07-28 requests here, the 2025 era through the kit's SDK server; one method table for both.
+      const mcp = { name: SERVICE_ID, tools, bodyLimit: config.BODY_LIMIT, capabilities: SKILLS_CAPABILITIES };
+      mountModernMcp(app, handle, {
+        ...mcp,
+        methods: mcpSkillMethods(skills, '2026-07-28'),
+        cacheScope: verifier.enabled ? 'private' : 'public',
+      });
+      mountMcpEndpoint(app, handle, { ...mcp, methods: mcpSkillMethods(skills, '2025-11-25') });
     },
   });
   return Object.assign(kit, { catalog, registry, ready });

@@ -1,3 +1,5 @@
+import { isUtf8 } from 'node:buffer';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { AppError, type Logger } from '@mcp-fleet/kit';
@@ -10,9 +12,13 @@ export interface SkillVersion {
   version: string;
   description: string;
   frontMatter: FrontMatter;
+  /** The front matter exactly as its YAML reads (the Skills extension's entries carry it verbatim). */
+  frontmatter: Record<string, unknown>;
   /** SKILL.md after its front matter: the instructions (what the skill's prompt carries). */
   body: string;
   files: { path: string; size: number; sha256: string; executable: boolean }[];
+  /** Each file's bytes by its path: what resources/read serves, the very bytes `files` gives the digest of. */
+  content: ReadonlyMap<string, Buffer>;
   archive: Buffer;
   sha256: string;
   size: number;
@@ -96,12 +102,42 @@ async function readSkillFolder(
   return { files, problems };
 }
 
+/**
+ * What the folders hold now, as one hash: every entry's path, type, mode, size, inode and times
+ * (links are not followed). Any file written, added, removed or renamed changes it.
+ */
+async function diskFingerprint(dirs: readonly string[]): Promise<string> {
+  const hash = createHash('sha256');
+  const walk = async (abs: string, rel: string): Promise<void> => {
+    let entries;
+    try {
+      entries = await fs.readdir(abs, { withFileTypes: true });
+    } catch (err) {
+      hash.update(`${rel}\0unreadable:${(err as NodeJS.ErrnoException).code}\n`);
+      return;
+    }
+    for (const e of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      const child = path.join(abs, e.name);
+      const st = await fs.lstat(child, { bigint: true }).catch(() => undefined);
+      if (!st) continue; // removed meanwhile: the next check sees the folder without it
+      hash.update(`${rel}/${e.name}\0${st.mode}\0${st.size}\0${st.ino}\0${st.mtimeNs}\0${st.ctimeNs}\n`);
+      if (st.isDirectory()) await walk(child, `${rel}/${e.name}`);
+    }
+  };
+  for (const dir of dirs) await walk(dir, dir);
+  return hash.digest('hex');
+}
+
 /** The skill catalog: the configured folder plus published versions, each packed once, reproducibly. */
 export class SkillCatalog {
   private readonly skills = new Map<string, Map<string, SkillVersion>>();
   problems: SkillProblem[] = [];
   loadedAt = new Date().toISOString();
   private publishing: Promise<unknown> = Promise.resolve();
+  /** The folders as the catalog last read them (diskFingerprint), and when they were last compared. */
+  private readFingerprint?: string;
+  private checkedAt = 0;
+  private checking?: Promise<void>;
 
   constructor(private readonly options: CatalogOptions) {}
 
@@ -117,6 +153,8 @@ export class SkillCatalog {
 
   /** Reads the skills folder and the published store again (problems are replaced). */
   async reload(): Promise<void> {
+    // taken first: a change made while the folders are read is seen by the next freshen()
+    const fingerprint = await diskFingerprint([this.options.skillsDir, this.options.storeDir]);
     const skills = new Map<string, Map<string, SkillVersion>>();
     const problems: SkillProblem[] = [];
     const add = (v: SkillVersion) => {
@@ -140,6 +178,8 @@ export class SkillCatalog {
     for (const [k, v] of [...skills].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) this.skills.set(k, v);
     this.problems = problems;
     this.loadedAt = new Date().toISOString();
+    this.readFingerprint = fingerprint;
+    this.checkedAt = Date.now();
     this.options.logger.info('skill catalog loaded', { skills: skills.size, problems: problems.length, dir: this.options.skillsDir });
   }
 
@@ -148,6 +188,33 @@ export class SkillCatalog {
     const run = this.publishing.then(() => this.reload());
     this.publishing = run.catch(() => undefined);
     return run;
+  }
+
+  /**
+   * Reads the catalog again when the skills folder or the store changed on disk since it was read
+   * (a file edited in place, added or removed; a stored archive replaced), comparing at most once
+   * per `intervalMs` (0: every call). Concurrent callers share one comparison. What is served is
+   * then the new bytes with their new digests; a stored archive that no longer matches its digest
+   * is left out as at boot.
+   */
+  freshen(intervalMs: number): Promise<void> {
+    if (this.checking) return this.checking;
+    if (this.readFingerprint === undefined || Date.now() - this.checkedAt < intervalMs) return Promise.resolve();
+    const run = (async () => {
+      const now = await diskFingerprint([this.options.skillsDir, this.options.storeDir]);
+      this.checkedAt = Date.now();
+      if (now !== this.readFingerprint) {
+        this.options.logger.info('skills folder changed on disk; reading the catalog again', { dir: this.options.skillsDir });
+        // a file removed while it was read: what was served stays, the next comparison tries again
+        await this.refresh().catch((err: unknown) =>
+          this.options.logger.warn('the catalog could not be read again; serving it as it was', { err: (err as Error).message }),
+        );
+      }
+    })();
+    this.checking = run.finally(() => {
+      this.checking = undefined;
+    });
+    return this.checking;
   }
 
   private async readFolder(problems: SkillProblem[]): Promise<SkillVersion[]> {
@@ -207,7 +274,7 @@ export class SkillCatalog {
       problems.push(...all);
       return undefined;
     }
-    return this.build(read.files, checked.frontMatter!, checked.body!, checked.version, 'catalog', new Date().toISOString(), label);
+    return this.build(read.files, checked, checked.version, 'catalog', new Date().toISOString(), label);
   }
 
   /** Front matter, name and version checks of one version's files (folder or archive). */
@@ -215,6 +282,8 @@ export class SkillCatalog {
     const file = `${label}/SKILL.md`;
     const skillMd = files.find((f) => f.path === 'SKILL.md');
     if (!skillMd) return { problems: [{ file, field: '(file)', message: 'missing: every skill needs SKILL.md at its top' }] };
+    // served as text over MCP: its bytes must be the text's
+    if (!isUtf8(skillMd.data)) return { problems: [{ file, field: '(file)', message: 'SKILL.md is not UTF-8 text' }] };
     const parsed = parseSkillMd(skillMd.data.toString('utf8'), file, name);
     if (!parsed.frontMatter) return { problems: parsed.problems };
     const declared = parsed.frontMatter.metadata?.version;
@@ -231,13 +300,18 @@ export class SkillCatalog {
       resolved = c.version;
     }
     problems.push(...parseSkillArguments(parsed.frontMatter.metadata?.arguments, file).problems);
-    return { problems, frontMatter: parsed.frontMatter, body: parsed.body, version: resolved };
+    return {
+      problems,
+      frontMatter: parsed.frontMatter,
+      frontmatterAsWritten: parsed.frontmatterAsWritten!,
+      body: parsed.body,
+      version: resolved,
+    };
   }
 
   private async build(
     files: SkillFile[],
-    frontMatter: FrontMatter,
-    body: string,
+    { frontMatter, frontmatterAsWritten, body }: { frontMatter: FrontMatter; frontmatterAsWritten: Record<string, unknown>; body: string },
     version: string,
     source: SkillVersion['source'],
     publishedAt: string,
@@ -249,10 +323,12 @@ export class SkillCatalog {
       version,
       description: frontMatter.description,
       frontMatter,
+      frontmatter: frontmatterAsWritten,
       body,
       files: files
         .map((f) => ({ path: f.path, size: f.data.length, sha256: sha256(f.data), executable: f.executable }))
         .sort((a, b) => Buffer.compare(Buffer.from(a.path), Buffer.from(b.path))),
+      content: new Map(files.map((f) => [f.path, f.data])),
       archive,
       sha256: sha256(archive),
       size: archive.length,
@@ -301,7 +377,14 @@ export class SkillCatalog {
     if (checked.problems.length || !checked.frontMatter || !checked.version) return { problems: checked.problems };
     return {
       problems: [],
-      version: await this.build(files, checked.frontMatter, checked.body, checked.version, 'published', new Date().toISOString(), label),
+      version: await this.build(
+        files,
+        { frontMatter: checked.frontMatter, frontmatterAsWritten: checked.frontmatterAsWritten!, body: checked.body! },
+        checked.version,
+        'published',
+        new Date().toISOString(),
+        label,
+      ),
     };
   }
 
@@ -414,6 +497,11 @@ export class SkillCatalog {
   versions(name: string): SkillVersion[] {
     const m = this.skills.get(name);
     return m ? [...m.values()].sort((a, b) => bySemverDesc(a.version, b.version)) : [];
+  }
+
+  /** The version a skill is served as by default (index, prompt, skill://<name>/): its latest release, else its newest prerelease. */
+  head(name: string): SkillVersion | undefined {
+    return this.latest(name) ?? this.versions(name)[0];
   }
 
   /** The highest version that is neither a prerelease nor yanked. */

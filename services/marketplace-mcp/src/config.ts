@@ -48,6 +48,9 @@ export const configSchema = z.object({
     'Largest skill archive (packed, and unpacked in total) accepted or served.',
   ),
   MARKETPLACE_MAX_FILES: int(500, 1, 10_000).describe('Most files one skill version may hold.'),
+  MARKETPLACE_RESCAN_MS: int(2000, 0, 3_600_000).describe(
+    'How often (at most) a request compares the skills folder and the store with what was read, reading the catalog again when a file changed; 0: on every request.',
+  ),
   JWT_SECRET: optionalSecret(32, 'JWT_SECRET').describe(
     "security-mcp's HMAC key: set, every route but /health needs a bearer token from its jwt_token (scope market:read; publishing market:write).",
   ),

@@ -11,11 +11,6 @@ export const FREE_TEXT_ARGUMENT = {
 
 const PLACEHOLDER = /\{\{\s*([A-Za-z0-9_-]{1,64})\s*\}\}/g;
 
-/** The version a skill's prompt serves: the latest release, else its newest prerelease (as the index shows). */
-function head(catalog: SkillCatalog, name: string): SkillVersion | undefined {
-  return catalog.latest(name) ?? catalog.versions(name)[0];
-}
-
 function argumentsOf(v: SkillVersion) {
   const declared = parseSkillArguments(v.frontMatter.metadata?.arguments, v.origin).args;
   return declared.length ? declared : [{ ...FREE_TEXT_ARGUMENT }];
@@ -65,9 +60,9 @@ export function skillPrompts(catalog: SkillCatalog): PromptSource {
     list: () =>
       catalog
         .names()
-        .map((n) => head(catalog, n))
+        .map((n) => catalog.head(n))
         .filter((v): v is SkillVersion => v !== undefined)
         .map(skillPrompt),
-    get: (name, args) => renderSkill(head(catalog, name)!, args),
+    get: (name, args) => renderSkill(catalog.head(name)!, args),
   };
 }

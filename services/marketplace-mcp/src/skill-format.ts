@@ -43,7 +43,7 @@ export function parseSkillMd(
   text: string,
   file: string,
   expectedName?: string,
-): { frontMatter?: FrontMatter; body: string; problems: SkillProblem[] } {
+): { frontMatter?: FrontMatter; frontmatterAsWritten?: Record<string, unknown>; body: string; problems: SkillProblem[] } {
   const m = FENCE.exec(text.replace(/^\uFEFF/, ''));
   if (!m) {
     return {
@@ -78,7 +78,8 @@ export function parseSkillMd(
   if (expectedName !== undefined && parsed.data.name !== expectedName) {
     problems.push({ file, field: 'name', message: `must equal the skill's folder name "${expectedName}"` });
   }
-  return { frontMatter: parsed.data, body, problems };
+  // as YAML 1.2 (core schema) gives it, untouched by the checks (the Skills extension serves it verbatim)
+  return { frontMatter: parsed.data, frontmatterAsWritten: data as Record<string, unknown>, body, problems };
 }
 
 /** A published version string: strict semver, normalised (no "v", no ranges). */

@@ -4,12 +4,13 @@ import zlib from 'node:zlib';
 import type { Response } from 'supertest';
 import tar from 'tar-stream';
 import { tempDir, testConfig, testLogger } from '@mcp-fleet/testing';
-import { createApp, type MarketplaceApp } from '../src/app';
+import { createApp, type AppDeps, type MarketplaceApp } from '../src/app';
 import { configSchema, SAMPLE_SKILLS_DIR, type Config } from '../src/config';
 
 /** A marketplace over a scratch copy of the sample catalog (so tests may change it) and its own DATA_DIR. */
 export async function marketplace(
   env: Record<string, string> = {},
+  deps: Pick<AppDeps, 'skillsPageSize'> = {},
 ): Promise<{ m: MarketplaceApp; dir: string; skillsDir: string; cleanup: () => Promise<void> }> {
   const tmp = tempDir('marketplace-');
   const skillsDir = path.join(tmp.dir, 'skills');
@@ -21,7 +22,7 @@ export async function marketplace(
     MARKETPLACE_PUBLIC_URL: 'http://market.test:7034',
     ...env,
   });
-  const m = createApp({ config, logger: testLogger(), defaultMetrics: false });
+  const m = createApp({ config, logger: testLogger(), defaultMetrics: false, ...deps });
   await m.ready;
   return {
     m,

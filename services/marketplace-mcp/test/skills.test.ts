@@ -254,7 +254,8 @@ describe('tools', () => {
       .send({ skillMd: '---\nname: Bad_Name\ndescription: x\n---\n' })
       .expect(200);
     expect(text.body.result).toMatchObject({ valid: false, problems: [{ file: 'SKILL.md', field: 'name' }] });
-    const other = await marketplace();
+    // requests compare the folder with the disk every MARKETPLACE_RESCAN_MS: here not within the test, so the drift is seen
+    const other = await marketplace({ MARKETPLACE_RESCAN_MS: '3600000' });
     try {
       fs.appendFileSync(path.join(other.skillsDir, 'sql-review', 'SKILL.md'), '\nedited after load\n');
       const drift = await request(other.m.app).post('/tools/catalog_validate').send({ name: 'sql-review' }).expect(200);

@@ -1,6 +1,5 @@
 import type fs from 'node:fs/promises';
 import { constants, type Stats } from 'node:fs';
-import path from 'node:path';
 import { AppError } from '@mcp-fleet/kit';
 import type { Workspace } from '@mcp-fleet/kit/workspace';
 import { fsCall } from './fs-errors';
@@ -65,60 +64,5 @@ export function completeUtf8Length(buf: Uint8Array): number {
   return n;
 }
 
-const MIME: Record<string, string> = {
-  '.txt': 'text/plain',
-  '.md': 'text/markdown',
-  '.csv': 'text/csv',
-  '.tsv': 'text/tab-separated-values',
-  '.html': 'text/html',
-  '.htm': 'text/html',
-  '.css': 'text/css',
-  '.xml': 'application/xml',
-  '.json': 'application/json',
-  '.jsonl': 'application/x-ndjson',
-  '.yaml': 'application/yaml',
-  '.yml': 'application/yaml',
-  '.toml': 'application/toml',
-  '.ini': 'text/plain',
-  '.log': 'text/plain',
-  '.js': 'text/javascript',
-  '.mjs': 'text/javascript',
-  '.cjs': 'text/javascript',
-  '.ts': 'text/typescript',
-  '.tsx': 'text/typescript',
-  '.jsx': 'text/javascript',
-  '.py': 'text/x-python',
-  '.rb': 'text/x-ruby',
-  '.go': 'text/x-go',
-  '.rs': 'text/x-rust',
-  '.java': 'text/x-java',
-  '.c': 'text/x-c',
-  '.h': 'text/x-c',
-  '.cpp': 'text/x-c++',
-  '.sh': 'application/x-sh',
-  '.sql': 'application/sql',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.jpg': 'image/jpeg',
-  '.jpeg': 'image/jpeg',
-  '.gif': 'image/gif',
-  '.webp': 'image/webp',
-  '.ico': 'image/x-icon',
-  '.pdf': 'application/pdf',
-  '.zip': 'application/zip',
-  '.gz': 'application/gzip',
-  '.tar': 'application/x-tar',
-  '.mp3': 'audio/mpeg',
-  '.wav': 'audio/wav',
-  '.ogg': 'audio/ogg',
-  '.mp4': 'video/mp4',
-  '.webm': 'video/webm',
-  '.wasm': 'application/wasm',
-  '.db': 'application/vnd.sqlite3',
-  '.sqlite': 'application/vnd.sqlite3',
-};
-
-/** A MIME type guessed from the extension; unknown extensions fall back on the content. */
-export function guessMime(file: string, binary: boolean): string {
-  return MIME[path.extname(file).toLowerCase()] ?? (binary ? 'application/octet-stream' : 'text/plain');
-}
+/** A MIME type guessed from the extension (the kit's table, shared with the marketplace's skill files). */
+export { guessMime } from '@mcp-fleet/kit';

@@ -3,17 +3,8 @@ import { isPlainObject, sendJson } from '@mcp-fleet/kit';
 
 export type RpcId = string | number | null;
 
-/** A JSON-RPC error answered with its own HTTP status (the 2026-07-28 transport's rules). */
-export class HttpRpcError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: number,
-    message: string,
-    readonly data?: unknown,
-  ) {
-    super(message);
-  }
-}
+/** A JSON-RPC error answered with its own HTTP status (the 2026-07-28 transport's rules; the kit's, shared with services). */
+export { HttpRpcError } from '@mcp-fleet/kit';
 
 export function rpcError(id: RpcId, code: number, message: string, data?: unknown): Record<string, unknown> {
   return { jsonrpc: '2.0', id, error: { code, message, ...(data !== undefined ? { data } : {}) } };

@@ -10,7 +10,17 @@ import { principalOf } from '../auth';
  * resources) are the ones the 2025-era SDK server uses.
  */
 import type { IncomingMessage } from 'node:http';
-import { abortOnClose, header as headerOf, JSONRPC_CODES, isPlainObject, type HttpResponse } from '@mcp-fleet/kit';
+import {
+  abortOnClose,
+  header as headerOf,
+  JSONRPC_CODES,
+  isPlainObject,
+  META_CLIENT_CAPABILITIES as META_CAPABILITIES,
+  isStatelessRequest,
+  readStatelessRequest,
+  STATELESS_VERSION,
+  type HttpResponse,
+} from '@mcp-fleet/kit';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { GatewayContext } from '../context';
 import { carryResultText } from './answer-text';
@@ -41,50 +51,19 @@ import { LazyEventStream, LOG_LEVELS, logPasses, progressNotification, type LogL
 import type { CallListeners } from './client-requests';
 import type { ClientRequester } from '../downstream-client';
 
-export const STATELESS_VERSION = '2026-07-28';
+export { STATELESS_VERSION };
 /** Versions served on this endpoint: the stateless one, and the session-based ones through the SDK. */
 export const SUPPORTED_VERSIONS = [STATELESS_VERSION, '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'];
 
-const META_VERSION = 'io.modelcontextprotocol/protocolVersion';
-const META_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
 const META_LOG_LEVEL = 'io.modelcontextprotocol/logLevel';
-const REMOVED = new Set(['initialize', 'ping', 'logging/setLevel', 'resources/subscribe', 'resources/unsubscribe']);
-const NAMED: Record<string, (params: Record<string, unknown>) => unknown> = {
-  'tools/call': (p) => p.name,
-  'prompts/get': (p) => p.name,
-  'resources/read': (p) => p.uri,
-  // tasks extension: Mcp-Name carries the task id, so a load balancer may route on it
-  'tasks/get': (p) => p.taskId,
-  'tasks/update': (p) => p.taskId,
-  'tasks/cancel': (p) => p.taskId,
-};
-const NAMED_FIELD: Record<string, string> = {
-  'resources/read': 'params.uri',
-  'tasks/get': 'params.taskId',
-  'tasks/update': 'params.taskId',
-  'tasks/cancel': 'params.taskId',
-};
 /** Methods of the 2025-11-25 tasks that the extension removed (the result is inlined in tasks/get; there is no listing). */
 const REMOVED_TASK_METHODS = new Set(['tasks/list', 'tasks/result']);
 const TASKS_REQUIRED = { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } };
 /** The catalog changes when services come and go: clients may reuse a list for a few seconds. */
 const CATALOG_TTL_MS = 5_000;
 
-const header = (req: IncomingMessage, name: string): string | undefined => headerOf(req, name)?.trim();
-
-/**
- * True when this POST is for the stateless revision: no session, and the 2026-07-28 header or a
- * protocol version in `_meta`. A 2025-era client inside its session keeps the SDK path even when it
- * sends a newer version header.
- */
-export function isStatelessRequest(req: IncomingMessage, body: unknown): boolean {
-  if (req.headers['mcp-session-id'] !== undefined) return false;
-  if (header(req, 'mcp-protocol-version') === STATELESS_VERSION) return true;
-  if (!isPlainObject(body) || !isPlainObject(body.params) || !isPlainObject(body.params._meta)) return false;
-  const v = body.params._meta[META_VERSION];
-  // A request that names its version in _meta is stateless-era.
-  return typeof v === 'string' && body.method !== 'initialize';
-}
+/** True when this POST is for the stateless revision (the kit's rule, shared with the services' own endpoints). */
+export { isStatelessRequest };
 
 export async function handleStateless(
   ctx: GatewayContext,
@@ -100,79 +79,14 @@ export async function handleStateless(
   });
   const send = (status: number, payload: Record<string, unknown>) => stream.finish(status, payload);
   try {
-    if (!isPlainObject(body) || body.jsonrpc !== '2.0' || typeof body.method !== 'string' || body.method === '')
-      throw new HttpRpcError(
-        400,
-        JSONRPC_CODES.INVALID_REQUEST,
-        'Invalid Request: one JSON-RPC 2.0 message with a "method" (no batches in 2026-07-28).',
-      );
-    const method = body.method;
-    const params = body.params === undefined ? {} : body.params;
-    if (!isPlainObject(params)) throw new HttpRpcError(400, JSONRPC_CODES.INVALID_REQUEST, 'Invalid Request: "params" must be an object.');
-
-    // Notifications (no id) are accepted and need no answer. The revision defines no header rules for
-    // them (the v2 client's notifications/cancelled after closing a listen stream carries no Mcp-Method).
-    if (!('id' in body)) {
+    // The revision's rules (one message, the Mcp-* headers, _meta, the version, removed methods); a
+    // notification (no id) needs no answer.
+    const checked = readStatelessRequest(req, body, SUPPORTED_VERSIONS);
+    if (!checked) {
       res.statusCode = 202;
       return void res.end();
     }
-
-    const headerMethod = header(req, 'mcp-method');
-    if (headerMethod === undefined || headerMethod !== method)
-      throw new HttpRpcError(
-        400,
-        JSONRPC_CODES.HEADER_MISMATCH,
-        `The Mcp-Method header (${headerMethod === undefined ? 'missing' : JSON.stringify(headerMethod.slice(0, 100))}) must equal the body's method "${method.slice(0, 100)}".`,
-      );
-    const named = NAMED[method];
-    if (named) {
-      const expected = named(params);
-      const headerName = header(req, 'mcp-name');
-      if (typeof expected === 'string' && headerName !== expected)
-        throw new HttpRpcError(
-          400,
-          JSONRPC_CODES.HEADER_MISMATCH,
-          `The Mcp-Name header (${headerName === undefined ? 'missing' : JSON.stringify(headerName.slice(0, 200))}) must equal ${NAMED_FIELD[method] ?? 'params.name'}.`,
-        );
-    }
-
-    const meta = isPlainObject(params._meta) ? params._meta : undefined;
-    const missing = [META_VERSION, META_CAPABILITIES].filter((k) =>
-      k === META_CAPABILITIES ? !isPlainObject(meta?.[k]) : typeof meta?.[k] !== 'string',
-    );
-    if (missing.length)
-      throw new HttpRpcError(
-        400,
-        JSONRPC_CODES.INVALID_PARAMS,
-        `params._meta must carry ${missing.join(' and ')} on every 2026-07-28 request.`,
-        {
-          missing,
-        },
-      );
-    // A header that disagrees with _meta is a mismatch whatever the two versions are; only then is
-    // the version itself judged.
-    const version = meta![META_VERSION] as string;
-    const headerVersion = header(req, 'mcp-protocol-version');
-    if (headerVersion !== undefined && headerVersion !== version)
-      throw new HttpRpcError(
-        400,
-        JSONRPC_CODES.HEADER_MISMATCH,
-        `The MCP-Protocol-Version header "${headerVersion.slice(0, 40)}" differs from _meta's "${version.slice(0, 40)}".`,
-      );
-    if (version !== STATELESS_VERSION)
-      throw new HttpRpcError(
-        400,
-        JSONRPC_CODES.UNSUPPORTED_PROTOCOL_VERSION,
-        `Unsupported protocol version "${version.slice(0, 40)}" for a stateless request; supported: ${SUPPORTED_VERSIONS.join(', ')} (the 2025 ones through initialize and a session).`,
-        { supported: SUPPORTED_VERSIONS, requested: version.slice(0, 40) },
-      );
-
-    if (REMOVED.has(method))
-      throw new HttpRpcError(
-        404,
-        JSONRPC_CODES.METHOD_NOT_FOUND,
-        `Method not found: ${method} was removed in 2026-07-28 (server/discover replaces initialize).`,
-      );
+    const { method, params, meta } = checked;
 
     if (method === 'subscriptions/listen') {
       // The id names the subscription on every message of its stream.

@@ -131,7 +131,7 @@ describe('tools the server does not expose', () => {
           { headers: h },
         );
         // an unknown name (-32602), or one the Mcp-Name header cannot carry as sent (-32020): refused either way
-        expect([-32602, -32020]).toContain((await modern.json()).error.code);
+        expect([-32602, -32020]).toContain(((await modern.json()) as { error: { code: number } }).error.code);
       }
       const batch = await request(authed.url)
         .post('/servers/research/mcp')

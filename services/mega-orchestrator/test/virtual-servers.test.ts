@@ -36,7 +36,7 @@ let file: string;
 
 const keys = {
   admin: newApiKey('ops', ['admin']),
-  full: newApiKey('full', ['server:research', 'server:other', 'server:ghost', 'tools:all']),
+  full: newApiKey('full', ['server:research', 'server:other', 'server:ghost', 'server:finder', 'tools:all']),
   narrow: newApiKey('narrow', ['server:research', 'service:beta-mcp:read']),
   stranger: newApiKey('stranger', ['tools:all', 'server:other']),
 };
@@ -349,6 +349,48 @@ describe('the definition file', () => {
         autoStart: false,
       }),
     ).toThrow(/bad\.yaml: line 5: servers\.research\.tools\.0\.fixed/);
+  });
+});
+
+describe('discovery: meta on one virtual server', () => {
+  it('its clients see the three meta-tools over its own tools only; /mcp keeps the whole list', async () => {
+    await request(g.url)
+      .put('/admin/servers/finder')
+      .set(as(keys.admin))
+      .send({
+        discovery: 'meta',
+        tools: [{ tool: 'echo', name: 'say', description: 'Say something back.', fixed: { text: 'found' } }, 'memory_stats'],
+      })
+      .expect(201);
+    try {
+      const client = await v1('finder');
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['search_tools', 'describe_tool', 'call_tool']);
+      const found = await client.callTool({ name: 'search_tools', arguments: { query: 'echo some text back', limit: 25 } });
+      const names = (found.structuredContent as { results: { name: string }[] }).results.map((r) => r.name);
+      expect(names[0]).toBe('say');
+      expect(names.every((n) => ['say', 'memory_stats'].includes(n))).toBe(true);
+      const described = await client.callTool({ name: 'describe_tool', arguments: { name: 'say' } });
+      expect(described.structuredContent).toMatchObject({
+        name: 'say',
+        description: 'Say something back.',
+        inputSchema: { properties: {} },
+      });
+      expect((await client.callTool({ name: 'describe_tool', arguments: { name: 'echo' } })).isError).toBe(true);
+      expect((await client.callTool({ name: 'call_tool', arguments: { name: 'say', arguments: {} } })).structuredContent).toEqual({
+        text: 'found',
+      });
+      const refused = await client.callTool({ name: 'call_tool', arguments: { name: 'say', arguments: { text: 'x' } } });
+      expect(refused.structuredContent).toMatchObject({ code: 'VALIDATION_ERROR' });
+      await expect(client.callTool({ name: 'call_tool', arguments: { name: 'echo', arguments: { text: 'x' } } })).rejects.toThrow(
+        /no tool named/,
+      );
+      await client.close();
+      const whole = await request(g.url).get('/tools/list').set(as(keys.full)).expect(200);
+      expect(whole.body.discovery).toBeUndefined();
+      expect(whole.body.tools.map((t: { name: string }) => t.name)).toContain('echo');
+    } finally {
+      await request(g.url).delete('/admin/servers/finder').set(as(keys.admin)).expect(200);
+    }
   });
 });
 

@@ -81,6 +81,12 @@ export const virtualToolSchema = z.preprocess((v) => (typeof v === 'string' ? { 
 export const virtualServerSchema = z
   .object({
     description: z.string().max(2000).optional().describe('What the server is for (shown in GET /services and the admin API).'),
+    discovery: z
+      .enum(['full', 'meta'])
+      .optional()
+      .describe(
+        'full (default): tools/list answers its tools. meta: search_tools, describe_tool and call_tool over its tools only (docs/gateway.md).',
+      ),
     tools: z.array(virtualToolSchema).max(1000).describe('The tools it exposes, in the order its clients see them.'),
   })
   .strict()

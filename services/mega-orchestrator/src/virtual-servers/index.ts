@@ -11,6 +11,8 @@
 import { AppError, errorEnvelope, toAppError, type Logger } from '@mcp-fleet/kit';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import type { Catalog } from '../catalog';
+import { Discovery } from '../discovery';
+import { paramHeaderScans } from '../mcp/param-headers';
 import type { GatewayContext } from '../context';
 import type { CallRequest, CallResult, Dispatcher } from '../dispatch';
 import type { McpSessionTransport } from '../mcp/session-transport';
@@ -58,6 +60,8 @@ class VirtualServer {
     readonly name: string,
     public def: VirtualServerDef,
     private readonly options: VirtualServersOptions,
+    /** The search over a catalog (discovery: meta), shared by the virtual servers. */
+    private readonly discovery: () => Discovery,
   ) {
     const { ctx } = options;
     this.listen = new ListenStreams({
@@ -83,12 +87,13 @@ class VirtualServer {
       dispatcher,
       listen: this.listen,
       mcpSessionCount: () => this.transport.count,
-      // its own tools, listed in full (a virtual server's discovery mode would search its catalog; not built)
-      discovery: undefined,
     });
+    // Its own mode (default full, whatever MCP_DISCOVERY says): meta searches and calls its own catalog only.
+    Object.defineProperty(this.ctx, 'discovery', { get: () => (this.def.discovery === 'meta' ? this.discovery() : undefined) });
     this.transport = options.transport(this.ctx);
     this.handlers = nativeHandlers(this.ctx, this.transport);
     this.told = this.view().catalog.signature;
+    if (def.discovery === 'meta') this.discovery().prepare(this.view().catalog);
   }
 
   /** Its view of the gateway's catalog now (rebuilt when either changed). */
@@ -102,7 +107,10 @@ class VirtualServer {
 
   /** Tells its clients (its sessions, its listen streams; nobody else's) when what they see changed. */
   changed(): void {
-    const signature = this.view().catalog.signature;
+    const { catalog } = this.view();
+    // the search index of a meta server is built here, off the request path
+    if (this.def.discovery === 'meta') this.discovery().prepare(catalog);
+    const signature = catalog.signature;
     if (signature === this.told) return;
     this.told = signature;
     this.transport.notifyToolsChanged();
@@ -173,6 +181,7 @@ export class VirtualServers implements VirtualServerReports {
   readonly file: DefinitionFile;
   private readonly logger: Logger;
   private readonly changedResources = new Set<string>();
+  private ownDiscovery?: Discovery;
 
   constructor(private readonly options: VirtualServersOptions) {
     const { ctx } = options;
@@ -188,6 +197,21 @@ export class VirtualServers implements VirtualServerReports {
     ctx.tasks.on('task', ({ task }: { task: { taskId: string } & Record<string, unknown> }) => {
       for (const s of this.servers.values()) s.listen.notifyTask(task);
     });
+  }
+
+  /**
+   * The search of servers in meta mode: the gateway's own when MCP_DISCOVERY=meta (one vector cache),
+   * else one of their own with the local embedder. Never set on the gateway's context: /mcp keeps its mode.
+   */
+  private discovery(): Discovery {
+    const { ctx } = this.options;
+    return (
+      ctx.discovery ??
+      (this.ownDiscovery ??= new Discovery({
+        logger: ctx.logger,
+        hidden: (catalog, name) => paramHeaderScans(catalog, ctx.logger).get(name)?.valid === false,
+      }))
+    );
   }
 
   /** Follows the file's changes (VIRTUAL_SERVERS_FILE). */
@@ -213,7 +237,7 @@ export class VirtualServers implements VirtualServerReports {
       }
     for (const [name, def] of defs) {
       const server = this.servers.get(name);
-      if (!server) this.servers.set(name, new VirtualServer(name, def, this.options));
+      if (!server) this.servers.set(name, new VirtualServer(name, def, this.options, () => this.discovery()));
       else if (JSON.stringify(server.def) !== JSON.stringify(def)) {
         server.def = def;
         server.changed();

@@ -139,8 +139,9 @@ export function buildView(
     };
     entries.push({ name, service: backing.service, tool, qualifiedName: name, plain: true });
   }
+  // the mode is part of what clients see: switching it is a list change
   const signature = createHash('sha256')
-    .update(JSON.stringify(entries.map((e) => [e.name, e.service, e.tool])))
+    .update(JSON.stringify([def.discovery ?? 'full', entries.map((e) => [e.name, e.service, e.tool])]))
     .digest('base64url');
   const catalog: Catalog = {
     builtAt: real.builtAt,

@@ -1,6 +1,6 @@
 // The access page (admin scope): API keys listed, created with their scopes (the key shown once) and
-// revoked; the audit log read and filtered. Virtual servers (issue 30) get their place here once
-// the gateway has them.
+// revoked; the virtual servers listed (read-only: VIRTUAL_SERVERS_FILE or /admin/servers define
+// them); the audit log read and filtered.
 /* global document, URLSearchParams */
 
 import { api, ApiError } from './api.js';
@@ -109,7 +109,11 @@ function keysSection(session) {
         { class: 'field' },
         h('label', { for: 'key-services' }, 'Service scopes ', h('span', { class: 'opt' }, 'optional')),
         services,
-        h('p', { class: 'hint', id: 'key-services-hint' }, 'Comma-separated: service:<id> (every tool of it) or service:<id>:read.'),
+        h(
+          'p',
+          { class: 'hint', id: 'key-services-hint' },
+          'Comma-separated: service:<id> (every tool of it), service:<id>:read, or server:<name> (a virtual server, with tool scopes for its tools).',
+        ),
       ),
     ),
     error,
@@ -240,17 +244,61 @@ function auditSection(session) {
   return section;
 }
 
-export async function accessPage(main, _rest, session) {
-  fill(
-    main,
-    h('h1', {}, 'Access'),
-    keysSection(session),
+/** The virtual servers, read-only: each one's endpoint, scope, the tools it lists and those it hides with the reason. */
+function serversSection() {
+  const body = h('div', { id: 'virtual-servers' }, h('p', { class: 'muted' }, 'Loading…'));
+  const section = h(
+    'section',
+    { 'aria-labelledby': 'vs-title' },
+    h('h2', { id: 'vs-title' }, 'Virtual servers'),
     h(
-      'section',
-      { 'aria-labelledby': 'vs-title', class: 'placeholder' },
-      h('h2', { id: 'vs-title' }, 'Virtual servers'),
-      h('p', {}, 'Not built yet (issue 30): once the gateway has virtual servers, they are created, scoped and removed here.'),
+      'p',
+      { class: 'muted small' },
+      'Endpoints exposing a chosen set of tools. Defined in VIRTUAL_SERVERS_FILE or through /admin/servers (docs/gateway.md); a key needs server:<name> to use one.',
     ),
-    auditSection(session),
+    body,
   );
+  void api('/servers')
+    .then(({ servers }) =>
+      fill(
+        body,
+        servers.length === 0
+          ? h('p', { class: 'muted' }, 'No virtual servers are defined.')
+          : scroller(
+              'Virtual servers',
+              table(
+                'Virtual servers, their tools and the tools they hide now',
+                ['Name', 'Endpoint', 'Scope', 'Tools', 'Hidden now'],
+                servers.map((s) =>
+                  h(
+                    'tr',
+                    { 'data-server': s.name },
+                    h('th', { scope: 'row' }, s.name, s.description ? h('div', { class: 'muted small' }, s.description) : ''),
+                    h('td', {}, h('code', { class: 'small' }, s.endpoint)),
+                    h('td', {}, h('code', { class: 'small' }, `server:${s.name}`)),
+                    h('td', {}, s.tools.length ? s.tools.join(', ') : '–'),
+                    h(
+                      'td',
+                      {},
+                      s.hidden.length
+                        ? h(
+                            'ul',
+                            { class: 'entries' },
+                            s.hidden.map((t) => h('li', {}, h('code', {}, t.name), ` (${t.tool}): ${t.reason}`)),
+                          )
+                        : '–',
+                    ),
+                  ),
+                ),
+                { id: 'server-table' },
+              ),
+            ),
+      ),
+    )
+    .catch((err) => fill(body, h('p', { class: 'error-text' }, String(err.message))));
+  return section;
+}
+
+export async function accessPage(main, _rest, session) {
+  fill(main, h('h1', {}, 'Access'), keysSection(session), serversSection(), auditSection(session));
 }

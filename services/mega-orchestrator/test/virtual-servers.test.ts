@@ -439,6 +439,15 @@ describe('the admin API (scope admin)', () => {
     await native('extra', { tool: 'e' }).expect(403); // keys.full has no server:extra; the server is gone either way
   });
 
+  it('the console lists them (read-only) to the admin scope', async () => {
+    const listed = await request(g.url).get('/console/api/servers').set(as(keys.admin)).expect(200);
+    expect(listed.body.servers.map((s: { name: string; endpoint: string }) => [s.name, s.endpoint])).toEqual([
+      ['research', '/servers/research/mcp'],
+      ['other', '/servers/other/mcp'],
+    ]);
+    await request(g.url).get('/console/api/servers').set(as(keys.full)).expect(403);
+  });
+
   it('is the admin scope’s only: other keys get 403', async () => {
     for (const k of [keys.full, keys.stranger]) {
       await request(g.url).get('/admin/servers').set(as(k)).expect(403);

@@ -255,6 +255,10 @@ export function registerConsole(mount: Router, ctx: GatewayContext, hooks: Conso
     ctx.logger.info('console: API key revoked', { name: gone.name, by: principalOf(res)?.subject ?? 'open', consoleSessions: ended });
     res.json({ revoked: gone.name, consoleSessionsEnded: ended });
   });
+  // the virtual servers (read-only here: VIRTUAL_SERVERS_FILE or /admin/servers define them)
+  api.get('/servers', adminOnly, (_req, res) => {
+    res.json({ servers: ctx.virtualServers?.report() ?? [] });
+  });
   api.get('/audit', adminOnly, async (req, res) => {
     const q = parseOrThrow(auditQuery, req.query, 'query; use ?limit=1-1000&who=&tool=&outcome=');
     res.json(await readAudit(hooks.auditFile, q));

@@ -327,6 +327,13 @@ describe('the definition file', () => {
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['say', 'shout', 'ping']);
     await client.close();
     // a write through the admin API does not overwrite a file someone is editing
+    // a file that vanishes (an editor between deleting and writing it) takes nothing away
+    fs.rmSync(file);
+    const gone = await fileStatusWhen((f) => /is gone/.test(f.error?.message ?? ''));
+    expect(gone.loadedAt).toBe(before);
+    expect(g.gw.ctx.virtualServers?.report().map((s) => s.name)).toEqual(['research', 'other']);
+    writeFile('servers:\n  research:\n    tools: [say\n  other: {}\n');
+    await fileStatusWhen((f) => f.error?.message === broken.error?.message);
     const conflict = await request(g.url)
       .put('/admin/servers/x')
       .set(as(keys.admin))

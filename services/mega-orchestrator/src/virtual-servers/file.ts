@@ -85,13 +85,23 @@ export class DefinitionFile {
     this.timer.unref();
   }
 
-  /** Reads the file again; applies it when it changed and is good, else keeps what runs and says why. */
+  /**
+   * Reads the file again; applies it when it changed and is good, else keeps what runs and says why.
+   * A file that vanished is refused too (an editor between deleting and writing it must not take
+   * every server away): an empty file removes them all.
+   */
   reload(): void {
     let text: string;
     try {
-      text = readText(this.file);
+      text = fs.readFileSync(this.file, 'utf8');
     } catch (err) {
-      this.refuse(`${this.file}: cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+      const code = (err as NodeJS.ErrnoException).code ?? 'error';
+      if (code === 'ENOENT' && this.text === '') return; // no file before either
+      this.refuse(
+        code === 'ENOENT'
+          ? `${this.file} is gone; the servers defined before stay (an empty file removes them all)`
+          : `${this.file}: cannot be read (${code})`,
+      );
       return;
     }
     if (text === this.text && !this.error) return;

@@ -36,7 +36,7 @@ let file: string;
 
 const keys = {
   admin: newApiKey('ops', ['admin']),
-  full: newApiKey('full', ['server:research', 'server:other', 'server:ghost', 'server:finder', 'tools:all']),
+  full: newApiKey('full', ['server:research', 'server:other', 'server:ghost', 'server:finder', 'server:misfit', 'tools:all']),
   narrow: newApiKey('narrow', ['server:research', 'service:beta-mcp:read']),
   stranger: newApiKey('stranger', ['tools:all', 'server:other']),
 };
@@ -238,6 +238,40 @@ describe('backing tools that come and go', () => {
     const client = await v1('research');
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['say', 'shout', 'ping']);
     await client.close();
+  });
+});
+
+describe('definitions that do not fit their backing tool', () => {
+  it('a fixed or default value the tool’s schema refuses, or an argument a strict schema lacks, hides the tool and its calls answer NOT_CONFIGURED', async () => {
+    await request(g.url)
+      .put('/admin/servers/misfit')
+      .set(as(keys.admin))
+      .send({
+        tools: [
+          { tool: 'echo', name: 'wrong_type', fixed: { text: 5 } },
+          { tool: 'echo', name: 'too_long', defaults: { text: 'x'.repeat(1001) } },
+          { tool: 'echo', name: 'no_such', defaults: { volume: 11 } },
+          { tool: 'echo', name: 'fine', defaults: { text: 'ok' } },
+        ],
+      })
+      .expect(201);
+    try {
+      const report = g.gw.ctx.virtualServers?.report().find((s) => s.name === 'misfit');
+      expect(report?.tools).toEqual(['fine']);
+      expect(Object.fromEntries(report!.hidden.map((h) => [h.name, h.reason]))).toEqual({
+        wrong_type: expect.stringMatching(/^the definition does not fit the tool: fixed\.text does not fit its schema/),
+        too_long: expect.stringMatching(/defaults\.text does not fit its schema/),
+        no_such: expect.stringMatching(/defaults\.volume is not one of its arguments \(echo\)/),
+      });
+      const refused = await native('misfit', { tool: 'wrong_type' }).expect(503);
+      expect(refused.body).toMatchObject({
+        code: 'NOT_CONFIGURED',
+        error: expect.stringMatching(/wrong_type on virtual server misfit is not served/),
+      });
+      expect((await native('misfit', { tool: 'fine' }).expect(200)).body.result).toEqual({ text: 'ok' });
+    } finally {
+      await request(g.url).delete('/admin/servers/misfit').set(as(keys.admin)).expect(200);
+    }
   });
 });
 

@@ -44,6 +44,8 @@ export interface GatewayContext {
   discovery?: Discovery;
   /** Virtual servers (/servers/{name}/mcp), set once they are read. */
   virtualServers?: VirtualServerReports;
+  /** Set in a virtual server's view of this context (what its endpoint serves): the server's name. Undefined for /mcp. */
+  virtualServer?: string;
   /** Live MCP sessions (set once the MCP endpoint exists). */
   mcpSessionCount: () => number;
 }

@@ -87,6 +87,7 @@ class VirtualServer {
       dispatcher,
       listen: this.listen,
       mcpSessionCount: () => this.transport.count,
+      virtualServer: name,
     });
     // Its own mode (default full, whatever MCP_DISCOVERY says): meta searches and calls its own catalog only.
     Object.defineProperty(this.ctx, 'discovery', { get: () => (this.def.discovery === 'meta' ? this.discovery() : undefined) });

@@ -4,16 +4,13 @@
  * SDK clients of both protocol eras (v1 with a 2025-11-25 session, v2 over stateless 2026-07-28).
  */
 import path from 'node:path';
-import request from 'supertest';
-import { getService } from '@mcp-fleet/inventory';
 import { serve } from '@mcp-fleet/testing';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client as V2Client, StreamableHTTPClientTransport as V2Transport } from '@modelcontextprotocol/client';
-import { defaultDownstreams } from '../../services/mega-orchestrator/src/config';
 import { promptService, startGateway, type RunningGateway } from '../../services/mega-orchestrator/test/helpers';
 import { rawArchive, skillMd } from '../../services/marketplace-mcp/test/shared';
-import { securedMarketplace } from '../support/secured-marketplace';
+import { marketplaceDownstream, securedMarketplace } from '../support/secured-marketplace';
 
 const JWT_SECRET = 'gateway-prompts-secret-0123456789abcdef';
 const ADMIN = 'security-admin-credential-02';
@@ -33,16 +30,7 @@ beforeAll(async () => {
   await market.ready;
   marketServer = await serve(market.app);
   notesServer = await serve(notes.app);
-  const token = (
-    await request(security.app)
-      .post('/tools/jwt_token')
-      .set('authorization', `Bearer ${ADMIN}`)
-      .send({ subject: 'gateway', scope: 'market:read' })
-      .expect(200)
-  ).body.result.token as string;
-  const specs = defaultDownstreams({ MARKETPLACE_MCP_URL: marketServer.url, MARKETPLACE_JWT_TOKEN: token }, [
-    getService('marketplace-mcp')!,
-  ]);
+  const { specs } = await marketplaceDownstream(security, ADMIN, marketServer.url);
   g = await startGateway([...specs, { id: 'notes-mcp', url: notesServer.url }], path.join(tmp.dir, 'gw'));
 });
 afterAll(async () => {

@@ -14,6 +14,7 @@ export * from './channel';
 export * from './tool';
 export * from './prompt';
 export * from './mcp-stateless';
+export * from './mcp-skills';
 export * from './mime';
 export * from './validation';
 export * from './tracing';

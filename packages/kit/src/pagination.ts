@@ -40,3 +40,36 @@ export function paginate<T>(items: readonly T[], limit: number = DEFAULT_LIMIT, 
   const next = offset + slice.length;
   return { items: slice, total: items.length, ...(next < items.length ? { nextCursor: encodeCursor(next) } : {}) };
 }
+
+/** A keyset cursor: the key of the last item served, so what is added between two pages is neither repeated nor skipped. */
+export function encodeKeysetCursor(after: string): string {
+  return Buffer.from(JSON.stringify({ after })).toString('base64url');
+}
+
+/** The key a keyset cursor continues after (undefined: the first page); VALIDATION_ERROR for a cursor this service did not issue. */
+export function decodeKeysetCursor(cursor: unknown): string | undefined {
+  if (cursor === undefined || cursor === '') return undefined;
+  if (typeof cursor === 'string' && cursor.length <= 4096) {
+    try {
+      const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { after?: unknown };
+      if (typeof v.after === 'string') return v.after;
+    } catch {
+      // fall through
+    }
+  }
+  throw new AppError('VALIDATION_ERROR', 'The cursor is not one this service issued; start again without a cursor.', {
+    details: [{ path: 'cursor', message: 'unrecognised cursor' }],
+  });
+}
+
+/** One page of items ordered by a unique key, after the cursor's key (limit 0: all the rest). */
+export function keysetPage<T>(items: readonly T[], keyOf: (item: T) => string, cursor: unknown, limit: number): Page<T> {
+  const after = decodeKeysetCursor(cursor);
+  const rest = after === undefined ? items : items.filter((i) => keyOf(i) > after);
+  const slice = limit > 0 ? rest.slice(0, limit) : [...rest];
+  return {
+    items: slice,
+    total: rest.length,
+    ...(rest.length > slice.length ? { nextCursor: encodeKeysetCursor(keyOf(slice[slice.length - 1])) } : {}),
+  };
+}

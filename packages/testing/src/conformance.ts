@@ -17,16 +17,30 @@ export interface ConformanceCheck {
   errorMessage?: string;
 }
 
-/** Runs one scenario against an MCP endpoint; its checks come from the results file it writes under outDir. */
-export async function runConformanceScenario(url: string, scenario: string, outDir: string): Promise<ConformanceCheck[]> {
+/**
+ * Runs one scenario against an MCP endpoint; its checks come from the results file it writes under
+ * outDir. `specVersion` runs it at that revision, even one the scenario is not listed for (--force:
+ * an extension's scenarios, which the suite runs at 2026-07-28 by default).
+ */
+export async function runConformanceScenario(
+  url: string,
+  scenario: string,
+  outDir: string,
+  options: { specVersion?: string } = {},
+): Promise<ConformanceCheck[]> {
   const dir = path.join(outDir, `${scenario}-${Math.random().toString(36).slice(2, 8)}`);
   const output: string[] = [];
   const code = await new Promise<number | null>((resolve) => {
-    const child = spawn(process.execPath, ['--import', REGISTER, CLI, 'server', '--url', url, '--scenario', scenario, '-o', dir], {
-      cwd: outDir,
-      env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const version = options.specVersion ? ['--spec-version', options.specVersion, '--force'] : [];
+    const child = spawn(
+      process.execPath,
+      ['--import', REGISTER, CLI, 'server', '--url', url, '--scenario', scenario, ...version, '-o', dir],
+      {
+        cwd: outDir,
+        env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     child.stdout.on('data', (b: Buffer) => output.push(b.toString()));
     child.stderr.on('data', (b: Buffer) => output.push(b.toString()));
     child.on('exit', resolve);

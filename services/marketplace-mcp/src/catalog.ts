@@ -2,7 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { AppError, type Logger } from '@mcp-fleet/kit';
+import { AppError, decodeKeysetCursor, encodeKeysetCursor, type Logger } from '@mcp-fleet/kit';
 import semver from 'semver';
 import { packSkill, safeRelativePath, sha256, unpackSkill, type ArchiveLimits, type SkillFile } from './archive';
 import { checkVersion, parseSkillArguments, parseSkillMd, SKILL_NAME, type FrontMatter, type SkillProblem } from './skill-format';
@@ -43,21 +43,6 @@ export interface CatalogOptions extends ArchiveLimits {
   /** Published archives live here (<name>/<version>.tar.gz plus <version>.json). */
   storeDir: string;
   logger: Logger;
-}
-
-const cursorOf = (name: string) => Buffer.from(JSON.stringify({ after: name })).toString('base64url');
-
-function afterCursor(cursor: string | undefined): string | undefined {
-  if (!cursor) return undefined;
-  try {
-    const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { after?: unknown };
-    if (typeof v.after === 'string') return v.after;
-  } catch {
-    // fall through
-  }
-  throw new AppError('VALIDATION_ERROR', 'The cursor is not one this service issued; start again without a cursor.', {
-    details: [{ path: 'cursor', message: 'unrecognised cursor' }],
-  });
 }
 
 /** Versions newest first (semver order). */
@@ -545,14 +530,18 @@ export class SkillCatalog {
 
   /** Skills by name after the cursor: a keyset page, so publishing between pages neither repeats nor skips one. */
   page(opts: { limit: number; cursor?: string; search?: string }): { names: string[]; nextCursor?: string; total: number } {
-    const after = afterCursor(opts.cursor);
+    const after = decodeKeysetCursor(opts.cursor);
     const needle = opts.search?.toLowerCase();
     const matching = this.names().filter(
       (n) => !needle || n.includes(needle) || (this.latest(n) ?? this.versions(n)[0])?.description.toLowerCase().includes(needle),
     );
     const rest = after === undefined ? matching : matching.filter((n) => n > after);
     const names = rest.slice(0, opts.limit);
-    return { names, total: matching.length, ...(rest.length > names.length ? { nextCursor: cursorOf(names[names.length - 1]) } : {}) };
+    return {
+      names,
+      total: matching.length,
+      ...(rest.length > names.length ? { nextCursor: encodeKeysetCursor(names[names.length - 1]) } : {}),
+    };
   }
 
   /** Re-reads every version's source and checks it still packs to its recorded digest. */

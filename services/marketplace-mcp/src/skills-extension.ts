@@ -8,7 +8,16 @@
  * routes the gateway reads.
  */
 import { isUtf8 } from 'node:buffer';
-import { AppError, guessMime, JSONRPC_CODES, isPlainObject } from '@mcp-fleet/kit';
+import {
+  AppError,
+  DIRECTORY_MIME_TYPE,
+  guessMime,
+  JSONRPC_CODES,
+  keysetPage,
+  SKILL_LIMITS,
+  SKILLS_EXTENSION,
+  type SkillEntry,
+} from '@mcp-fleet/kit';
 import type { McpMethodHandler } from '@mcp-fleet/kit/mcp';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import semver from 'semver';
@@ -16,26 +25,10 @@ import { safeRelativePath } from './archive';
 import type { SkillCatalog, SkillVersion } from './catalog';
 import { SKILL_NAME } from './skill-format';
 
-export const SKILLS_EXTENSION = 'io.modelcontextprotocol/skills';
 /** What a server of the extension declares: resources (its files are read with resources/read) and the extension, directory reads included. */
 export const SKILLS_CAPABILITIES = { resources: {}, extensions: { [SKILLS_EXTENSION]: { directoryRead: true } } };
-/** The extension's per-skill limits: a larger skill is not served over MCP (its archive still downloads). */
-export const SKILL_LIMITS = { resources: 512, bytes: 16 * 1024 * 1024 };
-export const DIRECTORY_MIME_TYPE = 'inode/directory';
 const SCHEME = 'skill://';
 const PAGE_SIZE = 100;
-
-export interface SkillResource {
-  uri: string;
-  digest: string;
-  size: number;
-}
-
-export interface SkillEntry {
-  uri: string;
-  frontmatter: Record<string, unknown>;
-  resources: SkillResource[];
-}
 
 /** A skill URI's parts: the skill, the version it pins (none: the one served by default) and a path in it ('' for its root). */
 interface SkillAddress {
@@ -115,28 +108,12 @@ function uriParam(params: Record<string, unknown>): string {
   return params.uri;
 }
 
-const encodeCursor = (after: string) => Buffer.from(JSON.stringify({ after })).toString('base64url');
-
-/** The key a cursor continues after; a cursor this server did not issue is refused. */
-function cursorParam(params: Record<string, unknown>): string | undefined {
-  const cursor = params.cursor;
-  if (cursor === undefined) return undefined;
-  if (typeof cursor === 'string' && cursor.length <= 4096) {
-    try {
-      const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
-      if (isPlainObject(v) && typeof v.after === 'string') return v.after;
-    } catch {
-      // refused below
-    }
-  }
-  throw new AppError('VALIDATION_ERROR', 'params.cursor is not a cursor this server issued; start again without one.');
-}
-
-/** One keyset page of items ordered by key. */
-function page<T>(items: readonly T[], keyOf: (item: T) => string, after: string | undefined, size: number) {
-  const rest = after === undefined ? items : items.filter((i) => keyOf(i) > after);
-  const slice = rest.slice(0, size);
-  return { items: slice, ...(rest.length > slice.length ? { nextCursor: encodeCursor(keyOf(slice[slice.length - 1])) } : {}) };
+/** A page of the items by key, after params.cursor (a cursor of another kind is VALIDATION_ERROR). */
+function page<T>(items: readonly T[], keyOf: (item: T) => string, params: Record<string, unknown>, size: number) {
+  if (params.cursor !== undefined && typeof params.cursor !== 'string')
+    throw new AppError('VALIDATION_ERROR', 'params.cursor must be the nextCursor of the previous page (a string).');
+  const { items: slice, nextCursor } = keysetPage(items, keyOf, params.cursor, size);
+  return { items: slice, ...(nextCursor ? { nextCursor } : {}) };
 }
 
 /** One direct child of a skill directory, as resources/directory/read lists it. */
@@ -173,7 +150,7 @@ export function skillMethods(catalog: SkillCatalog, options: { pageSize?: number
 
   return {
     'skills/list': (params) => {
-      const listed = page(heads(), (v) => v.name, cursorParam(params), pageSize);
+      const listed = page(heads(), (v) => v.name, params, pageSize);
       return { skills: listed.items.map((v) => skillEntry(v, false)), ...(listed.nextCursor ? { nextCursor: listed.nextCursor } : {}) };
     },
 
@@ -187,7 +164,7 @@ export function skillMethods(catalog: SkillCatalog, options: { pageSize?: number
 
     // The skills' SKILL.md files (their other files are in each entry, and in directory reads).
     'resources/list': (params) => {
-      const listed = page(heads(), (v) => v.name, cursorParam(params), pageSize);
+      const listed = page(heads(), (v) => v.name, params, pageSize);
       return {
         resources: listed.items.map((v) => ({
           uri: skillUri({ name: v.name, path: 'SKILL.md' }),
@@ -231,7 +208,7 @@ export function skillMethods(catalog: SkillCatalog, options: { pageSize?: number
       const listed = page(
         items.sort((a, b) => (a.uri < b.uri ? -1 : 1)),
         (c) => c.uri,
-        cursorParam(params),
+        params,
         pageSize,
       );
       return { resources: listed.items, ...(listed.nextCursor ? { nextCursor: listed.nextCursor } : {}) };

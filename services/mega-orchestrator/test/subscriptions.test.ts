@@ -74,8 +74,8 @@ describe('subscriptions/listen (2026-07-28)', () => {
       resources: { subscribe: true, listChanged: true },
       prompts: { listChanged: true },
       completions: {},
-      // the tasks extension (test/tasks.test.ts), whose notifications/tasks also arrive on listen streams
-      extensions: { 'io.modelcontextprotocol/tasks': {} },
+      // the tasks extension (test/tasks.test.ts), whose notifications/tasks also arrive on listen streams, and skills (src/skills.ts)
+      extensions: { 'io.modelcontextprotocol/tasks': {}, 'io.modelcontextprotocol/skills': { directoryRead: true } },
     });
   });
 

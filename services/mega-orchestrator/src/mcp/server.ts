@@ -22,6 +22,8 @@ import type { GatewayContext } from '../context';
 import { ROUTING_MODES, type RoutingMode } from '../types';
 import { healthView, RESOURCE_URIS, RESOURCES, schemaView, servicesView, toolListing } from '../views';
 import { paramHeaderScans } from './param-headers';
+import { registerSkillMethods, withSkillResources } from './skills';
+import { skillsOf, SKILLS_EXTENSION_CAPABILITY } from '../skills';
 import { metaToolCall } from './meta-call';
 import { withResultText } from './answer-text';
 import { SessionTaskStore, type SessionTaskLimits } from './session-tasks';
@@ -41,7 +43,8 @@ const Complete = z.object({ method: z.literal('completion/complete'), params });
 
 /**
  * What the gateway serves in both eras: tools and prompts list changes (GET stream or
- * subscriptions/listen), updates of its three fixed resources (no list changes), completions.
+ * subscriptions/listen), updates of its three fixed resources (no list changes), completions,
+ * the skills of the services behind it (Skills extension, src/skills.ts).
  * 2025-era sessions have logging too (createMcpServer); 2026-07-28 removed logging/setLevel.
  */
 export const CAPABILITIES = {
@@ -49,6 +52,7 @@ export const CAPABILITIES = {
   resources: { subscribe: true, listChanged: true },
   prompts: { listChanged: true },
   completions: {},
+  extensions: SKILLS_EXTENSION_CAPABILITY,
 } as const;
 
 /** The resource URIs each 2025-era session subscribed to (resources/subscribe). */
@@ -484,6 +488,9 @@ export async function readResource(
   onClientRequest?: ClientRequester,
 ): Promise<{ contents: Record<string, unknown>[] }> {
   if (typeof uri !== 'string') throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'params.uri must be a string (a resource URI).');
+  // skill://<service-id>/...: a skill file, read from that service (src/skills.ts)
+  const skillFile = await skillsOf(ctx).read(uri, principal, notFoundCode, signal);
+  if (skillFile) return skillFile;
   const views: Record<string, () => unknown> = {
     'mega://health': () => healthView(ctx),
     'mega://services': () => servicesView(ctx),
@@ -614,8 +621,9 @@ export function createMcpServer({ ctx, validator, pageSize, sessionId, sessionTa
   server.setRequestHandler(GetPrompt, (req, extra) => getPrompt(ctx, req.params ?? {}, extra.signal, principal(extra)));
   server.setRequestHandler(Complete, (req, extra) => complete(ctx, req.params ?? {}, extra.signal, principal(extra)));
 
-  server.setRequestHandler(ListResources, (_req, extra) => listResources(ctx, principal(extra)));
+  server.setRequestHandler(ListResources, (_req, extra) => withSkillResources(ctx, listResources(ctx, principal(extra)), principal(extra)));
   server.setRequestHandler(ListTemplates, (_req, extra) => listResourceTemplates(ctx, principal(extra)));
+  registerSkillMethods(server, ctx, pageSize, principal);
   server.setRequestHandler(ReadResource, (req, extra) =>
     readResource(ctx, req.params?.uri, JSONRPC_CODES.RESOURCE_NOT_FOUND, principal(extra), extra.signal),
   );

@@ -24,6 +24,7 @@ import {
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { GatewayContext } from '../context';
 import { carryResultText } from './answer-text';
+import { SKILL_METHODS, withSkillResources } from './skills';
 import { HttpRpcError, rpcError, withoutMcpErrorPrefix, type RpcId } from './jsonrpc';
 import { parseFilter } from './subscriptions';
 import { forwardToPeer, HeldElsewhere, wasForwarded } from './peer-forward';
@@ -152,7 +153,9 @@ async function dispatch(
         supportedVersions: SUPPORTED_VERSIONS,
         // What this endpoint really serves to 2026-era clients: list changes and resource updates
         // arrive on a subscriptions/listen stream; tasks when the task store is open.
-        capabilities: (await ctx.tasks.served()) ? { ...CAPABILITIES, extensions: { [TASKS_EXTENSION]: {} } } : { ...CAPABILITIES },
+        capabilities: (await ctx.tasks.served())
+          ? { ...CAPABILITIES, extensions: { ...CAPABILITIES.extensions, [TASKS_EXTENSION]: {} } }
+          : { ...CAPABILITIES },
         instructions: INSTRUCTIONS,
         _meta: { 'io.modelcontextprotocol/serverInfo': { name: ctx.service, title: 'mcp-fleet gateway', version: ctx.version } },
         ...cache(60_000),
@@ -175,7 +178,20 @@ async function dispatch(
       return callWithInput(ctx, req, res, params, meta, stream);
     }
     case 'resources/list':
-      return { resultType: 'complete', ...listResources(ctx, principalOf(res)), ...cache(principalOf(res) ? 0 : CATALOG_TTL_MS) };
+      return {
+        resultType: 'complete',
+        ...(await withSkillResources(ctx, listResources(ctx, principalOf(res)), principalOf(res))),
+        ...cache(principalOf(res) ? 0 : CATALOG_TTL_MS),
+      };
+    // the Skills extension (src/skills.ts): entries and directories of the services' skills
+    case 'skills/list':
+    case 'skills/get':
+    case 'resources/directory/read':
+      return {
+        resultType: 'complete',
+        ...(await SKILL_METHODS[method](ctx, params, principalOf(res), pageSize, abortOnClose(res))),
+        ...cache(principalOf(res) ? 0 : CATALOG_TTL_MS),
+      };
     case 'resources/templates/list':
       return { resultType: 'complete', ...listResourceTemplates(ctx, principalOf(res)), ...cache(principalOf(res) ? 0 : CATALOG_TTL_MS) };
     case 'resources/read': {

@@ -3,7 +3,7 @@
  * as its CLI, one server scenario at a time, with its results read back from the file it writes. On
  * Node 20 through test/support/conformance-register.mjs (the bundle imports fs.globSync, Node 22+).
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -15,6 +15,19 @@ export interface ConformanceCheck {
   id: string;
   status: 'SUCCESS' | 'FAILURE' | 'WARNING' | 'INFO' | 'SKIPPED';
   errorMessage?: string;
+}
+
+const CLI_ENV = { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' };
+
+/** Runs the suite's CLI with these arguments: its exit code and what it printed. */
+function runCli(args: string[], cwd: string): Promise<{ code: number | null; output: string }> {
+  const output: string[] = [];
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', REGISTER, CLI, ...args], { cwd, env: CLI_ENV, stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.on('data', (b: Buffer) => output.push(b.toString()));
+    child.stderr.on('data', (b: Buffer) => output.push(b.toString()));
+    child.on('exit', (code) => resolve({ code, output: output.join('') }));
+  });
 }
 
 /**
@@ -29,25 +42,11 @@ export async function runConformanceScenario(
   options: { specVersion?: string } = {},
 ): Promise<ConformanceCheck[]> {
   const dir = path.join(outDir, `${scenario}-${Math.random().toString(36).slice(2, 8)}`);
-  const output: string[] = [];
-  const code = await new Promise<number | null>((resolve) => {
-    const version = options.specVersion ? ['--spec-version', options.specVersion, '--force'] : [];
-    const child = spawn(
-      process.execPath,
-      ['--import', REGISTER, CLI, 'server', '--url', url, '--scenario', scenario, ...version, '-o', dir],
-      {
-        cwd: outDir,
-        env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    child.stdout.on('data', (b: Buffer) => output.push(b.toString()));
-    child.stderr.on('data', (b: Buffer) => output.push(b.toString()));
-    child.on('exit', resolve);
-  });
+  const version = options.specVersion ? ['--spec-version', options.specVersion, '--force'] : [];
+  const { code, output } = await runCli(['server', '--url', url, '--scenario', scenario, ...version, '-o', dir], outDir);
   const results = fs.existsSync(dir) ? fs.readdirSync(dir).map((d) => path.join(dir, d, 'checks.json')) : [];
   if (results.length !== 1 || !fs.existsSync(results[0]))
-    throw new Error(`conformance ${scenario} wrote no results (exit ${code}):\n${output.join('').slice(-3000)}`);
+    throw new Error(`conformance ${scenario} wrote no results (exit ${code}):\n${output.slice(-3000)}`);
   return JSON.parse(fs.readFileSync(results[0], 'utf8')) as ConformanceCheck[];
 }
 
@@ -69,3 +68,48 @@ export function conformanceProblems(checks: ConformanceCheck[], exempt: Record<s
     .filter((c) => !exempt[c.id]?.test(c.errorMessage ?? ''))
     .map((c) => ({ id: c.id, status: c.status, error: c.errorMessage }));
 }
+
+export type SpecRevision = '2025-11-25' | '2026-07-28';
+
+/** The server scenarios a spec revision requires, as the suite lists them (frozen at its release). */
+export function requiredServerScenarios(revision: SpecRevision): string[] {
+  const out = spawnSync(process.execPath, ['--import', REGISTER, CLI, 'list', '--server', '--requirements', revision], {
+    encoding: 'utf8',
+    env: CLI_ENV,
+  }).stdout;
+  const section = out.slice(out.indexOf('Server scenarios'), out.indexOf('\n\n', out.indexOf('Server scenarios')));
+  return [...section.matchAll(/^\s+- (\S+)$/gm)].map((m) => m[1]);
+}
+
+/**
+ * Every server scenario a revision requires, run at that revision's wire in one process of the suite
+ * (`--requirements`): the checks of each by scenario (one that wrote none fails with the suite's
+ * output). Those it runs but never scores (extensions, pending) are left out.
+ */
+export async function runRequiredServerScenarios(
+  url: string,
+  revision: SpecRevision,
+  outDir: string,
+): Promise<Map<string, ConformanceCheck[]>> {
+  const dir = path.join(outDir, `required-${revision}-${Math.random().toString(36).slice(2, 8)}`);
+  const { output } = await runCli(['server', '--url', url, '--requirements', revision, '-o', dir], outDir);
+  const written = new Map<string, string>();
+  for (const d of fs.existsSync(dir) ? fs.readdirSync(dir) : []) {
+    const name = /^server-(.+)-\d{4}-\d{2}-\d{2}T/.exec(d)?.[1];
+    if (name) written.set(name, path.join(dir, d, 'checks.json'));
+  }
+  const results = new Map<string, ConformanceCheck[]>();
+  for (const scenario of requiredServerScenarios(revision)) {
+    const file = written.get(scenario);
+    results.set(
+      scenario,
+      file && fs.existsSync(file)
+        ? (JSON.parse(fs.readFileSync(file, 'utf8')) as ConformanceCheck[])
+        : [{ id: scenario, status: 'FAILURE', errorMessage: `wrote no results:\n${output.slice(-2000)}` }],
+    );
+  }
+  return results;
+}
+
+/** Whether a scenario passed as the suite counts it: some check ran and none failed (warnings allowed). */
+export const scenarioPassed = (checks: ConformanceCheck[]): boolean => checks.length > 0 && !checks.some((c) => c.status === 'FAILURE');

@@ -6,7 +6,7 @@ import request from 'supertest';
 import { z } from 'zod';
 import { createApp, type Gateway } from '../src/app';
 import { configSchema, type Config } from '../src/config';
-import type { DownstreamSpec } from '../src/types';
+import type { DownstreamSpec, McpServerSpec } from '../src/types';
 
 /** A real downstream built with the kit, served on 127.0.0.1 (port 0, or a given port to "restart" it). */
 export interface Downstream {
@@ -361,11 +361,19 @@ export async function startGatewayWithStdioServer(
   overrides: Record<string, string> = {},
 ): Promise<RunningGateway> {
   const repo = path.resolve(__dirname, '../../..');
-  const spec: DownstreamSpec = {
-    id,
-    url: `stdio:${id}`,
-    mcp: { transport: 'stdio', command: process.execPath, args: ['--import', 'tsx', file], cwd: repo, env: {} },
-  };
+  const mcp: McpServerSpec = { transport: 'stdio', command: process.execPath, args: ['--import', 'tsx', file], cwd: repo, env: {} };
+  return startGatewayWithMcpServer(id, mcp, dataDir, tool, overrides);
+}
+
+/** A gateway in front of one MCP server (stdio or Streamable HTTP), once `tool` is in its catalog. */
+export async function startGatewayWithMcpServer(
+  id: string,
+  mcp: McpServerSpec,
+  dataDir: string,
+  tool: string,
+  overrides: Record<string, string> = {},
+): Promise<RunningGateway> {
+  const spec: DownstreamSpec = { id, url: mcp.transport === 'stdio' ? `stdio:${id}` : mcp.url, mcp };
   const g = await startGateway([spec], dataDir, { HEALTH_POLL_MS: '600000', HEALTH_TIMEOUT_MS: '5000', ...overrides });
   const end = Date.now() + 20_000;
   while (!g.gw.registry.catalog.byName.has(tool)) {

@@ -37,8 +37,11 @@ const MAX_URI = 2048;
 /** A downstream's listing is walked up to this many pages and entries. */
 const MAX_PAGES = 100;
 const MAX_SKILLS = 10_000;
-/** A service that answered 404 (it serves no skills) is asked again after this. */
+/** A service that answered 404 (it serves no skills) is asked again after this; one whose listing failed, after the shorter. */
 const NO_SKILLS_RECHECK_MS = 60_000;
+const FAILED_RECHECK_MS = 5_000;
+/** Refused entries remembered for logging once (a listing that changes every time cannot grow it without bound). */
+const MAX_WARNED = 1_000;
 /** A listing read this recently is reused (skills/list and resources/list of one client in a row). */
 const LISTING_FRESH_MS = 1_000;
 
@@ -276,7 +279,9 @@ export class GatewaySkills {
         return entries;
       },
       (err: unknown) => {
+        // what it listed last is not served meanwhile (it may have changed), and it is not asked on every request
         this.listings.delete(s.id);
+        this.none.set(s.id, Date.now() + FAILED_RECHECK_MS);
         this.options.logger.debug(`${s.id} skills/list failed`, { err: (err as Error).message });
         return [];
       },
@@ -332,6 +337,7 @@ export class GatewaySkills {
     const uri = isPlainObject(raw) && typeof raw.uri === 'string' ? raw.uri.slice(0, 300) : '(no uri)';
     const key = `${service} ${uri} ${reason}`;
     if (!this.warned.has(key)) {
+      if (this.warned.size >= MAX_WARNED) this.warned.clear();
       this.warned.add(key);
       this.options.logger.warn(`${service} lists a skill the gateway does not serve: ${reason}`, { uri });
     }

@@ -6,6 +6,7 @@
  * breakers, time limits, history and metrics treat it like any other service.
  */
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -37,7 +38,8 @@ import {
   type ProgressListener,
 } from './downstream-client';
 import { VERSION } from './config';
-import type { McpServerSpec } from './types';
+import type { McpServerSpec, StdioServerSpec } from './types';
+import { defaultStdioLauncher, type StdioLaunch, type StdioLauncher } from './stdio-sandbox';
 import {
   asMcpError,
   connectModern,
@@ -50,7 +52,7 @@ import {
 import { awaitAnswer } from './mcp/client-requests';
 import { isAnswerTooLarge, streamBudget, type StreamBudget } from './stream-budget';
 import { withoutMcpErrorPrefix } from './mcp/jsonrpc';
-import { maskingLogger, maskSecrets } from './secret-mask';
+import { maskingLogger, maskSecrets, maskStrings } from './secret-mask';
 
 export interface McpDownstreamOptions {
   id: string;
@@ -77,6 +79,8 @@ export interface McpDownstreamOptions {
   shownUrl?: string;
   /** Values `${VAR}` put into its configuration: masked in its errors and log lines (secret-mask.ts). */
   secrets?: string[];
+  /** How a stdio server's process is started: inside the OS sandbox by default (stdio-sandbox.ts). */
+  launch?: StdioLauncher;
 }
 
 /** A tool call in flight: whom to ask what the server asks during it, and its clock to stop meanwhile. */
@@ -188,8 +192,7 @@ export class McpDownstream implements Downstream {
     this.answer(req).then(
       (answer) => {
         const json = answer.json as { error?: unknown } | undefined;
-        if (answer.status !== 200 && typeof json?.error === 'string') return { ...answer, json: { ...json, error: this.mask(json.error) } };
-        return answer;
+        return answer.status !== 200 && json ? { ...answer, json: maskStrings(json, this.mask) } : answer;
       },
       (err: unknown) => {
         if (err instanceof DownstreamFailure) throw new DownstreamFailure(err.kind, this.mask(err.message), err.delivered);
@@ -223,17 +226,18 @@ export class McpDownstream implements Downstream {
         return { status: 200, json: { status: 'healthy', transport: this.spec.transport } };
       }
       const listCaps = this.options.listCaps;
-      if (req.method === 'GET' && req.path === '/tools/list') return listAnswer('tools', (c) => client.listTools(c, opts), listCaps?.tools);
+      if (req.method === 'GET' && req.path === '/tools/list')
+        return listAnswer('tools', (c) => client.listTools(c, opts), listCaps?.tools, signal);
       if (req.method === 'GET' && req.path === '/prompts/list') {
         if (!client.getServerCapabilities()?.prompts) return { status: 200, json: { prompts: [] } };
-        return listAnswer('prompts', (c) => client.listPrompts(c, opts), listCaps?.prompts);
+        return listAnswer('prompts', (c) => client.listPrompts(c, opts), listCaps?.prompts, signal);
       }
       // Resources (none from a server without the capability): listed, and read by URI.
       if (req.method === 'GET' && (req.path === '/resources/list' || req.path === '/resources/templates/list')) {
         if (!client.getServerCapabilities()?.resources) return { status: 404, json: this.error('NOT_FOUND', 'no resources') };
         return req.path === '/resources/list'
-          ? listAnswer('resources', (c) => client.listResources(c, opts), listCaps?.resources)
-          : listAnswer('resourceTemplates', (c) => client.listResourceTemplates(c, opts), listCaps?.resources);
+          ? listAnswer('resources', (c) => client.listResources(c, opts), listCaps?.resources, signal)
+          : listAnswer('resourceTemplates', (c) => client.listResourceTemplates(c, opts), listCaps?.resources, signal);
       }
       if (req.method === 'POST' && req.path === '/resources/read') {
         const { uri } = JSON.parse(req.body ?? '{}') as { uri: string };
@@ -312,7 +316,7 @@ export class McpDownstream implements Downstream {
     const listed = (
       key: 'tools' | 'prompts' | 'resources' | 'resourceTemplates',
       page: (cursor: { cursor: string } | undefined) => Promise<object>,
-    ) => listAnswer(key, page, listCaps?.[key === 'resourceTemplates' ? 'resources' : key]);
+    ) => listAnswer(key, page, listCaps?.[key === 'resourceTemplates' ? 'resources' : key], signal);
     const asker = (slot: CallSlot) => (method: ClientRequestMethod, params: Record<string, unknown>, key: string) =>
       this.askCaller(slot, method, params, signal, key);
     // The server learns what this caller can be asked (of what the gateway forwards), and gets the answers it sent up front.
@@ -455,7 +459,8 @@ export class McpDownstream implements Downstream {
     const target =
       spec.transport === 'streamable-http'
         ? { url: spec.url, headers: spec.headers }
-        : { command: spec.command, args: spec.args, cwd: spec.cwd, env: spec.env, onStderr: this.onStderr };
+        : this.launched(spec, (run) => ({ ...run, onStderr: this.onStderr }));
+    if (target instanceof DownstreamFailure) return Promise.reject(target);
     this.modern = connectModern(target, capabilities, Math.min(timeoutMs, START_TIMEOUT_MS), this.budget).then(
       (client) => {
         this.starts += 1;
@@ -470,8 +475,10 @@ export class McpDownstream implements Downstream {
       },
       (err: Error) => {
         this.modern = undefined;
-        this.lastProblem = err.message;
-        throw new DownstreamFailure('refused', `${this.options.id} did not answer server/discover: ${err.message}`, false, { cause: err });
+        this.lastProblem = `${err.message}${this.stderrTail()}`;
+        throw new DownstreamFailure('refused', `${this.options.id} did not answer server/discover: ${this.lastProblem}`, false, {
+          cause: err,
+        });
       },
     );
     return this.modern;
@@ -898,12 +905,11 @@ export class McpDownstream implements Downstream {
         (fetch) => new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: { headers: spec.headers }, fetch }),
       );
     }
+    const run = this.launched(spec, (r) => r);
+    if (run instanceof DownstreamFailure) throw run;
     const t = this.budget.stdio(
       new StdioClientTransport({
-        command: spec.command,
-        args: spec.args,
-        cwd: spec.cwd,
-        env: spec.env,
+        ...run,
         stderr: 'pipe',
         maxBufferSize: this.budget.stdioBufferSize,
       }),
@@ -911,6 +917,16 @@ export class McpDownstream implements Downstream {
     this.stderr.length = 0;
     t.stderr?.on('data', this.onStderr);
     return t;
+  }
+
+  /** The process a stdio server is started as (sandboxed by default), or why it may not start (shown in /services). */
+  private launched<T>(spec: StdioServerSpec, use: (run: StdioLaunch) => T): T | DownstreamFailure {
+    try {
+      return use((this.options.launch ?? defaultStdioLauncher())(this.options.id, spec));
+    } catch (err) {
+      this.failed((err as Error).message);
+      return new DownstreamFailure('refused', `${this.options.id} was not started: ${this.lastProblem}`, false, { cause: err });
+    }
   }
 
   /** A stdio server's stderr: its last lines kept for errors, each logged at debug. */
@@ -1061,7 +1077,10 @@ async function listAnswer(
   key: string,
   list: (params: { cursor: string } | undefined) => Promise<object>,
   max = Infinity,
+  signal?: AbortSignal,
 ): Promise<DownstreamAnswer> {
+  // every page's request listens on the one signal (more than Node's default of 10 is no leak here)
+  if (signal) setMaxListeners(MAX_TOOL_PAGES + 10, signal);
   let out: unknown[] = [];
   let cursor: string | undefined;
   let more = false;

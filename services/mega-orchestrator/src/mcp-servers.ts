@@ -234,12 +234,21 @@ export function configuredMcpServers(env: Env, inventory: readonly ServiceEntry[
         }
         const headers: Record<string, string> = {};
         for (const [k, v] of Object.entries(entry.headers)) headers[k] = expand(v, env, `${where}.headers.${k}`, problems, secrets);
+        // `user:password@` becomes Basic authorization (fetch refuses a URL with credentials), unless one is declared
+        const target = new URL(url);
+        if (target.username || target.password) {
+          const basic = Buffer.from(`${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`).toString('base64');
+          if (!Object.keys(headers).some((k) => k.toLowerCase() === 'authorization')) headers.Authorization = `Basic ${basic}`;
+          secrets.push(basic);
+          target.username = '';
+          target.password = '';
+        }
         specs.push({
           id,
           url: shownUrl(entry.url, url, secrets),
           ...declared,
           ...(secrets.length ? { secrets } : {}),
-          mcp: { transport: 'streamable-http', url, headers, ...modern },
+          mcp: { transport: 'streamable-http', url: target.href, headers, ...modern },
         });
       }
     }

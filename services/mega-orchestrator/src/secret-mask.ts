@@ -32,13 +32,15 @@ export function shownUrl(template: string, expanded: string, secrets: readonly s
   return shown.replace(/zzmcpfleetvar(\d+)zz/g, (_, i: string) => `\${${names[Number(i)]}}`);
 }
 
-/** A function that replaces every secret value (and its URL-encoded spelling) in a text with ***. */
+/** A function that replaces every secret value (and its URL-encoded spellings) in a text with ***. */
 export function maskSecrets(secrets: readonly string[]): (text: string) => string {
   const spellings = new Set<string>();
   for (const s of secrets) {
     if (s.length < MIN_SECRET) continue;
     spellings.add(s);
     spellings.add(encodeURIComponent(s));
+    // as a URL's path keeps it (a space encoded, a slash not)
+    spellings.add(encodeURI(s));
   }
   if (spellings.size === 0) return (text) => text;
   const pattern = new RegExp(
@@ -51,14 +53,14 @@ export function maskSecrets(secrets: readonly string[]): (text: string) => strin
   return (text) => text.replace(pattern, MASK);
 }
 
-/** Every string in a log line's fields, masked (objects copied, not changed). */
-function maskDeep(value: unknown, mask: (text: string) => string, depth = 0): unknown {
+/** Every string in a value masked (objects copied, not changed): a log line's fields, an error answer. */
+export function maskStrings(value: unknown, mask: (text: string) => string, depth = 0): unknown {
   if (typeof value === 'string') return mask(value);
   if (depth > 6 || typeof value !== 'object' || value === null) return value;
   if (value instanceof Error) return mask(value.message);
-  if (Array.isArray(value)) return value.map((v) => maskDeep(v, mask, depth + 1));
+  if (Array.isArray(value)) return value.map((v) => maskStrings(v, mask, depth + 1));
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) out[k] = maskDeep(v, mask, depth + 1);
+  for (const [k, v] of Object.entries(value)) out[k] = maskStrings(v, mask, depth + 1);
   return out;
 }
 
@@ -72,7 +74,7 @@ export function maskingLogger(logger: Logger, secrets: readonly string[]): Logge
     write: {
       value: (info: Record<string | symbol, unknown>, ...rest: unknown[]) => {
         const masked: Record<string | symbol, unknown> = {};
-        for (const key of Reflect.ownKeys(info)) masked[key as string] = maskDeep(info[key as string], mask);
+        for (const key of Reflect.ownKeys(info)) masked[key as string] = maskStrings(info[key as string], mask);
         return (child.write as (...args: unknown[]) => boolean).call(child, masked, ...rest);
       },
     },

@@ -245,7 +245,8 @@ describe('MCP tasks extension (2026-07-28)', () => {
   it('advertises the extension in server/discover', async () => {
     const { status, body } = await rpc(g.url, 'server/discover');
     expect(status).toBe(200);
-    expect(body.result.capabilities.extensions).toEqual({ [EXT]: {} });
+    // beside the Skills extension (src/skills.ts)
+    expect(body.result.capabilities.extensions).toEqual({ [EXT]: {}, 'io.modelcontextprotocol/skills': { directoryRead: true } });
     // the 2025-11-25 tasks capability slot is not used
     expect(body.result.capabilities.tasks).toBeUndefined();
   });
@@ -548,7 +549,9 @@ describe('MCP tasks: limits, expiry, restarts, authorization, switched off', () 
 
   it('MCP_TASKS=false: not advertised, tasks/* are unknown methods, every call answers its result', async () => {
     const off = await start({ MCP_TASKS: 'false' });
-    expect((await rpc(off.url, 'server/discover')).body.result.capabilities.extensions).toBeUndefined();
+    expect((await rpc(off.url, 'server/discover')).body.result.capabilities.extensions).toEqual({
+      'io.modelcontextprotocol/skills': { directoryRead: true },
+    });
     const get = await rpc(off.url, 'tasks/get', { taskId: 'a' });
     expect(get.status).toBe(404);
     expect(get.body.error).toMatchObject({ code: -32601, message: expect.stringMatching(/MCP_TASKS/) });

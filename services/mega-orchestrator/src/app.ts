@@ -56,6 +56,7 @@ import { createDiscovery } from './discovery';
 import { GatewayStats } from './stats';
 import { TaskManager } from './tasks';
 import { RESOURCES_CHANGED_BY } from './views';
+import { stdioLauncher } from './stdio-sandbox';
 import type { DownstreamSpec } from './types';
 
 export interface GatewayDeps {
@@ -122,6 +123,7 @@ export function createApp(deps: GatewayDeps): Gateway {
     breakerFailures: config.BREAKER_FAILURES,
     breakerCooldownMs: config.BREAKER_COOLDOWN_MS,
     mcpRestartBackoffMs: config.MCP_RESTART_BACKOFF_MS,
+    stdioLauncher: stdioLauncher({ mode: config.MCP_STDIO_SANDBOX, dataDir, logger }),
     forwardClientRequests: config.MCP_FORWARD_CLIENT_REQUESTS,
     inputTimeoutMs: config.MCP_INPUT_TIMEOUT_MS,
     inventory: deps.inventory ?? INVENTORY,

@@ -93,6 +93,12 @@ export const configSchema = z.object({
   STDIO_SERVERS: bool(true).describe(
     "Start the inventory's stdio MCP servers (toolkit-mcp-server) as downstreams of the gateway; false leaves them to MCP clients.",
   ),
+  MCP_STDIO_SANDBOX: z
+    .enum(['on', 'off'])
+    .default('on')
+    .describe(
+      'Start stdio MCP servers inside the OS sandbox (bubblewrap; docs/gateway.md): on (default; a server is not started when no sandbox can be made, and /services says why) or off (every stdio server runs unsandboxed as the gateway\'s user: logged as a warning at start). One server opts out with "sandbox": false in its mcpServers entry.',
+    ),
   MCP_RESTART_BACKOFF_MS: ms(1000, 10, 60_000).describe(
     'First restart delay of a stdio MCP server that died or failed to start; doubles per failure, up to 30 s.',
   ),

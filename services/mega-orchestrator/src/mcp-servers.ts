@@ -71,6 +71,21 @@ const stdioServer = z
     env: z.record(z.string(), z.string()).default({}),
     /** "2026-07-28": a server of the stateless revision (no initialize); default: the 2025-era session handshake. */
     protocolVersion: z.enum(['2025-11-25', '2026-07-28']).optional(),
+    sandbox: z
+      .union([
+        z.literal(false),
+        z
+          .object({
+            network: z.boolean().optional(),
+            readOnly: z.array(z.string().min(1)).max(100).optional(),
+            writable: z.array(z.string().min(1)).max(100).optional(),
+          })
+          .strict(),
+      ])
+      .optional()
+      .describe(
+        "Its OS sandbox (default: sandboxed, with the network, its own home under DATA_DIR, its cwd read-only): false runs it unsandboxed; readOnly / writable name the further paths it may see (a filesystem server's roots).",
+      ),
     ...common,
   })
   .strict();
@@ -211,14 +226,33 @@ export function configuredMcpServers(env: Env, inventory: readonly ServiceEntry[
         const envOut: Record<string, string> = {};
         for (const [k, v] of Object.entries(entry.env)) envOut[k] = expand(v, env, `${where}.env.${k}`, problems, secrets);
         const args = entry.args.map((a, i) => expand(a, env, `${where}.args.${i}`, problems, secrets));
-        const cwd = entry.cwd ? path.resolve(file ? path.dirname(file) : process.cwd(), entry.cwd) : undefined;
+        const base = file ? path.dirname(file) : process.cwd();
+        const cwd = entry.cwd ? path.resolve(base, entry.cwd) : undefined;
+        const within = (paths: string[] | undefined, key: string) =>
+          paths?.map((p, i) => path.resolve(base, expand(p, env, `${where}.sandbox.${key}.${i}`, problems, [])));
+        const sandbox =
+          entry.sandbox === false
+            ? false
+            : entry.sandbox && {
+                ...(entry.sandbox.network !== undefined ? { network: entry.sandbox.network } : {}),
+                ...(entry.sandbox.readOnly ? { readOnly: within(entry.sandbox.readOnly, 'readOnly') } : {}),
+                ...(entry.sandbox.writable ? { writable: within(entry.sandbox.writable, 'writable') } : {}),
+              };
         specs.push({
           id,
           // shown as declared: an argument's ${VAR} stays a name
           url: `stdio:${[entry.command, ...entry.args].map((a) => (/\s/.test(a) ? JSON.stringify(a) : a)).join(' ')}`.slice(0, 300),
           ...declared,
           ...(secrets.length ? { secrets } : {}),
-          mcp: { transport: 'stdio', command: entry.command, args, ...(cwd ? { cwd } : {}), env: envOut, ...modern },
+          mcp: {
+            transport: 'stdio',
+            command: entry.command,
+            args,
+            ...(cwd ? { cwd } : {}),
+            env: envOut,
+            ...modern,
+            ...(sandbox !== undefined ? { sandbox } : {}),
+          },
         });
       } else {
         const url = expand(entry.url, env, `${where}.url`, problems, secrets);
@@ -290,6 +324,13 @@ export function inventoryStdioServers(
         args: ['--import', 'tsx', server],
         cwd: repoRoot,
         env: passed,
+        // sandboxed like any stdio server: this checkout (its cwd) and the workspace roots it reads, read-only
+        sandbox: {
+          readOnly: (passed.WORKSPACE_ROOTS ?? '')
+            .split(',')
+            .map((r) => r.trim())
+            .filter((r) => path.isAbsolute(r)),
+        },
       },
     });
   }

@@ -7,6 +7,7 @@ import { buildCatalog, type Catalog, type TrustTier } from './catalog';
 import { boundList, LIST_LIMIT_DEFAULTS, listBackoffMs, type ListKind, type ListLimits, type ListRefusal } from './list-limits';
 import { changedFields, definitionOf, type ChangedTool, type PinMode, type PinStore } from './pins';
 import type { DownstreamPrompt, DownstreamResource, DownstreamSpec, DownstreamTool, ServiceHealth } from './types';
+import type { StdioLauncher } from './stdio-sandbox';
 import { DownstreamClient, DownstreamFailure, type Downstream, type DownstreamAnswer } from './downstream-client';
 import { McpDownstream } from './mcp-downstream';
 
@@ -20,6 +21,8 @@ export interface RegistryOptions {
   logger: Logger;
   /** First restart delay of a stdio MCP server that died (doubles per failure, up to 30 s). */
   mcpRestartBackoffMs?: number;
+  /** How stdio MCP servers are started (stdio-sandbox.ts; sandboxed by default). */
+  stdioLauncher?: StdioLauncher;
   /** Plain tool calls over kit services' persistent channels (DOWNSTREAM_CHANNEL). */
   channel?: boolean;
   /** MCP servers' elicitation, sampling and roots requests go to the caller of the call (MCP_FORWARD_CLIENT_REQUESTS). */
@@ -108,6 +111,7 @@ export class ServiceState {
           listCaps: { tools: this.limits.tools, prompts: this.limits.prompts, resources: this.limits.resources },
           ...(spec.secrets?.length ? { secrets: spec.secrets, shownUrl: spec.url } : {}),
           restartBackoffMs: options.mcpRestartBackoffMs,
+          ...(options.stdioLauncher ? { launch: options.stdioLauncher } : {}),
           forwardClientRequests: options.forwardClientRequests,
           inputTimeoutMs: options.inputTimeoutMs,
           onToolsChanged,

@@ -12,6 +12,18 @@ export interface StdioServerSpec {
   env: Record<string, string>;
   /** A server of the stateless revision: spoken to with the v2 client (mcp-modern.ts). */
   protocolVersion?: '2026-07-28';
+  /** Its OS sandbox (stdio-sandbox.ts): default sandboxed with the network; false runs it unsandboxed. */
+  sandbox?: false | StdioSandboxPolicy;
+}
+
+/** What a sandboxed stdio server may reach besides the system's directories and its own home. */
+export interface StdioSandboxPolicy {
+  /** Share the host's network (default true: most servers call an API or download their package). */
+  network?: boolean;
+  /** Directories (or files) mounted read-only at the same path. */
+  readOnly?: string[];
+  /** Directories (or files) mounted read-write at the same path, e.g. a filesystem server's roots. */
+  writable?: string[];
 }
 
 export interface HttpServerSpec {

@@ -53,6 +53,7 @@ describe('MCP servers as downstreams', () => {
   const toolNames = () => gateway.gw.registry.catalog.entries.map((e) => e.name);
 
   beforeAll(async () => {
+    fs.mkdirSync(path.join(tmp.dir, 'memory'));
     // the fixture over Streamable HTTP, stateless: one server and transport per request
     const app = express();
     app.post('/mcp', express.json(), async (req, res) => {
@@ -80,7 +81,9 @@ describe('MCP servers as downstreams', () => {
           transport: 'stdio',
           command: process.execPath,
           args: [MEMORY_SERVER],
-          env: { MEMORY_FILE_PATH: path.join(tmp.dir, 'memory.jsonl') },
+          env: { MEMORY_FILE_PATH: path.join(tmp.dir, 'memory', 'memory.jsonl') },
+          // in the OS sandbox it sees what its declaration names: its code (this checkout) and where its file goes
+          sandbox: { readOnly: [REPO], writable: [path.join(tmp.dir, 'memory')] },
         },
       },
       {
@@ -132,13 +135,16 @@ describe('MCP servers as downstreams', () => {
     expect(created.body).toMatchObject({ success: true });
     const graph = await call('read_graph').expect(200);
     expect(JSON.stringify(graph.body.result)).toContain('fronts MCP servers');
-    const file = fs.readFileSync(path.join(tmp.dir, 'memory.jsonl'), 'utf8');
+    const file = fs.readFileSync(path.join(tmp.dir, 'memory', 'memory.jsonl'), 'utf8');
     expect(file).toContain('"name":"gateway"');
   });
 
   it('answers structured results over stdio and over Streamable HTTP (qualified name)', async () => {
     const viaStdio = await call('fx_echo', { text: 'hi' }).expect(200);
-    expect(viaStdio.body).toMatchObject({ success: true, result: { text: 'hi', pid: downstream('fixture').pid } });
+    expect(viaStdio.body).toMatchObject({ success: true, result: { text: 'hi' } });
+    // sandboxed (the default): the server runs in its own PID namespace, so it does not see the host's pid of its process
+    expect(viaStdio.body.result.pid).toBeLessThan(10);
+    expect(downstream('fixture').pid).toBeGreaterThan(viaStdio.body.result.pid);
     const viaHttp = await call('fixture-http__fx_echo', { text: 'there' }).expect(200);
     expect(viaHttp.body.result.text).toBe('there');
     expect(viaHttp.body.result.pid).toBe(process.pid); // served in this process
@@ -268,7 +274,7 @@ describe('MCP servers as downstreams', () => {
     await until('a new process', () => (fixture.pid && fixture.pid !== before ? fixture.pid : undefined), 10_000);
     expect(fixture.starts).toBe(starts + 1);
     const again = await call('fx_echo', { text: 'back' }).expect(200);
-    expect(again.body.result).toEqual({ text: 'back', pid: fixture.pid });
+    expect(again.body.result).toEqual({ text: 'back', pid: expect.any(Number) });
     pids.push(fixture.pid!);
   });
 

@@ -148,11 +148,12 @@ describe('an HTTP MCP server not declared 2026-07-28 that only speaks it', () =>
 describe('a stdio MCP server that only speaks 2026-07-28', () => {
   const tmp = tempDir('mcp-fleet-modern-stdio-');
   const fixture = path.join(__dirname, 'fixtures', 'modern-mcp-server.ts');
-  const methodsFile = (id: string) => path.join(tmp.dir, `${id}.methods`);
+  const methodsFile = (id: string) => path.join(tmp.dir, 'methods', `${id}.methods`);
   const methods = (id: string) => (fs.existsSync(methodsFile(id)) ? fs.readFileSync(methodsFile(id), 'utf8').trim().split('\n') : []);
   let g: RunningGateway;
 
   beforeAll(async () => {
+    fs.mkdirSync(path.join(tmp.dir, 'methods'));
     const stdio = (id: string, declared: boolean) => ({
       id,
       url: `stdio:${id}`,
@@ -162,6 +163,8 @@ describe('a stdio MCP server that only speaks 2026-07-28', () => {
         args: ['--import', 'tsx', fixture, 'stdio'],
         cwd: path.resolve(__dirname, '../../..'),
         env: { METHODS_FILE: methodsFile(id) },
+        // sandboxed: the file it writes lies in a directory its declaration makes writable
+        sandbox: { writable: [path.join(tmp.dir, 'methods')] },
         ...(declared ? { protocolVersion: '2026-07-28' as const } : {}),
       },
     });

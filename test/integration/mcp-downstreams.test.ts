@@ -21,6 +21,7 @@ describe('MCP servers behind the gateway (fleet)', () => {
 
   beforeAll(async () => {
     fs.mkdirSync(path.join(tmp.dir, 'ws'));
+    fs.mkdirSync(path.join(tmp.dir, 'memory'));
     fs.writeFileSync(path.join(tmp.dir, 'ws', 'notes.txt'), 'line one\nline two\n');
     fleet = await startFleet({
       dataDir: path.join(tmp.dir, 'data'),
@@ -29,7 +30,13 @@ describe('MCP servers behind the gateway (fleet)', () => {
       env: {
         MCP_SERVERS: JSON.stringify({
           mcpServers: {
-            memory: { command: process.execPath, args: [MEMORY_SERVER], env: { MEMORY_FILE_PATH: path.join(tmp.dir, 'memory.jsonl') } },
+            // sandboxed (the default): it sees its code and, writable, the directory of its file, as a user declares them
+            memory: {
+              command: process.execPath,
+              args: [MEMORY_SERVER],
+              env: { MEMORY_FILE_PATH: path.join(tmp.dir, 'memory', 'memory.jsonl') },
+              sandbox: { readOnly: [REPO_ROOT], writable: [path.join(tmp.dir, 'memory')] },
+            },
             'mqtt-rpc': { url: 'http://127.0.0.1:${MQTT_MCP_PORT}/mcp' },
           },
         }),

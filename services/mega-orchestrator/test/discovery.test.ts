@@ -90,6 +90,15 @@ describe('the words of search', () => {
     );
     expect(queryConcepts('the of and', 0.5)).toEqual([]);
   });
+
+  it('knows the words people use for searching text, stopping something and the web', () => {
+    const neighbours = (word: string) => [...queryConcepts(word, 0.5)[0].terms.keys()];
+    expect(neighbours('grep')).toEqual(expect.arrayContaining([stem('substring'), stem('pattern'), stem('search')]));
+    expect(neighbours('regex')).toContain('grep');
+    expect(neighbours('cancel')).toEqual(expect.arrayContaining([stem('stop'), stem('abort')]));
+    expect(neighbours('web')).toEqual(expect.arrayContaining([stem('research'), stem('internet')]));
+    expect(neighbours('phrase')).toContain(stem('keyword'));
+  });
 });
 
 describe('the ranking', () => {

@@ -116,7 +116,8 @@ export function oneLine(description: string, max = 160): string {
 
 // 1,024 dimensions: at 384 the hashed word and trigram features of a catalog collide enough to cost the
 // embedder alone a tenth of its recall; a search still reads 5,000 vectors in a few milliseconds
-const local = new LocalEmbedder(1024);
+const LOCAL_DIMENSIONS = 1024;
+const local = new LocalEmbedder(LOCAL_DIMENSIONS);
 
 /** The local embedder's vector of a text, or undefined when it has nothing to embed. */
 export function localVector(text: string): Float32Array | undefined {
@@ -147,6 +148,8 @@ export class SearchIndex {
   private readonly postings = new Map<string, number[]>();
   /** Unit vectors of the local embedder, one per tool (undefined: nothing to embed). */
   private readonly localVectors: (Float32Array | undefined)[];
+  /** The same vectors side by side, one row per tool (zeros: nothing to embed), read in one pass by a search. */
+  private readonly localMatrix: Float32Array;
   /** Unit vectors of a remote embedder, once it answered for every tool. */
   private remoteVectors?: Float32Array[];
 
@@ -179,6 +182,10 @@ export class SearchIndex {
     this.localVectors = tools.map((tool) => {
       const text = embeddingText(tool);
       return cachedVectors?.(tool, text) ?? localVector(text);
+    });
+    this.localMatrix = new Float32Array(tools.length * LOCAL_DIMENSIONS);
+    this.localVectors.forEach((v, row) => {
+      if (v?.length === LOCAL_DIMENSIONS) this.localMatrix.set(v, row * LOCAL_DIMENSIONS);
     });
   }
 
@@ -231,12 +238,21 @@ export class SearchIndex {
     const remote = queryVector && this.remoteVectors;
     const q = remote ? normalized(queryVector) : localVector(queryEmbeddingText(query));
     if (!q) return scores;
-    const vectors = remote ? this.remoteVectors! : this.localVectors;
     const at = Uint32Array.from(q.keys()).filter((j) => q[j] !== 0);
     const values = Float32Array.from(at, (j) => q[j]);
+    if (!remote) {
+      const m = this.localMatrix;
+      for (let i = 0, base = 0; i < scores.length; i++, base += LOCAL_DIMENSIONS) {
+        let dot = 0;
+        for (let k = 0; k < at.length; k++) dot += values[k] * m[base + at[k]];
+        if (dot > 0) scores[i] = dot;
+      }
+      return scores;
+    }
+    const vectors = this.remoteVectors!;
     for (let i = 0; i < vectors.length; i++) {
       const v = vectors[i];
-      if (v && v.length === q.length) scores[i] = Math.max(0, sparseDot(at, values, v));
+      if (v.length === q.length) scores[i] = Math.max(0, sparseDot(at, values, v));
     }
     return scores;
   }
@@ -248,18 +264,23 @@ export class SearchIndex {
     const max = (a?: Float64Array) => (a ? a.reduce((m, x) => (x > m ? x : m), 0) : 0);
     const lexMax = max(lex);
     const semMax = max(sem);
-    const hits: SearchHit[] = [];
+    // the best `limit` only, kept in order as they come (no sort of every tool that scored)
+    const top: SearchHit[] = [];
+    const before = (a: SearchHit, b: SearchHit) => a.score > b.score || (a.score === b.score && a.tool.name < b.tool.name);
     for (let i = 0; i < this.tools.length; i++) {
       // each signal scaled to [0, 1] by this query's best, then mixed
       const l = lex && lexMax > 0 ? lex[i] / lexMax : 0;
       const s = sem && semMax > 0 ? sem[i] / semMax : 0;
       const score = ranking === 'lexical' ? l : ranking === 'embedding' ? s : TUNING.lexicalShare * l + (1 - TUNING.lexicalShare) * s;
-      if (score <= 0) continue;
+      if (score <= 0 || (top.length >= options.limit && score < top[top.length - 1].score)) continue;
       const tool = this.tools[i];
       if (options.allow && !options.allow(tool)) continue;
-      hits.push({ tool, score });
+      const hit = { tool, score };
+      let at = top.length;
+      while (at > 0 && before(hit, top[at - 1])) at--;
+      top.splice(at, 0, hit);
+      if (top.length > options.limit) top.pop();
     }
-    hits.sort((a, b) => b.score - a.score || (a.tool.name < b.tool.name ? -1 : 1));
-    return hits.slice(0, options.limit);
+    return top;
   }
 }

@@ -98,6 +98,7 @@ describe('the words of search', () => {
     expect(neighbours('cancel')).toEqual(expect.arrayContaining([stem('stop'), stem('abort')]));
     expect(neighbours('web')).toEqual(expect.arrayContaining([stem('research'), stem('internet')]));
     expect(neighbours('phrase')).toContain(stem('keyword'));
+    expect(neighbours('insert')).toEqual(expect.arrayContaining(['sql', stem('statement')]));
   });
 });
 

@@ -124,6 +124,8 @@ const GROUPS: readonly string[] = [
   'import dependency dependencies depend require module',
   'circular cycle loop cyclic',
   'database db sql postgres mysql sqlite relational',
+  'sql statement select insert update upsert',
+  'row record entry',
   'schema structure describe columns',
   'sample example preview rows',
   'cache redis ttl expire counter increment',

@@ -76,9 +76,15 @@ describe('the words of search', () => {
       ['memory', 'memories'],
       ['commit', 'commits', 'committed'],
       ['run', 'running'],
+      ['deletion', 'delete', 'deletions'],
+      ['encryption', 'encrypt', 'encrypted'],
+      ['connection', 'connect', 'connections'],
+      ['validation', 'validate'],
     ])
       expect(new Set(group.map(stem)).size).toBe(1);
     expect(stem('process')).not.toBe(stem('proc'));
+    // short -ion words are left alone
+    expect(stem('action')).toBe('action');
   });
 
   it('brings thesaurus neighbours in at a lower weight, once per query word, and reads file names as files', () => {

@@ -32,7 +32,7 @@ const VOWEL = /[aeiouy]/;
 
 /**
  * A light stemmer (a few of Porter's first-step rules): plurals, -ing, -ed, a final -e, doubled
- * final consonants, -ly; enough that delete/deleted/deletes/deleting, file/files, process/processes,
+ * final consonants, -ly, -ion of long words; enough that delete/deleted/deletion, file/files, process/processes,
  * memory/memories, commit/committed meet. Words of three letters or fewer are left alone.
  */
 export function stem(word: string): string {
@@ -51,6 +51,8 @@ export function stem(word: string): string {
     }
   }
   if (!stripped && w.endsWith('ly') && w.length > 5) w = w.slice(0, -2);
+  // the act and its noun meet: deletion/delete, encryption/encrypt, connection/connect, validation/validate
+  if (!stripped && w.endsWith('ion') && w.length > 6) w = w.slice(0, -3);
   // committ -> commit, runn -> run (never ss, ll, zz: process, install)
   if (stripped && /([^aeiouslz])\1$/.test(w)) w = w.slice(0, -1);
   if (w.endsWith('e') && w.length > 3) w = w.slice(0, -1);

@@ -7,9 +7,14 @@
  *   pnpm fleet up --only git-mcp    # some services (plus the gateway)
  *   pnpm fleet plan                 # print the plan without starting anything
  *   pnpm fleet up --profile reference   # the earlier reference's ports (8001-8008, 8011) for old clients
+ *   pnpm dev                        # (fleet up --dev) from the TypeScript source through tsx, no build
+ *
+ * `up` runs the built services (dist/services/<id>/server.js, scripts/build): a stale build is
+ * rebuilt first (a second or two), a build that fails is reported and nothing starts.
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { builtEntry, ensureBuiltApart } from '../build/stamp';
 import { Launcher } from './launcher';
 import { monitoringTable, startMonitoring, stopMonitoring, waitMonitoring, type MonitoringProcess } from './monitoring';
 import { planFleet, REPO_ROOT } from './plan';
@@ -19,20 +24,24 @@ function parseArgs(argv: string[]) {
   let only: string[] | undefined;
   let monitoring = false;
   let profile: string | undefined;
+  let dev = false;
   for (let i = 0; i < rest.length; i++) {
     if (rest[i] === '--monitoring') monitoring = true;
+    else if (rest[i] === '--dev') dev = true;
     else if (rest[i] === '--profile') profile = rest[++i] ?? '';
     else if (rest[i].startsWith('--profile=')) profile = rest[i].slice(10);
     else if (rest[i] === '--only') only = (rest[++i] ?? '').split(',').filter(Boolean);
     else if (rest[i].startsWith('--only=')) only = rest[i].slice(7).split(',').filter(Boolean);
     else
-      throw new Error(`Unknown argument "${rest[i]}". Usage: fleet [up|plan] [--only id,id] [--monitoring] [--profile default|reference]`);
+      throw new Error(
+        `Unknown argument "${rest[i]}". Usage: fleet [up|plan] [--only id,id] [--monitoring] [--profile default|reference] [--dev]`,
+      );
   }
-  return { command, only, monitoring, profile };
+  return { command, only, monitoring, profile, dev };
 }
 
 async function main() {
-  const { command, only, monitoring, profile } = parseArgs(process.argv.slice(2));
+  const { command, only, monitoring, profile, dev } = parseArgs(process.argv.slice(2));
   const env = profile === undefined ? process.env : { ...process.env, FLEET_PROFILE: profile };
   let plan = planFleet({ env, only });
   const oldData = path.join(REPO_ROOT, '.data');
@@ -53,13 +62,19 @@ async function main() {
   }
   if (command !== 'up') throw new Error(`Unknown command "${command}". Usage: fleet [up|plan] [--only id,id]`);
 
+  // Built JavaScript unless --dev: rebuilt here when any source changed since the build.
+  if (!dev) {
+    ensureBuiltApart();
+    plan = { ...plan, specs: plan.specs.map((s) => ({ ...s, script: builtEntry(s.entry.id) })) };
+  }
   const color = process.stdout.isTTY === true && !env.NO_COLOR;
   const launcher = new Launcher({
     startTimeoutMs: Number(env.FLEET_START_TIMEOUT_MS ?? 60_000),
     stopTimeoutMs: Number(env.FLEET_STOP_TIMEOUT_MS ?? 10_000),
     color,
     out: process.stdout,
-    nodeArgs: ['--import', 'tsx'],
+    // --dev: TypeScript through the tsx loader, as the source is now (restart a service to take a change)
+    nodeArgs: dev ? ['--import', 'tsx'] : [],
     // A service that dies is restarted with backoff and a crash-loop limit; FLEET_RESTART=0 turns it off.
     restart: {
       enabled: env.FLEET_RESTART !== '0',
@@ -80,7 +95,7 @@ async function main() {
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
 
   process.stdout.write(
-    `fleet: starting ${plan.specs.length} processes; data in ${plan.dataDir}, logs in ${path.join(plan.dataDir, 'logs')}\n`,
+    `fleet: starting ${plan.specs.length} processes ${dev ? 'from the TypeScript source (--dev)' : 'from the build (dist/)'}; data in ${plan.dataDir}, logs in ${path.join(plan.dataDir, 'logs')}\n`,
   );
   launcher.start(plan.specs);
   await Promise.all([launcher.waitHealthy(), waitMonitoring(monitors, 30_000)]);

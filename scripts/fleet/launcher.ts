@@ -116,7 +116,7 @@ export class Launcher {
 
   private spawn(svc: RunningService): void {
     const { spec } = svc;
-    const child = spawn(process.execPath, [...this.options.nodeArgs, spec.script], {
+    const child = spawn(process.execPath, [...(spec.nodeArgs ?? []), ...this.options.nodeArgs, spec.script], {
       env: spec.env as NodeJS.ProcessEnv,
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -25,9 +25,20 @@ export interface LaunchSpec {
   port: number;
   url: string;
   script: string;
+  /** Node flags of this service's process (before the launcher's own, e.g. --import tsx). */
+  nodeArgs?: string[];
   env: Env;
   logFile: string;
 }
+
+/**
+ * V8's young generation capped at 1 MiB per semi-space (Node's default grows it to 16 MiB): an idle
+ * service polled by the gateway every few seconds never shrinks it back, so each held 8-30 MiB of
+ * it for nothing; 26 processes on one machine make that a third of the fleet's memory. The tools'
+ * allocation rates are far below what a larger young generation pays off for, and the gateway's
+ * throughput was measured the same with it (docs/operations.md, "Footprint").
+ */
+export const SERVICE_NODE_ARGS: readonly string[] = ['--max-semi-space-size=1'];
 
 export interface FleetOptions {
   env: Env;
@@ -71,6 +82,7 @@ export function planFleet({ env, only }: FleetOptions): { specs: LaunchSpec[]; d
       port,
       url: `http://127.0.0.1:${port}`,
       script: path.join(REPO_ROOT, 'services', entry.id, 'src', 'server.ts'),
+      nodeArgs: [...SERVICE_NODE_ARGS],
       logFile,
       env: serviceEnv(entry, {
         ...env,

@@ -4,15 +4,26 @@
  * secret set for one service (JWT_SECRET, a database URL, an admin token) is then not in the
  * environment of another, where a command that service runs could read it.
  *
- * The names come from each service's `src/config.ts` at launch (the launcher runs under tsx), not
- * from a generated list: a variable added to a schema reaches its service with no step to forget.
+ * The names come from each service's `src/config.ts` at launch (through tsx, or its build when the
+ * launcher runs built), not from a generated list: a variable added to a schema reaches its service
+ * with no step to forget.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { SERVICES, envPrefix, type Env, type ServiceEntry } from '@mcp-fleet/inventory';
+import { declaredEnvFile } from '../build/stamp';
 import { csvList } from './data-dir';
 
 const SERVICES_DIR = path.resolve(__dirname, '..', '..', 'services');
+
+/**
+ * Replaced by `true` in the built launcher (scripts/build), which reads the names the build took
+ * from the same schemas (dist/declared-env.json) instead of loading every service's configuration.
+ */
+declare const __FLEET_BUILT__: boolean | undefined;
+const RUNS_BUILT = typeof __FLEET_BUILT__ !== 'undefined' && __FLEET_BUILT__ === true;
+let builtNames: Record<string, string[]> | undefined;
+const builtDeclaredNames = () => (builtNames ??= JSON.parse(fs.readFileSync(declaredEnvFile(), 'utf8')) as Record<string, string[]>);
 
 /** What Node, the C library and the programs a service starts need; none of them holds a credential. */
 export const RUNTIME_NAMES: readonly string[] = [
@@ -87,7 +98,8 @@ export function declaredNames(id: string): string[] {
   if (cached) return cached;
   const file = path.join(SERVICES_DIR, id, 'src', 'config.ts');
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const keys = fs.existsSync(file) ? schemaKeys((require(file) as { configSchema?: SchemaLike }).configSchema) : undefined;
+  const fromSource = () => (fs.existsSync(file) ? schemaKeys((require(file) as { configSchema?: SchemaLike }).configSchema) : undefined);
+  const keys = RUNS_BUILT ? builtDeclaredNames()[id] : fromSource();
   if (!keys)
     throw new Error(
       `${path.relative(process.cwd(), file)} must export configSchema (a zod object): the launcher starts ${id} with only the variables it declares`,

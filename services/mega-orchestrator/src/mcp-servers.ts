@@ -291,24 +291,33 @@ export function configuredMcpServers(env: Env, inventory: readonly ServiceEntry[
   return specs;
 }
 
+/** Replaced by `true` in the fleet's build (scripts/build/build.ts); not defined when run from source (tsx, jest). */
+declare const __FLEET_BUILT__: boolean | undefined;
+const RUNS_BUILT = typeof __FLEET_BUILT__ !== 'undefined' && __FLEET_BUILT__ === true;
+
 /** Variables an inventory stdio server reads from the gateway's environment when the gateway starts it. */
 const PASSED_TO_STDIO = /^(WORKSPACE_ROOTS|DATA_DIR|LOG_LEVEL|LLM_[A-Z0-9_]+|TOOLKIT_[A-Z0-9_]+)$/;
 
 /**
  * The inventory's built stdio servers (toolkit-mcp-server), started by the gateway from this
- * checkout with the same Node and tsx; left out, with the reason, where their source is not here.
+ * checkout with the same Node, the way the gateway itself runs: from the build
+ * (dist/services/<id>/server.js, scripts/build) when it runs built, else from the TypeScript
+ * source with tsx; left out, with the reason, where that file is not here.
  */
 export function inventoryStdioServers(
   env: Env,
   inventory: readonly ServiceEntry[] = SERVICES,
   repoRoot = path.resolve(__dirname, '../../..'),
+  built = RUNS_BUILT,
 ): { specs: DownstreamSpec[]; skipped: string[] } {
   const specs: DownstreamSpec[] = [];
   const skipped: string[] = [];
   const passed: Record<string, string> = {};
   for (const [k, v] of Object.entries(env)) if (v !== undefined && PASSED_TO_STDIO.test(k)) passed[k] = v;
   for (const entry of inventory.filter((s) => s.pattern === 'stdio' && s.status === 'available')) {
-    const server = path.join(repoRoot, 'services', entry.id, 'src', 'server.ts');
+    const server = built
+      ? path.join(repoRoot, 'dist', 'services', entry.id, 'server.js')
+      : path.join(repoRoot, 'services', entry.id, 'src', 'server.ts');
     if (!fs.existsSync(server)) {
       skipped.push(`${entry.id}: ${server} is not in this installation`);
       continue;
@@ -321,7 +330,7 @@ export function inventoryStdioServers(
       mcp: {
         transport: 'stdio',
         command: process.execPath,
-        args: ['--import', 'tsx', server],
+        args: built ? [server] : ['--import', 'tsx', server],
         cwd: repoRoot,
         env: passed,
         // sandboxed like any stdio server: this checkout (its cwd) and the workspace roots it reads, read-only

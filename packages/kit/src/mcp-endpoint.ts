@@ -1,13 +1,8 @@
 import express, { type Express, type Request, type Response } from 'express';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import {
-  CallToolRequestSchema,
-  ListToolsRequestSchema,
-  McpError,
-  type CallToolResult,
-  type ServerCapabilities,
-} from '@modelcontextprotocol/sdk/types.js';
+import type * as SdkServer from '@modelcontextprotocol/sdk/server/index.js';
+import type * as SdkStreamableHttp from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type * as SdkTypes from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, McpError, ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { KitHandle } from './app';
 import type { Logger } from './logger';
@@ -34,6 +29,20 @@ export interface McpEndpointOptions {
 
 const looseParams = z.record(z.string(), z.unknown()).optional();
 
+/* eslint-disable @typescript-eslint/no-require-imports */
+/**
+ * The MCP SDK's server side, loaded at the first POST /mcp (or the first error mapped for it): a
+ * service whose callers use /tools/* does not hold it (some 7 MB of heap).
+ */
+let sdkModules: (typeof SdkServer & typeof SdkStreamableHttp & typeof SdkTypes) | undefined;
+const sdk = () =>
+  (sdkModules ??= {
+    ...(require('@modelcontextprotocol/sdk/server/index.js') as typeof SdkServer),
+    ...(require('@modelcontextprotocol/sdk/server/streamableHttp.js') as typeof SdkStreamableHttp),
+    ...(require('@modelcontextprotocol/sdk/types.js') as typeof SdkTypes),
+  });
+/* eslint-enable @typescript-eslint/no-require-imports */
+
 /** tools/call as MCP answers it (both protocol eras): the tool's result, or its error as an isError result. */
 export async function mcpToolCall(
   kit: Pick<KitHandle, 'callTool'>,
@@ -57,6 +66,7 @@ export async function mcpToolCall(
 
 /** A method's failure as the JSON-RPC error it answers: an McpError as thrown, a fleet error by its code (INTERNAL without its cause). */
 export function toMcpError(err: unknown): McpError {
+  const { McpError } = sdk();
   if (err instanceof McpError) return err;
   const e = toAppError(err);
   return new McpError(ERROR_CODES[e.code].rpc, e.code === 'INTERNAL' ? 'Internal error; the service log has the cause.' : e.message);
@@ -73,6 +83,7 @@ export function toMcpError(err: unknown): McpError {
 export function mountMcpEndpoint(app: Express, kit: Pick<KitHandle, 'callTool' | 'sendError'>, options: McpEndpointOptions): void {
   const route = options.path ?? '/mcp';
   app.post(route, express.json({ limit: options.bodyLimit }), async (req, res) => {
+    const { Server, StreamableHTTPServerTransport, CallToolRequestSchema, ListToolsRequestSchema } = sdk();
     const server = new Server(
       { name: options.name, version: options.version ?? '0.1.0' },
       { capabilities: { ...options.capabilities, tools: {} } },

@@ -1,9 +1,16 @@
 import net from 'node:net';
 import tls from 'node:tls';
 import { AppError, type Logger } from '@mcp-fleet/kit';
-import { Agent, buildConnector, request as undiciRequest, type Dispatcher } from 'undici';
+import type { Agent, buildConnector, Dispatcher } from 'undici';
+import type * as UndiciModule from 'undici';
 import { normalizeHost } from './ip';
 import type { OutboundPolicy } from './policy';
+
+type Undici = typeof UndiciModule;
+let undiciModule: Undici | undefined;
+/** undici, loaded at the first request: a service that never calls out does not hold it (some 5 MB of heap). */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const undici = (): Undici => (undiciModule ??= require('undici') as Undici);
 
 export const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
@@ -218,20 +225,29 @@ export async function readCapped(body: AsyncIterable<Buffer | Uint8Array> & { de
  */
 export class OutboundClient {
   readonly policy: OutboundPolicy;
-  private readonly agent: Agent;
+  private agentInstance?: Agent;
   private readonly logger?: Logger;
   private readonly userAgent: string;
 
-  constructor(options: OutboundClientOptions) {
+  constructor(private readonly options: OutboundClientOptions) {
     this.policy = options.policy;
     this.logger = options.logger;
     this.userAgent = options.userAgent ?? 'mcp-fleet-outbound/0.1';
+  }
+
+  /** Made at the first request (with undici itself). */
+  private get agent(): Agent {
+    return (this.agentInstance ??= this.createAgent());
+  }
+
+  private createAgent(): Agent {
+    const { Agent, buildConnector } = undici();
     const base = buildConnector({
-      timeout: options.connectTimeoutMs ?? 10_000,
+      timeout: this.options.connectTimeoutMs ?? 10_000,
       lookup: this.policy.lookup,
-      ...(options.ca ? { ca: [...tls.rootCertificates, options.ca] } : {}),
+      ...(this.options.ca ? { ca: [...tls.rootCertificates, this.options.ca] } : {}),
     } as buildConnector.BuildOptions);
-    this.agent = new Agent({
+    return new Agent({
       connect: (opts, callback) => {
         const host = normalizeHost(opts.hostname);
         if (net.isIP(host)) {
@@ -276,7 +292,7 @@ export class OutboundClient {
         const hopStarted = performance.now();
         let res: Dispatcher.ResponseData;
         try {
-          res = await undiciRequest(url, {
+          res = await undici().request(url, {
             dispatcher: this.agent,
             method: method as Dispatcher.HttpMethod,
             headers,
@@ -371,6 +387,6 @@ export class OutboundClient {
   }
 
   async close(): Promise<void> {
-    await this.agent.close();
+    await this.agentInstance?.close();
   }
 }

@@ -8,8 +8,10 @@
  */
 import type { RequestHandler } from 'express';
 import { MemoryStore, rateLimit, type Options, type Store } from 'express-rate-limit';
-import { Redis } from 'ioredis';
-import { RedisStore, type RedisReply } from 'rate-limit-redis';
+import type { Redis } from 'ioredis';
+import type * as IoRedis from 'ioredis';
+import type { RedisReply, RedisStore } from 'rate-limit-redis';
+import type * as RateLimitRedis from 'rate-limit-redis';
 import { AppError, Counter, type KitHandle, type Logger } from '@mcp-fleet/kit';
 
 export interface RateLimitSettings {
@@ -58,7 +60,9 @@ class SharedCounts implements Store {
     private readonly onError: (err: unknown) => void,
   ) {
     this.prefix = prefix;
-    this.inner = new RedisStore({
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { RedisStore: RedisStoreClass } = require('rate-limit-redis') as typeof RateLimitRedis;
+    this.inner = new RedisStoreClass({
       prefix,
       sendCommand: (command: string, ...args: string[]) => redis.call(command, ...args) as Promise<RedisReply>,
     });
@@ -138,8 +142,10 @@ export function createLimiter(settings: RateLimitSettings, logger: Logger): Coor
   };
 
   // No offline queue and one retry: while Redis is away a count fails at once; a stalled one after redisTimeoutMs.
+  // ioredis is loaded only when counts are shared (REDIS_URL): the in-process store needs none of it.
   const redis = settings.redisUrl
-    ? new Redis(settings.redisUrl, {
+    ? // eslint-disable-next-line @typescript-eslint/no-require-imports
+      new (require('ioredis') as typeof IoRedis).Redis(settings.redisUrl, {
         enableOfflineQueue: false,
         maxRetriesPerRequest: 1,
         connectTimeout: 2000,

@@ -4,11 +4,11 @@ import { createServiceApp, type HealthCheck, type Logger, type ServiceApp, secre
 import { SqliteDb } from '@mcp-fleet/kit/sqlite';
 import { Workspace } from '@mcp-fleet/kit/workspace';
 import { OutboundClient, OutboundPolicy } from '@mcp-fleet/outbound';
-import sharp from 'sharp';
 import { SERVICE_ID, type Config } from './config';
 import type { MediaDeps } from './deps';
 import { JobRunner, JobStore } from './jobs';
 import { AvEngines, type EngineInfo } from './media/engines';
+import { sharpStatus } from './media/image';
 import { Sandbox, sandboxHealth } from '@mcp-fleet/sandbox';
 import { outputFolder } from './media/output';
 import { createTools } from './tools';
@@ -88,7 +88,7 @@ export async function createApp({ config, logger, defaultMetrics = true, policy 
     tools: createTools(deps),
     defaultMetrics,
     healthChecks: [
-      { name: 'sharp', required: true, check: () => ({ sharp: sharp.versions.sharp, vips: sharp.versions.vips }) },
+      { name: 'sharp', required: true, check: sharpStatus },
       engineCheck(engines, 'ffmpeg'),
       engineCheck(engines, 'ffprobe'),
       { name: 'sandbox', required: false, check: () => sandboxHealth(sandbox) },

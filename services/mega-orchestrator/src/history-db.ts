@@ -5,7 +5,7 @@
  * for PostgreSQL, and numbers PostgreSQL returns as strings (BIGINT, COUNT) come back as numbers.
  */
 import { SqliteDb } from '@mcp-fleet/kit/sqlite';
-import pg from 'pg';
+import type pg from 'pg';
 
 export interface Statement {
   sql: string;
@@ -121,7 +121,10 @@ const numeric = <T>(row: Record<string, unknown>): T => {
 };
 
 export async function openPostgresHistory(url: string): Promise<HistoryDb> {
-  const pool = new pg.Pool({ connectionString: url, max: 4, connectionTimeoutMillis: 3000, statement_timeout: 20_000 });
+  // pg is loaded only for a PostgreSQL store (SESSION_DATABASE_URL), not by a gateway on SQLite
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { Pool } = require('pg') as typeof pg;
+  const pool = new Pool({ connectionString: url, max: 4, connectionTimeoutMillis: 3000, statement_timeout: 20_000 });
   pool.on('error', () => undefined); // an idle client that dies is replaced on the next query
   const client = await pool.connect();
   try {

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
-import { request } from 'undici';
+import type { request as undiciRequest } from 'undici';
 import type { Config } from './config';
 import { displayUrl } from './downstream-client';
 
@@ -42,7 +42,9 @@ const DEFAULT_PORTS: Record<string, number> = { 'smtp:': 25, 'smtps:': 465, 'ima
 async function probeHttp(url: string, timeoutMs: number): Promise<Pick<ProviderReport, 'reachable' | 'latencyMs' | 'error' | 'detail'>> {
   const started = performance.now();
   try {
-    // undici does not follow redirects unless asked to.
+    // undici does not follow redirects unless asked to; it is loaded at the first probe, not at start.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { request } = require('undici') as { request: typeof undiciRequest };
     const res = await request(url, { method: 'GET', signal: AbortSignal.timeout(timeoutMs) });
     res.body.resume();
     return { reachable: true, latencyMs: Math.round(performance.now() - started), detail: { status: res.statusCode } };

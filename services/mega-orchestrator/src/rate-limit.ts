@@ -7,7 +7,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
+import type * as IoRedis from 'ioredis';
 import { AppError, ERROR_CODES, type Logger, type SendError } from '@mcp-fleet/kit';
 import { principalOf } from './auth';
 import { requestIdOf, sendRpcError } from './mcp/jsonrpc';
@@ -68,7 +69,9 @@ export class RedisRateStore implements RateStore {
   ) {
     // No offline queue and one retry: while Redis is away a hit fails at once (and the request goes through);
     // a Redis that is connected but stalls (overloaded, or a network partition) fails the hit after commandTimeoutMs.
-    this.redis = new Redis(url, {
+    // ioredis is loaded only for this store (REDIS_URL), not by a gateway that counts in-process
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    this.redis = new (require('ioredis') as typeof IoRedis).Redis(url, {
       lazyConnect: true,
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,

@@ -9,7 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Logger } from '@mcp-fleet/kit';
-import pg from 'pg';
+import type pg from 'pg';
 import type { HistoryDb } from './history-db';
 
 export interface TaskChannelOptions {
@@ -79,7 +79,10 @@ export class TaskChannel {
   private async connect(): Promise<void> {
     this.retry = undefined;
     if (this.closed) return;
-    const client = new pg.Client({
+    // pg is loaded with the first channel (a PostgreSQL-backed task store), not at start
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { Client } = require('pg') as typeof pg;
+    const client = new Client({
       connectionString: this.options.url,
       application_name: `mcp-fleet-tasks:${this.options.instance}`,
       keepAlive: true,

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { AppError } from '@mcp-fleet/kit';
 import { type Workspace } from '@mcp-fleet/kit/workspace';
 import type Mail from 'nodemailer/lib/mailer';
-import MailComposer from 'nodemailer/lib/mail-composer';
+import type MailComposer from 'nodemailer/lib/mail-composer';
 import { z } from 'zod';
 import { addressListSchema, addressSchema, formatAddress, headerText, messageIdSchema, type Address } from './fields';
 
@@ -117,7 +117,10 @@ export async function buildMessage(m: Outgoing, maxSendBytes: number): Promise<B
   const domain = m.from.address.split('@').pop() ?? 'localhost';
   const messageId = `<${randomUUID()}@${domain}>`;
   const list = (a?: Address[]) => (a?.length ? a.map(formatAddress) : undefined);
-  const node = new MailComposer({
+  // nodemailer's composer is loaded at the first message built
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const Composer = require('nodemailer/lib/mail-composer') as typeof MailComposer;
+  const node = new Composer({
     from: formatAddress(m.from),
     to: list(m.to),
     cc: list(m.cc),

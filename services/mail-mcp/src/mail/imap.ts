@@ -1,5 +1,6 @@
 import { AppError, toAppError, type Logger } from '@mcp-fleet/kit';
-import { ImapFlow, type ListResponse, type MailboxObject } from 'imapflow';
+import type { ImapFlow, ListResponse, MailboxObject } from 'imapflow';
+import type * as Imapflow from 'imapflow';
 import type { ServerSettings } from './account';
 import { uidValidityChanged, type MessageRef } from './ids';
 import { certificateError } from './tls';
@@ -114,6 +115,9 @@ export class ImapPool {
 
   private async connect(): Promise<Pooled> {
     const s = this.settings;
+    // imapflow is loaded at the first connection: unconfigured, the service does not hold it
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { ImapFlow } = require('imapflow') as typeof Imapflow;
     const client = new ImapFlow({
       host: s.host,
       port: s.port,

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { AppError } from '@mcp-fleet/kit';
 import type { FetchMessageObject, MessageAddressObject, MessageStructureObject } from 'imapflow';
-import { MailParser, type AddressObject, type AttachmentStream, type EmailAddress, type MessageText } from 'mailparser';
+import type { AddressObject, AttachmentStream, EmailAddress, MessageText } from 'mailparser';
+import type * as Mailparser from 'mailparser';
 import { encodeEmailId } from './ids';
 
 export interface AddressOut {
@@ -129,6 +130,9 @@ const MAX_HEADER_LINES = 500;
  */
 export function parseMessage(source: Readable, options: ParseOptions): Promise<ParsedMessage> {
   return new Promise((resolve, reject) => {
+    // mailparser is loaded at the first message read
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { MailParser } = require('mailparser') as typeof Mailparser;
     const parser = new MailParser({ checksumAlgo: false, skipImageLinks: true, maxHtmlLengthToParse: 5 * 1024 * 1024 });
     const attachments: AttachmentMeta[] = [];
     const contents = new Map<string, Buffer>();

@@ -1,5 +1,6 @@
 import { AppError } from '@mcp-fleet/kit';
-import nodemailer, { type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
+import type * as Nodemailer from 'nodemailer';
 import type SMTPPool from 'nodemailer/lib/smtp-pool';
 import type { ServerSettings } from './account';
 import { certificateError } from './tls';
@@ -55,6 +56,9 @@ export class Sender {
     private readonly settings: ServerSettings,
     options: { connectTimeoutMs: number; tlsInsecure: boolean; maxConnections?: number },
   ) {
+    // nodemailer is loaded when sending is configured (a Sender made), not by the service's start
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const nodemailer = require('nodemailer') as typeof Nodemailer;
     this.transport = nodemailer.createTransport({
       pool: true,
       maxConnections: options.maxConnections ?? 3,

@@ -1,6 +1,40 @@
+import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
+import path from 'node:path';
 import { AppError } from '@mcp-fleet/kit';
-import sharp, { type FitEnum, type Metadata, type Sharp, type Stats } from 'sharp';
+import type SharpFunction from 'sharp';
+import type { FitEnum, Metadata, Sharp, Stats } from 'sharp';
+
+/** The module is the function itself (CommonJS), as `import sharp from 'sharp'` gives it. */
+type SharpModule = typeof SharpFunction;
+let sharpModule: SharpModule | undefined;
+let sharpLoadError: string | undefined;
+
+/**
+ * sharp and its libvips, loaded at the first image call rather than at start (some 8 MB the
+ * service then does not hold while no image is asked for). Not loading is this installation's
+ * fault, never the caller's: NOT_CONFIGURED, and /health reports it from then on.
+ */
+function sharp(...args: Parameters<SharpModule>): Sharp {
+  if (!sharpModule) {
+    try {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      sharpModule = require('sharp') as SharpModule;
+    } catch (err) {
+      sharpLoadError = String((err as Error).message).split('\n')[0];
+      throw new AppError('NOT_CONFIGURED', `sharp (libvips) does not load on this machine: ${sharpLoadError}. Reinstall it: pnpm install.`);
+    }
+  }
+  return sharpModule(...args);
+}
+
+/** The health check's view: the versions once loaded; before, the installed package's version (or why it does not load). */
+export function sharpStatus(): Record<string, string | boolean> {
+  if (sharpLoadError) throw new Error(`sharp does not load: ${sharpLoadError}`);
+  if (sharpModule) return { sharp: sharpModule.versions.sharp, vips: sharpModule.versions.vips, loaded: true };
+  const pkg = path.join(path.dirname(require.resolve('sharp')), '..', 'package.json');
+  return { sharp: (JSON.parse(readFileSync(pkg, 'utf8')) as { version: string }).version, loaded: false };
+}
 
 /** Formats told apart by their first bytes; anything else is tried as audio/video. */
 export type ImageFormat = 'jpeg' | 'png' | 'webp' | 'gif' | 'tiff' | 'avif' | 'heif';

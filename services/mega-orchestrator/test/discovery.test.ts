@@ -105,6 +105,7 @@ describe('the words of search', () => {
     expect(neighbours('web')).toEqual(expect.arrayContaining([stem('research'), stem('internet')]));
     expect(neighbours('phrase')).toContain(stem('keyword'));
     expect(neighbours('insert')).toEqual(expect.arrayContaining(['sql', stem('statement')]));
+    expect(neighbours('received')).toEqual(expect.arrayContaining([stem('incoming'), stem('inbound')]));
   });
 });
 

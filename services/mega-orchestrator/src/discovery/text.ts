@@ -111,6 +111,7 @@ const GROUPS: readonly string[] = [
   'http request fetch url web endpoint api rest',
   'probe ping health latency uptime alive reachable',
   'webhook callback hook inbound',
+  'receive incoming inbound delivery',
   'transcribe transcript transcription speech dictation voice recording spoken said',
   'image photo picture thumbnail png jpeg webp',
   'video movie clip mp4 film',

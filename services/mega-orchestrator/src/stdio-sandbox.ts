@@ -69,24 +69,41 @@ export function stdioLauncher(options: StdioSandboxOptions): StdioLauncher {
           `or run this server unsandboxed: "sandbox": false in its mcpServers entry (${id}), or MCP_STDIO_SANDBOX=off for all (not recommended; docs/gateway.md).`,
       );
     }
-    const home = path.join(dataDir, 'mcp-servers', id, 'home');
-    fs.mkdirSync(home, { recursive: true, mode: 0o700 });
-    fs.chmodSync(home, 0o700);
-    const cwd = spec.cwd ?? home;
+    const readOnly = [...(spec.cwd ? [spec.cwd] : []), ...(policy?.readOnly ?? [])];
+    const writable = policy?.writable ?? [];
+    // DATA_DIR inside a mounted directory is covered by an empty read-only one, and the home with it:
+    // then the server's HOME is the sandbox's own (empty, writable, gone when it ends)
+    const realData = realOrSelf(dataDir);
+    const covered = [...readOnly, ...writable].some((p) => realData.startsWith(`${realOrSelf(p).replace(/\/$/, '')}/`));
+    const home = covered ? undefined : path.join(dataDir, 'mcp-servers', id, 'home');
+    if (home) {
+      fs.mkdirSync(home, { recursive: true, mode: 0o700 });
+      fs.chmodSync(home, 0o700);
+    }
+    const cwd = spec.cwd ?? home ?? '/tmp';
     const cmd = box.command(spec.command, spec.args, {
       cwd,
       // the SDK's safe defaults (PATH, TERM, ...) without the gateway user's HOME, then the declared env
       env: { ...withoutHome(getDefaultEnvironment()), ...spec.env },
       network: policy?.network ?? true,
-      readOnly: [...(spec.cwd ? [spec.cwd] : []), ...(policy?.readOnly ?? [])],
-      writable: [home, ...(policy?.writable ?? [])],
+      readOnly,
+      writable: home ? [home, ...writable] : writable,
     });
     // HOME is the server's own home, not the sandbox's empty one: set last, before `--` (the program and its arguments follow)
     const separator = cmd.args.length - spec.args.length - 2;
-    const args = [...cmd.args.slice(0, separator), '--setenv', 'HOME', fs.realpathSync(home), ...cmd.args.slice(separator)];
+    const setHome = home ? ['--setenv', 'HOME', fs.realpathSync(home)] : [];
+    const args = [...cmd.args.slice(0, separator), ...setHome, ...cmd.args.slice(separator)];
     // bubblewrap itself needs only PATH; the server's environment is set inside
-    return { command: cmd.file, args, cwd, env: { PATH: processEnv().PATH ?? '/usr/bin:/bin' } };
+    return { command: cmd.file, args, cwd: spec.cwd ?? home, env: { PATH: processEnv().PATH ?? '/usr/bin:/bin' } };
   };
+}
+
+function realOrSelf(p: string): string {
+  try {
+    return fs.realpathSync(p);
+  } catch {
+    return path.resolve(p);
+  }
 }
 
 function withoutHome(env: Record<string, string>): Record<string, string> {

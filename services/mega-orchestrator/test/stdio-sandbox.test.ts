@@ -1,0 +1,126 @@
+/**
+ * The stdio sandbox's declaration and launch (src/stdio-sandbox.ts, src/mcp-servers.ts): the
+ * `sandbox` field of an mcpServers entry, the bwrap command line the gateway starts, the home it
+ * gets, the opt-outs. The attacks themselves: test/security/gateway-stdio-sandbox.test.ts.
+ */
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { tempDir } from '@mcp-fleet/testing';
+import { configuredMcpServers } from '../src/mcp-servers';
+import { stdioLauncher } from '../src/stdio-sandbox';
+import type { StdioServerSpec } from '../src/types';
+
+const node = (script: string, extra: Partial<StdioServerSpec> = {}): StdioServerSpec => ({
+  transport: 'stdio',
+  command: process.execPath,
+  args: ['-e', script],
+  env: {},
+  ...extra,
+});
+
+const run = (launch: ReturnType<ReturnType<typeof stdioLauncher>>) =>
+  spawnSync(launch.command, launch.args, { cwd: launch.cwd, env: launch.env, encoding: 'utf8', timeout: 10_000 });
+
+describe('the sandbox field of an mcpServers entry', () => {
+  const tmp = tempDir('mcp-fleet-stdio-field-');
+  afterAll(() => tmp.cleanup());
+
+  it('is read as false, or as paths resolved from the file and with ${VAR} expanded', () => {
+    const file = path.join(tmp.dir, 'servers.json');
+    fs.writeFileSync(
+      file,
+      JSON.stringify({
+        mcpServers: {
+          open: { command: 'x', sandbox: false },
+          files: { command: 'x', sandbox: { writable: ['roots', '${ROOT}/b'], readOnly: ['/ref'], network: false } },
+          plain: { command: 'x' },
+        },
+      }),
+    );
+    const specs = configuredMcpServers({ MCP_SERVERS_FILE: file, ROOT: '/srv' }, []);
+    const mcp = (id: string) => specs.find((s) => s.id === id)?.mcp as StdioServerSpec;
+    expect(mcp('open').sandbox).toBe(false);
+    expect(mcp('files').sandbox).toEqual({ network: false, readOnly: ['/ref'], writable: [path.join(tmp.dir, 'roots'), '/srv/b'] });
+    expect(mcp('plain').sandbox).toBeUndefined();
+  });
+
+  it.each([
+    [{ sandbox: true }],
+    [{ sandbox: 'off' }],
+    [{ sandbox: { writable: '/a' } }],
+    [{ sandbox: { network: 'yes' } }],
+    [{ sandbox: { mounts: ['/'] } }],
+  ])('refuses %j naming the field', (extra) => {
+    expect(() => configuredMcpServers({ MCP_SERVERS: JSON.stringify({ bad: { command: 'x', ...extra } }) }, [])).toThrow(/bad.*sandbox/);
+  });
+});
+
+describe('the launch of a sandboxed stdio server', () => {
+  const tmp = tempDir('mcp-fleet-stdio-launch-');
+  afterAll(() => tmp.cleanup());
+
+  it('is bwrap with only PATH outside, the server’s env and its own 0700 home inside', () => {
+    const dataDir = path.join(tmp.dir, 'data');
+    const launch = stdioLauncher({ mode: 'on', dataDir })(
+      'probe',
+      node(
+        'console.log(JSON.stringify({ home: process.env.HOME, token: process.env.TOKEN, gw: process.env.GATEWAY_ONLY ?? null })); require("fs").writeFileSync(process.env.HOME + "/cache", "x")',
+        {
+          env: { TOKEN: 't' },
+        },
+      ),
+    );
+    expect(path.basename(launch.command)).toBe('bwrap');
+    expect(Object.keys(launch.env)).toEqual(['PATH']);
+    const home = path.join(dataDir, 'mcp-servers', 'probe', 'home');
+    expect(fs.statSync(home).mode & 0o777).toBe(0o700);
+    const sep = launch.args.indexOf('--', launch.args.length - 4);
+    expect(launch.args.slice(sep - 3, sep)).toEqual(['--setenv', 'HOME', home]);
+    process.env.GATEWAY_ONLY = 'secret';
+    try {
+      const out = run(launch);
+      expect(out.stderr).toBe('');
+      expect(JSON.parse(out.stdout)).toEqual({ home, token: 't', gw: null });
+    } finally {
+      delete process.env.GATEWAY_ONLY;
+    }
+    expect(fs.readFileSync(path.join(home, 'cache'), 'utf8')).toBe('x');
+  });
+
+  it('with DATA_DIR inside its cwd, DATA_DIR stays hidden and HOME is the sandbox’s own, writable', () => {
+    const project = path.join(tmp.dir, 'project');
+    fs.mkdirSync(path.join(project, '.data'), { recursive: true });
+    fs.writeFileSync(path.join(project, '.data', 'secret'), 'S');
+    const launch = stdioLauncher({ mode: 'on', dataDir: path.join(project, '.data') })(
+      'inside',
+      node(
+        'const fs = require("fs"); fs.writeFileSync(process.env.HOME + "/x", "1"); console.log(fs.readdirSync(".data").length, fs.existsSync("/x"))',
+        {
+          cwd: project,
+        },
+      ),
+    );
+    const out = run(launch);
+    expect(out.stdout.trim()).toBe('0 false');
+  });
+
+  it('MCP_STDIO_SANDBOX=off and "sandbox": false start the command itself; off is logged as a warning', () => {
+    const warnings: string[] = [];
+    const logger = {
+      warn: (m: string) => warnings.push(m),
+      info: () => undefined,
+      debug: () => undefined,
+      error: () => undefined,
+    } as never;
+    const spec = node('1', { cwd: tmp.dir, env: { A: 'b' } });
+    expect(stdioLauncher({ mode: 'off', dataDir: tmp.dir, logger })('x', spec)).toEqual({
+      command: process.execPath,
+      args: ['-e', '1'],
+      cwd: tmp.dir,
+      env: { A: 'b' },
+    });
+    expect(warnings.join()).toMatch(/MCP_STDIO_SANDBOX=off.*WITHOUT an OS sandbox/);
+    expect(stdioLauncher({ mode: 'on', dataDir: tmp.dir })('x', { ...spec, sandbox: false }).command).toBe(process.execPath);
+  });
+});

@@ -80,7 +80,7 @@ export const configSchema = z.object({
     .string()
     .optional()
     .describe(
-      'JSON or YAML file of MCP servers to front, in the mcpServers shape ({"mcpServers": {"<id>": {"command", "args", "env", "cwd", "protocolVersion"?} or {"url", "headers", "protocolVersion"?}}}; protocolVersion "2026-07-28" for a server of the stateless revision, which is also found when it refuses initialize); ${VAR} is expanded from the environment.',
+      'JSON or YAML file of MCP servers to front, in the mcpServers shape ({"mcpServers": {"<id>": {"command", "args", "env", "cwd", "protocolVersion"?} or {"url", "headers", "protocolVersion"?}}}; protocolVersion "2026-07-28" or "2025-11-25" declares its era; undeclared, an HTTP server is asked server/discover first and spoken to in 2026-07-28 when it answers (a server of both eras included), a stdio one in 2025 unless it refuses initialize and answers server/discover); ${VAR} is expanded from the environment.',
     ),
   MCP_SERVERS: z.string().optional().describe('The same as MCP_SERVERS_FILE, inline as JSON; both may be used (ids must differ).'),
   VIRTUAL_SERVERS_FILE: z

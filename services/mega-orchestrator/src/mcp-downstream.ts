@@ -158,6 +158,8 @@ export class McpDownstream implements Downstream {
   /** Listen streams are opened one at a time (each change of what to listen for waits for the one before). */
   private watchChain: Promise<unknown> = Promise.resolve();
   private rewatchTimer?: NodeJS.Timeout;
+  /** How long after the next listen stream that ends early it is opened again (1 s doubling to 30 s; 1 s after one that lasted STABLE_MS). */
+  private listenDelayMs = 1000;
   /** DOWNSTREAM_MAX_RESPONSE_BYTES counted as the server's bytes arrive, and a call's streams closed with it (stream-budget.ts). */
   private readonly budget: StreamBudget;
 
@@ -322,7 +324,13 @@ export class McpDownstream implements Downstream {
     // The server learns what this caller can be asked (of what the gateway forwards), and gets the answers it sent up front.
     const caller = req.onClientRequest;
     const forwards = this.options.forwardClientRequests === true;
-    const meta = { _meta: { 'io.modelcontextprotocol/clientCapabilities': askable(forwards ? caller?.capabilities : undefined) } };
+    // Its log messages are asked for (every level: the caller's own filter applies) only when someone listens.
+    const meta = {
+      _meta: {
+        'io.modelcontextprotocol/clientCapabilities': askable(forwards ? caller?.capabilities : undefined),
+        ...(req.onLog ? { 'io.modelcontextprotocol/logLevel': 'debug' } : {}),
+      },
+    };
     const first = caller?.inputResponses ? { inputResponses: caller.inputResponses } : {};
     try {
       const client = await this.modernClient(req.timeoutMs);
@@ -434,17 +442,15 @@ export class McpDownstream implements Downstream {
     return this.spec.protocolVersion === MODERN_VERSION || this.foundModern;
   }
 
-  /** Whether this server, which refused initialize, answers server/discover (then it is spoken to in 2026-07-28 from now on). */
-  private async discoveredModern(): Promise<boolean> {
+  /** Whether this server answers server/discover (then it is spoken to in 2026-07-28 from now on); `why` for the log. */
+  private async discoveredModern(why: string): Promise<boolean> {
     try {
       await this.modernClient(START_TIMEOUT_MS);
     } catch {
       return false;
     }
     this.foundModern = true;
-    this.options.logger.info(
-      `${this.options.id} refused initialize and answered server/discover: it is spoken to in MCP ${MODERN_VERSION}`,
-    );
+    this.options.logger.info(`${this.options.id} ${why}: it is spoken to in MCP ${MODERN_VERSION}`);
     return true;
   }
 
@@ -494,6 +500,8 @@ export class McpDownstream implements Downstream {
     for (const kind of ['tools', 'prompts', 'resources'] as const)
       client.setNotificationHandler(`notifications/${kind}/list_changed`, this.listChanged(kind));
     client.setNotificationHandler('notifications/resources/updated', (n) => this.options.onResourceUpdated?.(n.params.uri));
+    // a log message on a request's stream: to that call's caller when it is the one in flight (serverLog)
+    client.setNotificationHandler('notifications/message', (n) => this.serverLog(n.params));
     if (Object.keys(this.modernFilter(client)).length > 0)
       this.watchModern(client).catch((err: Error) => {
         logger.warn(`${id}: could not listen for its changes; trying again`, { err: err.message });
@@ -535,12 +543,16 @@ export class McpDownstream implements Downstream {
       if (Object.keys(filter).length > 0) {
         const subscription = await client.listen(filter, { timeout: timeoutMs });
         const watch = { key, client, subscription, honored: subscription.honoredFilter };
+        const openedAt = Date.now();
         next = watch;
         void subscription.closed.then((how) => {
           if (how === 'local' || this.modernWatch !== watch) return;
           this.modernWatch = undefined;
-          this.options.logger.warn(`${this.options.id} ended the gateway's listen stream (${how}); listening again`);
-          this.rewatchLater();
+          // a server (or a proxy) that ends every stream soon after it opens is asked again less and less often
+          const delay = Date.now() - openedAt >= STABLE_MS ? 1000 : this.listenDelayMs;
+          this.listenDelayMs = Math.min(delay * 2, MAX_BACKOFF_MS);
+          this.options.logger.warn(`${this.options.id} ended the gateway's listen stream (${how}); listening again in ${delay} ms`);
+          this.rewatchLater(undefined, delay);
         });
       }
       this.modernWatch = next;
@@ -609,6 +621,13 @@ export class McpDownstream implements Downstream {
         }),
       };
     }
+    // an answer that breaks the protocol's rules (the SDK's check of it refused it): this call's error, the server stays
+    const broken = brokenAnswer(err);
+    if (broken !== undefined)
+      return {
+        status: 502,
+        json: this.error('UPSTREAM_ERROR', `${this.options.id} answered what MCP ${this.protocolEra} does not allow: ${broken}`),
+      };
     // a transport failure (HTTP refused, the child gone): not delivered only when nothing was sent
     this.drop((err as Error).message);
     throw new DownstreamFailure('connection', `${this.options.id}: ${(err as Error).message}`, true, { cause: err });
@@ -827,15 +846,24 @@ export class McpDownstream implements Downstream {
     client.setNotificationHandler(PromptListChangedNotificationSchema, this.listChanged('prompts'));
     client.setNotificationHandler(ResourceListChangedNotificationSchema, this.listChanged('resources'));
     client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => this.options.onResourceUpdated?.(n.params.uri));
+    // An HTTP server declared to no era may speak 2026-07-28 too (a dual-era server): asked first
+    // (server/discover), it is spoken to in the newer revision; one that does not answer it, in 2025.
+    const undeclared = this.spec.protocolVersion === undefined;
+    const probeFirst = undeclared && this.spec.transport === 'streamable-http';
+    if (probeFirst && (await this.discoveredModern('answered server/discover'))) {
+      await transport.close().catch(() => undefined);
+      throw SPEAKS_MODERN;
+    }
     this.starts += 1;
     try {
       await client.connect(transport, { timeout: START_TIMEOUT_MS });
     } catch (err) {
       await transport.close().catch(() => undefined);
-      // An HTTP server that refuses initialize may be of the stateless revision: asked with server/discover, it is used as one.
-      // Over stdio only when the server answered initialize with an error (a process that exited or did not answer is not started again for it).
+      // A stdio server that answered initialize with an error may be of the stateless revision: asked
+      // with server/discover, it is used as one (a process that exited or did not answer is not started again for it).
       const answered = err instanceof McpError && err.code !== ErrorCode.ConnectionClosed && err.code !== ErrorCode.RequestTimeout;
-      if ((this.spec.transport === 'streamable-http' || answered) && (await this.discoveredModern())) throw SPEAKS_MODERN;
+      if (undeclared && !probeFirst && answered && (await this.discoveredModern('refused initialize and answered server/discover')))
+        throw SPEAKS_MODERN;
       this.failed(`it did not start: ${(err as Error).message}${this.stderrTail()}`);
       throw new DownstreamFailure('refused', `${id} did not start: ${this.lastProblem}`, false, { cause: err });
     }
@@ -1096,6 +1124,21 @@ async function listAnswer(
     }
   }
   return { status: 200, json: { [key]: out, ...(more ? { more: true } : {}) } };
+}
+
+/** The v2 client's codes for an answer it refused (the server sent it; the connection is fine). */
+const REFUSED_ANSWER_CODES: ReadonlySet<string> = new Set(['INVALID_RESULT', 'UNSUPPORTED_RESULT_TYPE', 'INPUT_REQUIRED_ROUNDS_EXCEEDED']);
+
+/**
+ * Why the SDK refused an answer the server sent (either client: the v2 client's SdkError, the v1
+ * client's schema check, a ZodError), or undefined for any other failure.
+ */
+function brokenAnswer(err: unknown): string | undefined {
+  if (!(err instanceof Error)) return undefined;
+  const { code, issues } = err as Error & { code?: unknown; issues?: unknown };
+  if (typeof code === 'string' && REFUSED_ANSWER_CODES.has(code)) return err.message.slice(0, 500);
+  if (Array.isArray(issues)) return `an answer that does not match the MCP schema (${err.message.replace(/\s+/g, ' ').slice(0, 400)})`;
+  return undefined;
 }
 
 function parseJson(text: string): unknown {

@@ -56,6 +56,7 @@ export async function connectModern(
     transport = budget.stdio(new StdioClientTransport({ command, args, cwd, env, stderr: 'pipe', maxBufferSize: budget.stdioBufferSize }));
     transport.stderr?.on('data', onStderr);
   }
+  completeByDefault(transport);
   try {
     await client.connect(transport, { timeout: timeoutMs } as never);
   } catch (err) {
@@ -63,6 +64,38 @@ export async function connectModern(
     throw err;
   }
   return client;
+}
+
+/**
+ * A result without `resultType` is read as complete, as the revision reads one of an older server
+ * (real servers omit it; the v2 client refuses such a result, which made one sloppy answer look like
+ * a broken server): every JSON-RPC result the transport delivers gets `resultType: "complete"` when
+ * it has none, before the client (and the stream budget's note of answers) sees it.
+ */
+export function completeByDefault(transport: object): void {
+  type Handler = (message: unknown, extra?: unknown) => void;
+  const bridged =
+    (handler: Handler): Handler =>
+    (message, extra) => {
+      const m = message as { id?: unknown; result?: unknown };
+      handler(
+        m.id !== undefined && isPlainObject(m.result) && !('resultType' in m.result)
+          ? { ...m, result: { ...m.result, resultType: 'complete' } }
+          : message,
+        extra,
+      );
+    };
+  // on top of an accessor already there (the stream budget's), else a plain slot
+  const own = Object.getOwnPropertyDescriptor(transport, 'onmessage');
+  let slot = own?.value as Handler | undefined;
+  const get = own?.get ? (own.get.bind(transport) as () => Handler | undefined) : () => slot;
+  const set = own?.set ? (own.set.bind(transport) as (h: Handler | undefined) => void) : (h: Handler | undefined) => (slot = h);
+  Object.defineProperty(transport, 'onmessage', {
+    configurable: true,
+    enumerable: true,
+    get,
+    set: (handler?: Handler) => set(handler ? bridged(handler) : undefined),
+  });
 }
 
 /**

@@ -221,7 +221,7 @@ export function configuredMcpServers(env: Env, inventory: readonly ServiceEntry[
         ...(entry.limits ? { limits: entry.limits } : {}),
       };
       const secrets: string[] = [];
-      const modern = entry.protocolVersion === '2026-07-28' ? { protocolVersion: entry.protocolVersion } : {};
+      const era = entry.protocolVersion ? { protocolVersion: entry.protocolVersion } : {};
       if ('command' in entry) {
         const envOut: Record<string, string> = {};
         for (const [k, v] of Object.entries(entry.env)) envOut[k] = expand(v, env, `${where}.env.${k}`, problems, secrets);
@@ -250,7 +250,7 @@ export function configuredMcpServers(env: Env, inventory: readonly ServiceEntry[
             args,
             ...(cwd ? { cwd } : {}),
             env: envOut,
-            ...modern,
+            ...era,
             ...(sandbox !== undefined ? { sandbox } : {}),
           },
         });
@@ -282,7 +282,7 @@ export function configuredMcpServers(env: Env, inventory: readonly ServiceEntry[
           url: shownUrl(entry.url, url, secrets),
           ...declared,
           ...(secrets.length ? { secrets } : {}),
-          mcp: { transport: 'streamable-http', url: target.href, headers, ...modern },
+          mcp: { transport: 'streamable-http', url: target.href, headers, ...era },
         });
       }
     }

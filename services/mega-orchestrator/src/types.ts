@@ -10,8 +10,12 @@ export interface StdioServerSpec {
   cwd?: string;
   /** Added to the SDK's safe default environment (PATH, HOME, ...); the gateway's own secrets are not passed. */
   env: Record<string, string>;
-  /** A server of the stateless revision: spoken to with the v2 client (mcp-modern.ts). */
-  protocolVersion?: '2026-07-28';
+  /**
+   * Its era, when declared: 2026-07-28 (the stateless revision) is spoken to with the v2 client
+   * (mcp-modern.ts), 2025-11-25 with initialize only; undeclared, an HTTP server is asked
+   * server/discover first and a stdio one initialize first.
+   */
+  protocolVersion?: '2025-11-25' | '2026-07-28';
   /** Its OS sandbox (stdio-sandbox.ts): default sandboxed with the network; false runs it unsandboxed. */
   sandbox?: false | StdioSandboxPolicy;
 }
@@ -30,8 +34,12 @@ export interface HttpServerSpec {
   transport: 'streamable-http';
   url: string;
   headers: Record<string, string>;
-  /** A server of the stateless revision: spoken to with the v2 client (mcp-modern.ts). */
-  protocolVersion?: '2026-07-28';
+  /**
+   * Its era, when declared: 2026-07-28 (the stateless revision) is spoken to with the v2 client
+   * (mcp-modern.ts), 2025-11-25 with initialize only; undeclared, an HTTP server is asked
+   * server/discover first and a stdio one initialize first.
+   */
+  protocolVersion?: '2025-11-25' | '2026-07-28';
 }
 
 export type McpServerSpec = StdioServerSpec | HttpServerSpec;

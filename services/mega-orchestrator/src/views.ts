@@ -84,7 +84,15 @@ export function servicesView(ctx: GatewayContext): Record<string, unknown> {
       url: s.upstream.url,
       port: s.upstream.port,
       ...(s.upstream instanceof McpDownstream
-        ? { mcp: { transport: s.upstream.spec.transport, starts: s.upstream.starts, ...(s.upstream.pid ? { pid: s.upstream.pid } : {}) } }
+        ? {
+            mcp: {
+              transport: s.upstream.spec.transport,
+              // the revision it is spoken to in (declared, or found: server/discover answered)
+              protocolVersion: s.upstream.protocolEra,
+              starts: s.upstream.starts,
+              ...(s.upstream.pid ? { pid: s.upstream.pid } : {}),
+            },
+          }
         : {}),
       pattern: inv?.pattern ?? (s.spec.mcp ? 'mcp' : 'tool-oriented'),
       ...(inv ? { description: inv.description } : {}),

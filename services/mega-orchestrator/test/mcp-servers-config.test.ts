@@ -57,7 +57,7 @@ describe('MCP server configuration', () => {
     ]);
   });
 
-  it('keeps protocolVersion "2026-07-28" of an HTTP server (spoken to with the v2 client)', () => {
+  it('keeps protocolVersion "2026-07-28" (spoken to with the v2 client) and "2025-11-25" of an HTTP server', () => {
     const [spec] = configuredMcpServers({
       MCP_SERVERS: JSON.stringify({ modern: { url: 'http://h/mcp', protocolVersion: '2026-07-28' } }),
     });
@@ -65,7 +65,10 @@ describe('MCP server configuration', () => {
     const [plain] = configuredMcpServers({
       MCP_SERVERS: JSON.stringify({ plain: { url: 'http://h/mcp', protocolVersion: '2025-11-25' } }),
     });
-    expect(plain.mcp).toEqual({ transport: 'streamable-http', url: 'http://h/mcp', headers: {} });
+    // declared 2025-11-25: kept too, so that the gateway asks it initialize only (no server/discover first)
+    expect(plain.mcp).toEqual({ transport: 'streamable-http', url: 'http://h/mcp', headers: {}, protocolVersion: '2025-11-25' });
+    const [undeclared] = configuredMcpServers({ MCP_SERVERS: JSON.stringify({ plain: { url: 'http://h/mcp' } }) });
+    expect(undeclared.mcp).toEqual({ transport: 'streamable-http', url: 'http://h/mcp', headers: {} });
   });
 
   it('keeps protocolVersion "2026-07-28" of a stdio server too', () => {

@@ -134,14 +134,14 @@ describe('an HTTP MCP server not declared 2026-07-28 that only speaks it', () =>
     tmp.cleanup();
   });
 
-  it('is found by server/discover once it refuses initialize, and used as one from then on', async () => {
+  it('is found by server/discover (asked first, issue 29), and used as one from then on', async () => {
     const tools = (await request(g.url).get('/tools/list').expect(200)).body.tools.map((t: { name: string }) => t.name);
     expect(tools).toContain('modern_echo');
     const res = await post2026(g.url, 'tools/call', { name: 'modern_echo', arguments: { text: 'found' } });
     expect(((await res.json()) as { result: { content: unknown } }).result.content).toEqual([{ type: 'text', text: 'found' }]);
-    // one refused initialize, then only the new revision's requests
-    expect(server.methods.filter((m) => m === 'initialize')).toHaveLength(1);
-    expect(server.methods.indexOf('server/discover')).toBeGreaterThan(server.methods.indexOf('initialize'));
+    // asked server/discover first, it is never asked initialize: only the new revision's requests
+    expect(server.methods[0]).toBe('server/discover');
+    expect(server.methods).not.toContain('initialize');
   });
 });
 

@@ -1,6 +1,7 @@
 import {
   paginate,
   AppError,
+  HttpRpcError,
   ERROR_CODES,
   JSONRPC_CODES,
   isPlainObject,
@@ -222,6 +223,11 @@ export async function callTool(
   // caller gets that JSON-RPC error with its elicitations, as from the server itself, to open and retry.
   const passedError = !out.body.success ? urlElicitationRequired(out.body) : undefined;
   if (passedError) throw passedError;
+  // One that refused because the caller did not declare a client capability it needs (-32021): the
+  // caller's own error, as the server answered it (HTTP 400 over 2026-07-28), not a tool's failure.
+  const refused = !out.body.success ? mcpErrorOf(out.body) : undefined;
+  if (refused?.code === JSONRPC_CODES.MISSING_REQUIRED_CLIENT_CAPABILITY)
+    throw new HttpRpcError(400, refused.code, refused.message, refused.data);
   // An MCP server behind the gateway: its own content blocks, unchanged
   const { mcp: passed, ...envelope } = out.body;
   if (passed && Array.isArray(passed.content)) {

@@ -33,13 +33,15 @@ export type ModernTarget =
 
 /**
  * Connects (server/discover) to a 2026-07-28 server; `capabilities` are what the gateway may be asked;
- * `budget` counts what the server sends and closes a request's stream with it.
+ * `budget` counts what the server sends and closes a request's stream with it; `takeFirst` sees
+ * each message as it is read, before the client, and keeps those it returns true for.
  */
 export async function connectModern(
   target: ModernTarget,
   capabilities: Record<string, unknown>,
   timeoutMs: number,
   budget: StreamBudget,
+  takeFirst: (message: unknown) => boolean = () => false,
 ): Promise<ModernClient> {
   const client = new Client({ name: 'mcp-fleet-gateway', version: VERSION }, {
     capabilities,
@@ -56,7 +58,7 @@ export async function connectModern(
     transport = budget.stdio(new StdioClientTransport({ command, args, cwd, env, stderr: 'pipe', maxBufferSize: budget.stdioBufferSize }));
     transport.stderr?.on('data', onStderr);
   }
-  completeByDefault(transport);
+  readInbound(transport, takeFirst);
   try {
     await client.connect(transport, { timeout: timeoutMs } as never);
   } catch (err) {
@@ -67,23 +69,20 @@ export async function connectModern(
 }
 
 /**
- * A result without `resultType` is read as complete, as the revision reads one of an older server
- * (real servers omit it; the v2 client refuses such a result, which made one sloppy answer look like
- * a broken server): every JSON-RPC result the transport delivers gets `resultType: "complete"` when
- * it has none, before the client (and the stream budget's note of answers) sees it.
+ * What the transport delivers, as the gateway reads it before the client: a message `takeFirst`
+ * keeps goes no further; a result without `resultType` is read as complete, as the revision reads
+ * one of an older server (real servers omit it; the v2 client refuses such a result, which made one
+ * sloppy answer look like a broken server).
  */
-export function completeByDefault(transport: object): void {
+export function readInbound(transport: object, takeFirst: (message: unknown) => boolean): void {
   type Handler = (message: unknown, extra?: unknown) => void;
   const bridged =
     (handler: Handler): Handler =>
     (message, extra) => {
+      if (takeFirst(message)) return;
       const m = message as { id?: unknown; result?: unknown };
-      handler(
-        m.id !== undefined && isPlainObject(m.result) && !('resultType' in m.result)
-          ? { ...m, result: { ...m.result, resultType: 'complete' } }
-          : message,
-        extra,
-      );
+      const complete = m.id !== undefined && isPlainObject(m.result) && !('resultType' in m.result);
+      handler(complete ? { ...m, result: { ...(m.result as object), resultType: 'complete' } } : message, extra);
     };
   // on top of an accessor already there (the stream budget's), else a plain slot
   const own = Object.getOwnPropertyDescriptor(transport, 'onmessage');

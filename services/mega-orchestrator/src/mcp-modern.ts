@@ -74,6 +74,26 @@ export async function connectModern(
  * one of an older server (real servers omit it; the v2 client refuses such a result, which made one
  * sloppy answer look like a broken server).
  */
+/** Results the revision makes cacheable: lists and reads. */
+const CACHEABLE = ['tools', 'prompts', 'resources', 'resourceTemplates', 'contents'];
+
+/**
+ * What a sloppy server leaves out, filled in as the revision reads an older server's result: no
+ * `resultType` is complete; a list or read without `ttlMs`/`cacheScope` is not to be cached (0 ms,
+ * private), never a reason to refuse the answer (the v2 client refused it, and the whole server read
+ * as unhealthy).
+ */
+export function withDefaults(result: Record<string, unknown>): Record<string, unknown> {
+  const cacheable = CACHEABLE.some((k) => Array.isArray(result[k]));
+  const badScope = result.cacheScope !== 'public' && result.cacheScope !== 'private';
+  if ('resultType' in result && (!cacheable || (typeof result.ttlMs === 'number' && !badScope))) return result;
+  const out: Record<string, unknown> = { ...result };
+  if (!('resultType' in out)) out.resultType = 'complete';
+  if (cacheable && typeof out.ttlMs !== 'number') out.ttlMs = 0;
+  if (cacheable && badScope) out.cacheScope = 'private';
+  return out;
+}
+
 export function readInbound(transport: object, takeFirst: (message: unknown) => boolean): void {
   type Handler = (message: unknown, extra?: unknown) => void;
   const bridged =
@@ -81,8 +101,7 @@ export function readInbound(transport: object, takeFirst: (message: unknown) => 
     (message, extra) => {
       if (takeFirst(message)) return;
       const m = message as { id?: unknown; result?: unknown };
-      const complete = m.id !== undefined && isPlainObject(m.result) && !('resultType' in m.result);
-      handler(complete ? { ...m, result: { ...(m.result as object), resultType: 'complete' } } : message, extra);
+      handler(m.id !== undefined && isPlainObject(m.result) ? { ...m, result: withDefaults(m.result) } : message, extra);
     };
   // on top of an accessor already there (the stream budget's), else a plain slot
   const own = Object.getOwnPropertyDescriptor(transport, 'onmessage');

@@ -1,11 +1,11 @@
-import { completeByDefault } from '../src/mcp-modern';
+import { readInbound } from '../src/mcp-modern';
 
 // Regression: a server that answered server/discover but left ttlMs/cacheScope out of its tools/list was
 // refused by the v2 client ("Invalid result for tools/list"), and the whole server read as unhealthy.
 describe('what a sloppy 2026-07-28 server leaves out is filled in, not refused', () => {
   const deliver = (result: unknown) => {
     const transport: { onmessage?: (m: unknown) => void } = {};
-    completeByDefault(transport);
+    readInbound(transport, () => false);
     let seen: unknown;
     transport.onmessage = (m) => (seen = m);
     transport.onmessage!({ jsonrpc: '2.0', id: 1, result });

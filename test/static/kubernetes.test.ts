@@ -202,7 +202,8 @@ describe('Kubernetes manifests (deploy/kubernetes)', () => {
       .filter((s) => sandboxed(s.id))
       .map((s) => s.id)
       .sort();
-    expect(sandboxedIds).toEqual(['git-mcp', 'media-mcp', 'terminal-mcp', 'transcriber-mcp']);
+    // the gateway too: it starts its stdio MCP servers inside bubblewrap (stdio-sandbox.ts)
+    expect(sandboxedIds).toEqual(['git-mcp', 'media-mcp', 'mega-orchestrator', 'terminal-mcp', 'transcriber-mcp']);
     for (const kind of ['Deployment', 'StatefulSet'])
       for (const w of ofKind(kind)) {
         const pod = w.spec.template.spec;

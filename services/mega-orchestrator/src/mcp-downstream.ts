@@ -403,23 +403,23 @@ export class McpDownstream implements Downstream {
           return { status: 200, json: await client.complete(body() as never, opts) };
         case 'POST /tools/call': {
           const { name, arguments: args } = body() as { name: string; arguments?: Record<string, unknown> };
-          const progress = req.onProgress
-            ? { onprogress: (p: { progress: number; total?: number; message?: string }) => req.onProgress!(p.progress, p.total, p.message) }
-            : {};
-          const result = await this.inFlight(name, req, clock, (slot) =>
-            withInputRounds<CallToolResult>(
-              `The tool ${name}`,
-              (extra) =>
-                client.callTool({ name, arguments: args ?? {}, ...meta, ...extra }, {
-                  ...opts,
-                  ...progress,
-                  allowInputRequired: true,
-                } as never),
-              asker(slot),
-              first,
-            ),
-          );
-          return this.toEnvelope(result);
+          // the call's own progressToken, its reports delivered as read (takeFirst), before its answer
+          const progressToken = req.onProgress ? `gateway-${randomUUID()}` : undefined;
+          if (progressToken) this.progress.set(progressToken, req.onProgress!);
+          const params = { name, arguments: args ?? {}, _meta: { ...meta._meta, ...(progressToken ? { progressToken } : {}) } };
+          try {
+            const result = await this.inFlight(name, req, clock, (slot) =>
+              withInputRounds<CallToolResult>(
+                `The tool ${name}`,
+                (extra) => client.callTool({ ...params, ...extra }, { ...opts, allowInputRequired: true } as never),
+                asker(slot),
+                first,
+              ),
+            );
+            return this.toEnvelope(result);
+          } finally {
+            if (progressToken) this.progress.delete(progressToken);
+          }
         }
         default:
           return { status: 404, json: this.error('NOT_FOUND', `${req.method} ${req.path} has no MCP equivalent at ${this.options.id}`) };
@@ -467,7 +467,7 @@ export class McpDownstream implements Downstream {
         ? { url: spec.url, headers: spec.headers }
         : this.launched(spec, (run) => ({ ...run, onStderr: this.onStderr }));
     if (target instanceof DownstreamFailure) return Promise.reject(target);
-    this.modern = connectModern(target, capabilities, Math.min(timeoutMs, START_TIMEOUT_MS), this.budget).then(
+    this.modern = connectModern(target, capabilities, Math.min(timeoutMs, START_TIMEOUT_MS), this.budget, this.takeFirst).then(
       (client) => {
         this.starts += 1;
         this.connectedAt = Date.now();
@@ -500,8 +500,6 @@ export class McpDownstream implements Downstream {
     for (const kind of ['tools', 'prompts', 'resources'] as const)
       client.setNotificationHandler(`notifications/${kind}/list_changed`, this.listChanged(kind));
     client.setNotificationHandler('notifications/resources/updated', (n) => this.options.onResourceUpdated?.(n.params.uri));
-    // a log message on a request's stream: to that call's caller when it is the one in flight (serverLog)
-    client.setNotificationHandler('notifications/message', (n) => this.serverLog(n.params));
     if (Object.keys(this.modernFilter(client)).length > 0)
       this.watchModern(client).catch((err: Error) => {
         logger.warn(`${id}: could not listen for its changes; trying again`, { err: err.message });
@@ -903,28 +901,40 @@ export class McpDownstream implements Downstream {
   private deliverProgressFirst(transport: Transport): void {
     const deliver = transport.onmessage;
     transport.onmessage = (message, extra) => {
-      const m = message as {
-        method?: unknown;
-        params?: { progressToken?: unknown; progress?: unknown; total?: unknown; message?: unknown };
-      };
-      if (m.method === 'notifications/message' && m.params) return this.serverLog(m.params as Record<string, unknown>);
-      if (m.method === 'notifications/elicitation/complete') {
-        const id = (m.params as { elicitationId?: unknown } | undefined)?.elicitationId;
-        // only for an elicitation this server put to a caller (not another server's, whose session would be told)
-        if (typeof id === 'string' && this.urlElicitations.delete(id)) this.options.onElicitationComplete?.(id);
-        return;
-      }
-      if (m.method === 'notifications/progress' && typeof m.params?.progressToken === 'string') {
-        const listener = this.progress.get(m.params.progressToken);
-        if (listener && typeof m.params.progress === 'number') {
-          const { progress, total, message: text } = m.params;
-          listener(progress, typeof total === 'number' ? total : undefined, typeof text === 'string' ? text : undefined);
-          return;
-        }
-      }
-      deliver?.(message, extra);
+      if (!this.takeFirst(message)) deliver?.(message, extra);
     };
   }
+
+  /**
+   * What the gateway takes from a server's messages as they are read, before its SDK client (either
+   * era): log messages, the completion of a URL elicitation, and progress reports of the gateway's
+   * own tokens. True when taken.
+   */
+  private readonly takeFirst = (message: unknown): boolean => {
+    const m = message as {
+      method?: unknown;
+      params?: { progressToken?: unknown; progress?: unknown; total?: unknown; message?: unknown };
+    };
+    if (m.method === 'notifications/message' && m.params) {
+      this.serverLog(m.params as Record<string, unknown>);
+      return true;
+    }
+    if (m.method === 'notifications/elicitation/complete') {
+      const id = (m.params as { elicitationId?: unknown } | undefined)?.elicitationId;
+      // only for an elicitation this server put to a caller (not another server's, whose session would be told)
+      if (typeof id === 'string' && this.urlElicitations.delete(id)) this.options.onElicitationComplete?.(id);
+      return true;
+    }
+    if (m.method === 'notifications/progress' && typeof m.params?.progressToken === 'string') {
+      const listener = this.progress.get(m.params.progressToken);
+      if (listener && typeof m.params.progress === 'number') {
+        const { progress, total, message: text } = m.params;
+        listener(progress, typeof total === 'number' ? total : undefined, typeof text === 'string' ? text : undefined);
+        return true;
+      }
+    }
+    return false;
+  };
 
   private transport(): Transport {
     const { spec } = this;

@@ -4,6 +4,7 @@
  * against a gateway in front of it; what passes directly must pass through the gateway.
  * fidelity.test.ts asserts it; fidelity-report.ts prints the counts.
  */
+import path from 'node:path';
 import {
   conformanceProblems,
   runRequiredServerScenarios,
@@ -11,8 +12,34 @@ import {
   type ConformanceCheck,
   type SpecRevision,
 } from '@mcp-fleet/testing/conformance';
+import type { McpServerSpec } from '../src/types';
 
 export const ERAS: SpecRevision[] = ['2025-11-25', '2026-07-28'];
+
+const DUAL_ERA = path.join(__dirname, 'fixtures', 'dual-era-mcp-server.ts');
+
+/**
+ * The ways the gateway is put in front of the dual-era fixture: over Streamable HTTP (at `url`) and
+ * over stdio (a child it starts), each declared 2026-07-28 and left for the gateway to find.
+ */
+export function dualEraFronts(url: string): { name: string; mcp: McpServerSpec }[] {
+  const declared = { protocolVersion: '2026-07-28' as const };
+  const http = { transport: 'streamable-http' as const, url, headers: {} };
+  const repo = path.resolve(__dirname, '../../..');
+  const stdio = {
+    transport: 'stdio' as const,
+    command: process.execPath,
+    args: ['--import', 'tsx', DUAL_ERA, 'stdio'],
+    cwd: repo,
+    env: {},
+  };
+  return [
+    { name: 'HTTP, declared', mcp: { ...http, ...declared } },
+    { name: 'HTTP, found', mcp: http },
+    { name: 'stdio, declared', mcp: { ...stdio, ...declared } },
+    { name: 'stdio, found', mcp: stdio },
+  ];
+}
 
 export interface ScenarioCounts {
   passed: Set<string>;

@@ -68,12 +68,6 @@ export async function connectModern(
   return client;
 }
 
-/**
- * What the transport delivers, as the gateway reads it before the client: a message `takeFirst`
- * keeps goes no further; a result without `resultType` is read as complete, as the revision reads
- * one of an older server (real servers omit it; the v2 client refuses such a result, which made one
- * sloppy answer look like a broken server).
- */
 /** Results the revision makes cacheable: lists and reads. */
 const CACHEABLE = ['tools', 'prompts', 'resources', 'resourceTemplates', 'contents'];
 
@@ -94,6 +88,11 @@ export function withDefaults(result: Record<string, unknown>): Record<string, un
   return out;
 }
 
+/**
+ * What the transport delivers, as the gateway reads it before the client: a message `takeFirst`
+ * keeps goes no further; a result gets what a sloppy server left out (withDefaults), so that one
+ * sloppy answer no longer looks like a broken server.
+ */
 export function readInbound(transport: object, takeFirst: (message: unknown) => boolean): void {
   type Handler = (message: unknown, extra?: unknown) => void;
   const bridged =

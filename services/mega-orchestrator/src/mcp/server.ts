@@ -571,7 +571,8 @@ async function subscribe(
 ): Promise<string> {
   if (typeof uri !== 'string' || RESOURCE_URIS.has(uri) || uri.length > 2048) return knownResource(uri);
   const service = resourceOwner(ctx, uri, principal);
-  if (!service) return knownResource(uri);
+  // no server lists it or a template of it (what the lists show, not only the gateway's three)
+  if (!service) throw resourceNotFound(uri, JSONRPC_CODES.RESOURCE_NOT_FOUND);
   if (!watcher)
     throw new McpError(
       JSONRPC_CODES.INVALID_PARAMS,

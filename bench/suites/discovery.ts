@@ -19,9 +19,9 @@ import { Pool } from 'undici';
 import { z } from 'zod';
 import { createServiceApp, defineTool, type RunningServer, type ToolDefinition } from '@mcp-fleet/kit';
 import { serve, testLogger } from '@mcp-fleet/testing';
-import { createApp, type Gateway } from '../../services/mega-orchestrator/src/app';
-import { configSchema } from '../../services/mega-orchestrator/src/config';
-import type { Ranking } from '../../services/mega-orchestrator/src/discovery/search-index';
+import { createApp, type Gateway } from '../../services/mega-orchestrator/src/http/app';
+import { configSchema } from '../../services/mega-orchestrator/src/core/config';
+import type { Ranking } from '../../services/mega-orchestrator/src/core/discovery/search-index';
 import { startFleetCatalog } from '../../test/support/fleet-catalog';
 import { markdownTable, percentile, REPO_ROOT } from '../lib';
 
@@ -214,7 +214,7 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
     closers.push(() => big.close());
     const bigTools = big.registry.catalog.entries.length;
     // the index is built when the catalog changes; this times one build of it (a fresh Discovery)
-    const { Discovery } = await import('../../services/mega-orchestrator/src/discovery');
+    const { Discovery } = await import('../../services/mega-orchestrator/src/core/discovery');
     const t0 = performance.now();
     new Discovery({ logger: testLogger('bench') }).prepare(big.registry.catalog);
     const buildMs = performance.now() - t0;

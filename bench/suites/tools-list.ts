@@ -14,8 +14,8 @@ import { z } from 'zod';
 import { createServiceApp, defineTool, type ToolDefinition } from '@mcp-fleet/kit';
 import type { RunningServer } from '@mcp-fleet/kit';
 import { serve, testLogger } from '@mcp-fleet/testing';
-import { createApp } from '../../services/mega-orchestrator/src/app';
-import { configSchema } from '../../services/mega-orchestrator/src/config';
+import { createApp } from '../../services/mega-orchestrator/src/http/app';
+import { configSchema } from '../../services/mega-orchestrator/src/core/config';
 import { markdownTable, summarize, type LoadResult } from '../lib';
 
 const SIZES = [50, 500, 5000];

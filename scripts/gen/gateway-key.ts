@@ -4,8 +4,8 @@
  * the entry's SHA-256 hash is ever stored.
  */
 import { parseArgs } from 'node:util';
-import { newApiKey } from '../../services/mega-orchestrator/src/auth';
-import { SCOPE_PATTERN } from '../../services/mega-orchestrator/src/console/keys';
+import { newApiKey } from '../../services/mega-orchestrator/src/auth/auth';
+import { SCOPE_PATTERN } from '../../services/mega-orchestrator/src/http/console/keys';
 
 const USAGE =
   'Usage: pnpm gateway-key --name NAME --scopes SCOPE[,SCOPE...]   (scopes: tools:read, tools:write, tools:all, service:<id>, service:<id>:read, admin = the console: keys, audit log, log tails)';

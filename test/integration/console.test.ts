@@ -18,9 +18,9 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { z } from 'zod';
 import { createLogger, createServiceApp, defineTool, type Logger, type RunningServer } from '@mcp-fleet/kit';
 import { describeWithProgram, serve, tempDir, testConfig } from '@mcp-fleet/testing';
-import { newApiKey } from '../../services/mega-orchestrator/src/auth';
+import { newApiKey } from '../../services/mega-orchestrator/src/auth/auth';
 import { startGateway, type RunningGateway } from '../../services/mega-orchestrator/test/helpers';
-import type { DownstreamSpec } from '../../services/mega-orchestrator/src/types';
+import type { DownstreamSpec } from '../../services/mega-orchestrator/src/core/types';
 
 const REPO = path.resolve(__dirname, '..', '..');
 const ARTIFACTS = path.join(REPO, 'artifacts', 'console');

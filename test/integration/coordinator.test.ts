@@ -12,8 +12,8 @@ import { createApp as createCoordinator } from '../../services/coordinator/src/a
 import { configSchema as coordinatorConfig } from '../../services/coordinator/src/config';
 import { createApp as createFilesystem } from '../../services/filesystem-mcp/src/app';
 import { configSchema as filesystemConfig } from '../../services/filesystem-mcp/src/config';
-import { createApp as createGateway, type Gateway } from '../../services/mega-orchestrator/src/app';
-import { configSchema as gatewayConfig, defaultDownstreams } from '../../services/mega-orchestrator/src/config';
+import { createApp as createGateway, type Gateway } from '../../services/mega-orchestrator/src/http/app';
+import { configSchema as gatewayConfig, defaultDownstreams } from '../../services/mega-orchestrator/src/core/config';
 import { createApp as createMemory } from '../../services/memory-mcp/src/app';
 import { configSchema as memoryConfig } from '../../services/memory-mcp/src/config';
 import { createApp as createSystem } from '../../services/system-mcp/src/app';

@@ -12,9 +12,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client as V2Client, StreamableHTTPClientTransport as V2Transport } from '@modelcontextprotocol/client';
 import { serve, tempDir, testLogger } from '@mcp-fleet/testing';
-import { createApp, type Gateway } from '../../services/mega-orchestrator/src/app';
-import { newApiKey } from '../../services/mega-orchestrator/src/auth';
-import { configSchema } from '../../services/mega-orchestrator/src/config';
+import { createApp, type Gateway } from '../../services/mega-orchestrator/src/http/app';
+import { newApiKey } from '../../services/mega-orchestrator/src/auth/auth';
+import { configSchema } from '../../services/mega-orchestrator/src/core/config';
 import { startFleetCatalog, type FleetCatalog } from '../support/fleet-catalog';
 
 type Result = { isError?: boolean; structuredContent?: Record<string, unknown>; content?: unknown };

@@ -7,7 +7,7 @@ import path from 'node:path';
 import request from 'supertest';
 import { getService } from '@mcp-fleet/inventory';
 import { serve } from '@mcp-fleet/testing';
-import { defaultDownstreams } from '../../services/mega-orchestrator/src/config';
+import { defaultDownstreams } from '../../services/mega-orchestrator/src/core/config';
 import { startGateway, type RunningGateway } from '../../services/mega-orchestrator/test/helpers';
 import { securedMarketplace } from '../support/secured-marketplace';
 

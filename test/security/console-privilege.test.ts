@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { tempDir } from '@mcp-fleet/testing';
-import { newApiKey } from '../../services/mega-orchestrator/src/auth';
+import { newApiKey } from '../../services/mega-orchestrator/src/auth/auth';
 import { startGateway, type RunningGateway } from '../../services/mega-orchestrator/test/helpers';
 import { startNotesService, type NotesService } from './fixtures/notes-service';
 

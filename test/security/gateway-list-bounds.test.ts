@@ -15,7 +15,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { tempDir } from '@mcp-fleet/testing';
-import { newApiKey } from '../../services/mega-orchestrator/src/auth';
+import { newApiKey } from '../../services/mega-orchestrator/src/auth/auth';
 import { startMaliciousServer, type MaliciousServer } from './fixtures/malicious-catalog-server';
 import {
   httpEntry,

@@ -24,7 +24,7 @@ import { serve, tempDir, testConfig, testLogger } from '@mcp-fleet/testing';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ElicitationCompleteNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { newApiKey } from '../../services/mega-orchestrator/src/auth';
+import { newApiKey } from '../../services/mega-orchestrator/src/auth/auth';
 import {
   META_2026,
   initSession,

@@ -17,7 +17,7 @@ import { promisify } from 'node:util';
 import { tempDir } from '@mcp-fleet/testing';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { newApiKey } from '../../services/mega-orchestrator/src/auth';
+import { newApiKey } from '../../services/mega-orchestrator/src/auth/auth';
 import { INJECTION, startMaliciousServer, type Behaviour, type MaliciousServer } from './fixtures/malicious-catalog-server';
 import {
   httpEntry,
@@ -230,10 +230,14 @@ describe('without authorization', () => {
     expect(((await refused.json()) as { error: string }).error).toMatch(/pins-cli\.ts approve/);
 
     const cli = (...args: string[]) =>
-      promisify(execFile)(process.execPath, ['--import', 'tsx', path.join(REPO, 'services/mega-orchestrator/src/pins-cli.ts'), ...args], {
-        cwd: REPO,
-        env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: path.join(tmp.dir, 'open') },
-      });
+      promisify(execFile)(
+        process.execPath,
+        ['--import', 'tsx', path.join(REPO, 'services/mega-orchestrator/src/core/pins-cli.ts'), ...args],
+        {
+          cwd: REPO,
+          env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: path.join(tmp.dir, 'open') },
+        },
+      );
     const listed = await cli('list');
     expect(listed.stdout).toMatch(/^evil other_tool sha256:[0-9a-f]{64} CHANGED/m);
     expect((await cli('approve', 'evil', 'other_tool')).stdout).toMatch(/^approved evil other_tool sha256:/);

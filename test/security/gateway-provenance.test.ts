@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { tempDir } from '@mcp-fleet/testing';
 import { McpError, ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { newApiKey } from '../../services/mega-orchestrator/src/auth';
+import { newApiKey } from '../../services/mega-orchestrator/src/auth/auth';
 import { openListen, post2026 } from '../../services/mega-orchestrator/test/helpers';
 import { startMaliciousServer, type Behaviour, type MaliciousServer } from './fixtures/malicious-catalog-server';
 import { httpEntry, sleep, startCatalogGateway, stdioEntry, until, victim, type CatalogGateway } from './fixtures/catalog-gateway';

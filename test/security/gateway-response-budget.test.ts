@@ -20,7 +20,7 @@ import { tempDir } from '@mcp-fleet/testing';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client as V2Client, StreamableHTTPClientTransport as V2Transport } from '@modelcontextprotocol/client';
-import { newApiKey } from '../../services/mega-orchestrator/src/auth';
+import { newApiKey } from '../../services/mega-orchestrator/src/auth/auth';
 import { startHostileServer, type HostileServer } from './fixtures/hostile-transport-server';
 
 const REPO = path.resolve(__dirname, '../..');

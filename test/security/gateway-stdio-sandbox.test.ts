@@ -14,9 +14,9 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { tempDir, testLogger } from '@mcp-fleet/testing';
-import { configuredMcpServers } from '../../services/mega-orchestrator/src/mcp-servers';
-import { McpDownstream } from '../../services/mega-orchestrator/src/mcp-downstream';
-import { stdioLauncher } from '../../services/mega-orchestrator/src/stdio-sandbox';
+import { configuredMcpServers } from '../../services/mega-orchestrator/src/downstream/mcp-servers-config';
+import { McpDownstream } from '../../services/mega-orchestrator/src/downstream/mcp-server';
+import { stdioLauncher } from '../../services/mega-orchestrator/src/downstream/stdio-sandbox';
 import { startGateway, type RunningGateway } from '../../services/mega-orchestrator/test/helpers';
 
 const REPO = path.resolve(__dirname, '../..');

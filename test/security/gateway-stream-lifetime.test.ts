@@ -14,7 +14,7 @@ import path from 'node:path';
 import { tempDir } from '@mcp-fleet/testing';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { newApiKey } from '../../services/mega-orchestrator/src/auth';
+import { newApiKey } from '../../services/mega-orchestrator/src/auth/auth';
 import { post2026, startGateway, until, type RunningGateway } from '../../services/mega-orchestrator/test/helpers';
 import { startHostileServer, type HostileServer } from './fixtures/hostile-transport-server';
 

@@ -22,7 +22,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { serve } from '@mcp-fleet/testing';
 import { buildApp, git, makeRepo, write } from '../../services/git-mcp/test/helpers';
-import { newApiKey } from '../../services/mega-orchestrator/src/auth';
+import { newApiKey } from '../../services/mega-orchestrator/src/auth/auth';
 import { startGateway, type RunningGateway } from '../../services/mega-orchestrator/test/helpers';
 
 const ws = tempDir('sec-git-ws-');

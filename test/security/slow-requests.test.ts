@@ -13,7 +13,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { createServiceApp, defineTool, listen, type RunningServer, type ServiceApp } from '@mcp-fleet/kit';
 import { tempDir, testConfig, testLogger } from '@mcp-fleet/testing';
-import { createApp as createGateway, type Gateway } from '../../services/mega-orchestrator/src/app';
+import { createApp as createGateway, type Gateway } from '../../services/mega-orchestrator/src/http/app';
 import { alphaTools, gatewayConfig, startDownstream, TEST_INVENTORY, type Downstream } from '../../services/mega-orchestrator/test/helpers';
 
 const LIMIT_MS = 400;

@@ -1,3 +1,3 @@
-export { createApp, type Gateway, type GatewayDeps } from './app';
-export { configSchema, defaultDownstreams, readConfig, SERVICE_ID, type Config } from './config';
-export type { DownstreamSpec } from './types';
+export { createApp, type Gateway, type GatewayDeps } from './http/app';
+export { configSchema, defaultDownstreams, readConfig, SERVICE_ID, type Config } from './core/config';
+export type { DownstreamSpec } from './core/types';

@@ -1,7 +1,7 @@
 import { createLogger, createTracer, runService, setProcessTracer, tuneHeapForServing } from '@mcp-fleet/kit';
 import { getService } from '@mcp-fleet/inventory';
-import { createApp } from './app';
-import { readConfig, SERVICE_ID } from './config';
+import { createApp } from './http/app';
+import { readConfig, SERVICE_ID } from './core/config';
 
 tuneHeapForServing();
 let config: ReturnType<typeof readConfig>;

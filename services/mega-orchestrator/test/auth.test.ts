@@ -11,8 +11,8 @@ import { createLocalJWKSet, exportJWK, generateKeyPair, SignJWT, type JWK } from
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { serve, tempDir, testLogger } from '@mcp-fleet/testing';
-import { createApp, type Gateway } from '../src/app';
-import { Authorizer, newApiKey } from '../src/auth';
+import { createApp, type Gateway } from '../src/http/app';
+import { Authorizer, newApiKey } from '../src/auth/auth';
 import { alphaTools, gatewayConfig, promptService, startDownstream, TEST_INVENTORY, type Downstream } from './helpers';
 
 const ISSUER = 'https://issuer.test';

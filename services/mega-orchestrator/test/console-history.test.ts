@@ -6,8 +6,8 @@
  */
 import path from 'node:path';
 import { describeWithBackend, pgScratchSchema, tempDir, testLogger, type PgScratchSchema } from '@mcp-fleet/testing';
-import { CallHistory, type CallRecord } from '../src/call-history';
-import { listSessions } from '../src/console/history';
+import { CallHistory, type CallRecord } from '../src/history/call-history';
+import { listSessions } from '../src/http/console/history';
 
 const BOB = 'api-key:bob';
 const EVE = 'api-key:eve api-key:bob';

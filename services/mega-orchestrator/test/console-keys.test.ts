@@ -6,8 +6,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { tempDir, testLogger } from '@mcp-fleet/testing';
-import { Authorizer, newApiKey } from '../src/auth';
-import { KeyStore } from '../src/console/keys';
+import { Authorizer, newApiKey } from '../src/auth/auth';
+import { KeyStore } from '../src/http/console/keys';
 
 describe('console key store', () => {
   const tmp = tempDir('mcp-fleet-console-keys-');

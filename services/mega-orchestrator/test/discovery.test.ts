@@ -7,13 +7,13 @@ import type http from 'node:http';
 import { serve, tempDir, testLogger } from '@mcp-fleet/testing';
 import type { RunningServer } from '@mcp-fleet/kit';
 import { OpenAIEmbedder } from '@mcp-fleet/kit/embedder';
-import type { Principal } from '../src/auth';
-import { buildCatalog, type CatalogService } from '../src/catalog';
-import { configSchema } from '../src/config';
-import { Discovery } from '../src/discovery';
-import { SearchIndex, type SearchableTool } from '../src/discovery/search-index';
-import { queryConcepts, stem, terms, words } from '../src/discovery/text';
-import type { DownstreamTool } from '../src/types';
+import type { Principal } from '../src/auth/auth';
+import { buildCatalog, type CatalogService } from '../src/core/catalog';
+import { configSchema } from '../src/core/config';
+import { Discovery } from '../src/core/discovery';
+import { SearchIndex, type SearchableTool } from '../src/core/discovery/search-index';
+import { queryConcepts, stem, terms, words } from '../src/core/discovery/text';
+import type { DownstreamTool } from '../src/core/types';
 import {
   alphaTools,
   betaTools,

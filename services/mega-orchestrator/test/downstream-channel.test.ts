@@ -19,7 +19,7 @@ import {
   type Downstream,
   type RunningGateway,
 } from './helpers';
-import type { DownstreamClient } from '../src/downstream-client';
+import type { DownstreamClient } from '../src/downstream/http-client';
 
 describe('the persistent channel to kit services (DOWNSTREAM_CHANNEL)', () => {
   const tmp = tempDir('mcp-fleet-channel-');

@@ -7,7 +7,7 @@ import net from 'node:net';
 import type http from 'node:http';
 import { serve } from '@mcp-fleet/testing';
 import type { RunningServer } from '@mcp-fleet/kit';
-import { DownstreamClient, DownstreamFailure } from '../src/downstream-client';
+import { DownstreamClient, DownstreamFailure } from '../src/downstream/http-client';
 
 describe('DownstreamClient', () => {
   let server: RunningServer;

@@ -2,8 +2,8 @@ import type http from 'node:http';
 import { getService, SERVICES } from '@mcp-fleet/inventory';
 import { serve } from '@mcp-fleet/testing';
 import type { RunningServer } from '@mcp-fleet/kit';
-import { defaultDownstreams } from '../src/config';
-import { DownstreamClient } from '../src/downstream-client';
+import { defaultDownstreams } from '../src/core/config';
+import { DownstreamClient } from '../src/downstream/http-client';
 
 describe('per-service downstream headers', () => {
   it('gives only the marketplace a bearer header, from MARKETPLACE_JWT_TOKEN', () => {

@@ -4,7 +4,7 @@
  * byte budget, forgetting the least recently written streams first.
  */
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { SessionEventStore } from '../src/mcp/event-store';
+import { SessionEventStore } from '../src/mcp/rev-2025-11-25/event-store';
 
 const note = (n: number, pad = ''): JSONRPCMessage => ({
   jsonrpc: '2.0',

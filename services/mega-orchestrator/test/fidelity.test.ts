@@ -13,7 +13,7 @@
 import path from 'node:path';
 import { tempDir } from '@mcp-fleet/testing';
 import request from 'supertest';
-import type { McpDownstream } from '../src/mcp-downstream';
+import type { McpDownstream } from '../src/downstream/mcp-server';
 import { dualEraFronts, ERAS, lostThroughGateway, requiredScenarioCounts, type ScenarioCounts } from './fidelity';
 import { startDualEraServer, type DualEraServer } from './fixtures/dual-era-mcp-server';
 import { startModernServer, type ModernServer } from './fixtures/modern-mcp-server';

@@ -12,7 +12,7 @@ import {
   type ConformanceCheck,
   type SpecRevision,
 } from '@mcp-fleet/testing/conformance';
-import type { McpServerSpec } from '../src/types';
+import type { McpServerSpec } from '../src/core/types';
 
 export const ERAS: SpecRevision[] = ['2025-11-25', '2026-07-28'];
 

@@ -4,9 +4,9 @@ import { serve, testConfig, testLogger } from '@mcp-fleet/testing';
 import type { ServiceEntry } from '@mcp-fleet/inventory';
 import request from 'supertest';
 import { z } from 'zod';
-import { createApp, type Gateway } from '../src/app';
-import { configSchema, type Config } from '../src/config';
-import type { DownstreamSpec, McpServerSpec } from '../src/types';
+import { createApp, type Gateway } from '../src/http/app';
+import { configSchema, type Config } from '../src/core/config';
+import type { DownstreamSpec, McpServerSpec } from '../src/core/types';
 
 /** A real downstream built with the kit, served on 127.0.0.1 (port 0, or a given port to "restart" it). */
 export interface Downstream {

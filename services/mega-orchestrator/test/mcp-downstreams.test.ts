@@ -14,8 +14,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { tempDir } from '@mcp-fleet/testing';
-import { McpDownstream } from '../src/mcp-downstream';
-import type { DownstreamSpec } from '../src/types';
+import { McpDownstream } from '../src/downstream/mcp-server';
+import type { DownstreamSpec } from '../src/core/types';
 import { buildFixtureServer } from './fixtures/mcp-fixture-server';
 import { startGateway, type RunningGateway } from './helpers';
 

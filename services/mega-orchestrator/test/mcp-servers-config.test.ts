@@ -3,8 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigError } from '@mcp-fleet/kit';
 import { tempDir } from '@mcp-fleet/testing';
-import { configuredMcpServers, inventoryStdioServers } from '../src/mcp-servers';
-import { readConfig } from '../src/config';
+import { configuredMcpServers, inventoryStdioServers } from '../src/downstream/mcp-servers-config';
+import { readConfig } from '../src/core/config';
 
 describe('MCP server configuration', () => {
   const tmp = tempDir('mcp-fleet-mcp-servers-');

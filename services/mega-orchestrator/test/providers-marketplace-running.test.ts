@@ -1,8 +1,8 @@
 /** Regression: GET /providers said the marketplace was not configured while the fleet's marketplace-mcp ran. */
 import type { RunningServer } from '@mcp-fleet/kit';
 import { serve, tempDir } from '@mcp-fleet/testing';
-import { readConfig } from '../src/config';
-import { Providers } from '../src/providers';
+import { readConfig } from '../src/core/config';
+import { Providers } from '../src/downstream/providers';
 
 describe('/providers: the marketplace', () => {
   const tmp = tempDir('providers-');

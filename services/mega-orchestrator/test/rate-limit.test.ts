@@ -7,7 +7,7 @@ import net from 'node:net';
 import request from 'supertest';
 import { randomUUID } from 'node:crypto';
 import { describeWithBackend, tempDir } from '@mcp-fleet/testing';
-import { callerKey, MemoryRateStore, RedisRateStore } from '../src/rate-limit';
+import { callerKey, MemoryRateStore, RedisRateStore } from '../src/http/rate-limit';
 import { alphaTools, startDownstream, startGateway, type Downstream, type RunningGateway } from './helpers';
 
 describe('MemoryRateStore', () => {

@@ -18,7 +18,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { McpServerSpec } from '../src/types';
+import type { McpServerSpec } from '../src/core/types';
 import { ERAS, lostThroughGateway, requiredScenarioCounts, type ScenarioCounts } from './fidelity';
 import { post2026, startGatewayWithMcpServer, type RunningGateway } from './helpers';
 

@@ -3,7 +3,7 @@ import net from 'node:net';
 import request from 'supertest';
 import type { RunningServer } from '@mcp-fleet/kit';
 import { serve, tempDir, testLogger } from '@mcp-fleet/testing';
-import { createApp } from '../src/app';
+import { createApp } from '../src/http/app';
 import {
   alphaTools,
   betaTools,

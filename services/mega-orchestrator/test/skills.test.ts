@@ -9,7 +9,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { tempDir } from '@mcp-fleet/testing';
-import { newApiKey } from '../src/auth';
+import { newApiKey } from '../src/auth/auth';
 import { post2026, startGateway, type RunningGateway } from './helpers';
 
 const digest = (text: string) => `sha256:${createHash('sha256').update(text).digest('hex')}`;

@@ -7,9 +7,9 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { tempDir } from '@mcp-fleet/testing';
-import { configuredMcpServers } from '../src/mcp-servers';
-import { stdioLauncher } from '../src/stdio-sandbox';
-import type { StdioServerSpec } from '../src/types';
+import { configuredMcpServers } from '../src/downstream/mcp-servers-config';
+import { stdioLauncher } from '../src/downstream/stdio-sandbox';
+import type { StdioServerSpec } from '../src/core/types';
 
 const node = (script: string, extra: Partial<StdioServerSpec> = {}): StdioServerSpec => ({
   transport: 'stdio',

@@ -4,7 +4,7 @@
  * guard are tested against malicious servers in test/security/gateway-response-budget.test.ts and
  * gateway-stream-lifetime.test.ts.
  */
-import { EventSizer, idOfLine, LineBudget } from '../src/stream-budget';
+import { EventSizer, idOfLine, LineBudget } from '../src/downstream/stream-budget';
 
 const bytes = (s: string) => Buffer.from(s, 'utf8');
 

@@ -15,8 +15,8 @@ import pg from 'pg';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { z } from 'zod';
-import { newApiKey } from '../src/auth';
-import type { DownstreamSpec } from '../src/types';
+import { newApiKey } from '../src/auth/auth';
+import type { DownstreamSpec } from '../src/core/types';
 import { META_2026, sleep, startDownstream, startGateway, type Downstream, type RunningGateway } from './helpers';
 
 const V = '2026-07-28';

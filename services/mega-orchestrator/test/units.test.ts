@@ -1,19 +1,19 @@
 import type { IncomingMessage } from 'node:http';
-import { CircuitBreaker } from '../src/breaker';
-import { readConfig } from '../src/config';
-import { buildCatalog, type CatalogService } from '../src/catalog';
-import { normaliseRequest } from '../src/mcp/session-transport';
+import { CircuitBreaker } from '../src/downstream/breaker';
+import { readConfig } from '../src/core/config';
+import { buildCatalog, type CatalogService } from '../src/core/catalog';
+import { normaliseRequest } from '../src/mcp/rev-2025-11-25/session-transport';
 import { invalidMessage, looksLikeJsonRpc, withoutMcpErrorPrefix } from '../src/mcp/jsonrpc';
-import { FORWARD_PROOF_HEADER, FORWARDED_HEADER, forwardProof, isProvenForward } from '../src/mcp/peer-forward';
-import { ARGS_MAX, summarizeArgs } from '../src/call-history';
-import { displayUrl } from '../src/downstream-client';
-import { withInFlightTables } from '../src/mcp-downstream';
-import { asMcpError } from '../src/mcp-modern';
+import { FORWARD_PROOF_HEADER, FORWARDED_HEADER, forwardProof, isProvenForward } from '../src/mcp/rev-2026-07-28/peer-forward';
+import { ARGS_MAX, summarizeArgs } from '../src/history/call-history';
+import { displayUrl } from '../src/downstream/http-client';
+import { withInFlightTables } from '../src/downstream/mcp-server';
+import { asMcpError } from '../src/downstream/rev-2026-07-28';
 import { SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { InFlight } from '@mcp-fleet/kit';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { DownstreamTool } from '../src/types';
+import type { DownstreamTool } from '../src/core/types';
 
 const tool = (name: string): DownstreamTool => ({ name, description: name, inputSchema: { type: 'object' }, annotations: {} });
 const svc = (id: string, names: string[], opts: Partial<CatalogService> = {}): CatalogService => ({

@@ -14,8 +14,8 @@ import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/typ
 import { Client as V2Client, StreamableHTTPClientTransport as V2Transport } from '@modelcontextprotocol/client';
 import request from 'supertest';
 import YAML from 'yaml';
-import { createApp } from '../src/app';
-import { newApiKey } from '../src/auth';
+import { createApp } from '../src/http/app';
+import { newApiKey } from '../src/auth/auth';
 import {
   alphaTools,
   betaTools,

@@ -18,9 +18,9 @@ import {
   ListRootsResultSchema,
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { ClientRequester, ClientRequestMethod, LogListener, ProgressListener } from '../downstream-client';
+import type { ClientRequester, ClientRequestMethod, LogListener, ProgressListener } from '../downstream/http-client';
 import { HttpRpcError } from './jsonrpc';
-import { HeldElsewhere } from './peer-forward';
+import { HeldElsewhere } from './rev-2026-07-28/peer-forward';
 
 /** The capability each request needs. */
 const CAPABILITY: Record<ClientRequestMethod, string> = {

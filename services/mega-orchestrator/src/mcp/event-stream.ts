@@ -8,7 +8,7 @@ import type { ServerResponse } from 'node:http';
 import { sendJsonText } from '@mcp-fleet/kit';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { rpcAnswerText } from './answer-text';
-import type { SessionEventStore } from './event-store';
+import type { SessionEventStore } from './rev-2025-11-25/event-store';
 
 /** Event streams of tool calls get ids with this prefix in a session's event store. */
 export const CALL_STREAM = 'call-';

@@ -6,9 +6,9 @@
  */
 import { JSONRPC_CODES, toAppError, toolErrorResult } from '@mcp-fleet/kit';
 import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { Principal } from '../auth';
-import type { GatewayContext } from '../context';
-import { paramHeaderScans } from './param-headers';
+import type { Principal } from '../auth/auth';
+import type { GatewayContext } from '../core/context';
+import { paramHeaderScans } from './rev-2026-07-28/param-headers';
 
 export async function metaToolCall(
   ctx: GatewayContext,

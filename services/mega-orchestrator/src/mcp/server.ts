@@ -10,24 +10,24 @@ import {
   type Logger,
   type ToolAnnotations,
 } from '@mcp-fleet/kit';
-import { allows, type Principal } from '../auth';
-import type { ClientRequester, LogListener, ProgressListener } from '../downstream-client';
+import { allows, type Principal } from '../auth/auth';
+import type { ClientRequester, LogListener, ProgressListener } from '../downstream/http-client';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { McpError, type CallToolResult, type CreateTaskResult, type GetPromptResult } from '@modelcontextprotocol/sdk/types.js';
 import type { RequestTaskStore } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { UriTemplate } from '@modelcontextprotocol/sdk/shared/uriTemplate.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { z } from 'zod';
-import type { Catalog } from '../catalog';
-import type { GatewayContext } from '../context';
-import { ROUTING_MODES, type RoutingMode } from '../types';
-import { healthView, RESOURCE_URIS, RESOURCES, schemaView, servicesView, toolListing } from '../views';
-import { paramHeaderScans } from './param-headers';
+import type { Catalog } from '../core/catalog';
+import type { GatewayContext } from '../core/context';
+import { ROUTING_MODES, type RoutingMode } from '../core/types';
+import { healthView, RESOURCE_URIS, RESOURCES, schemaView, servicesView, toolListing } from '../core/views';
+import { paramHeaderScans } from './rev-2026-07-28/param-headers';
 import { registerSkillMethods, withSkillResources } from './skills';
-import { skillsOf, SKILLS_EXTENSION_CAPABILITY } from '../skills';
+import { skillsOf, SKILLS_EXTENSION_CAPABILITY } from '../core/skills';
 import { metaToolCall } from './meta-call';
 import { withResultText } from './answer-text';
-import { SessionTaskStore, type SessionTaskLimits } from './session-tasks';
+import { SessionTaskStore, type SessionTaskLimits } from './rev-2025-11-25/session-tasks';
 
 // Loose request schemas: the handlers check params themselves so bad params are -32602, not -32603.
 const params = z.record(z.string(), z.unknown()).optional();

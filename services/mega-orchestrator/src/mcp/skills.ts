@@ -5,9 +5,9 @@
  */
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { z } from 'zod';
-import type { Principal } from '../auth';
-import type { GatewayContext } from '../context';
-import { skillsOf } from '../skills';
+import type { Principal } from '../auth/auth';
+import type { GatewayContext } from '../core/context';
+import { skillsOf } from '../core/skills';
 
 type SkillMethod = (
   ctx: GatewayContext,

@@ -10,7 +10,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isPlainObject, JSONRPC_CODES, type Logger } from '@mcp-fleet/kit';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { RESOURCE_URIS } from '../types';
+import { RESOURCE_URIS } from '../core/types';
 import { HttpRpcError } from './jsonrpc';
 
 const SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';

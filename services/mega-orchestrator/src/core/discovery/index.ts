@@ -1,0 +1,47 @@
+import type { Logger } from '@mcp-fleet/kit';
+import { OpenAIEmbedder } from '@mcp-fleet/kit/embedder';
+import type { Config } from '../config';
+import { paramHeaderScans } from '../../mcp/rev-2026-07-28/param-headers';
+import type { Registry } from '../registry';
+import { Discovery } from './discovery';
+
+export { Discovery, type MetaAnswer } from './discovery';
+export { CALL_TOOL, DESCRIBE_TOOL, SEARCH_TOOLS } from './meta-tools';
+
+/**
+ * MCP_DISCOVERY=meta: the gateway's Discovery, its index rebuilt whenever the catalog changes
+ * (after the change is announced, off the request path). undefined in full mode, where it costs
+ * nothing: the call paths test one field.
+ */
+export function createDiscovery(config: Config, logger: Logger, registry: Registry): Discovery | undefined {
+  if (config.MCP_DISCOVERY !== 'meta') return undefined;
+  const remote = config.DISCOVERY_EMBEDDINGS_URL
+    ? new OpenAIEmbedder({
+        url: config.DISCOVERY_EMBEDDINGS_URL,
+        model: config.DISCOVERY_EMBEDDINGS_MODEL,
+        apiKey: config.DISCOVERY_EMBEDDINGS_API_KEY,
+        timeoutMs: config.DISCOVERY_EMBEDDINGS_TIMEOUT_MS,
+        variablePrefix: 'DISCOVERY_EMBEDDINGS',
+      })
+    : undefined;
+  const discovery = new Discovery({
+    logger,
+    remote,
+    // a tool the MCP listing leaves out (invalid x-mcp-header declarations) is not found either
+    hidden: (catalog, name) => paramHeaderScans(catalog, logger).get(name)?.valid === false,
+  });
+  let pending = false;
+  registry.on('catalog', () => {
+    if (pending) return;
+    pending = true;
+    setImmediate(() => {
+      pending = false;
+      discovery.prepare(registry.catalog);
+    });
+  });
+  discovery.prepare(registry.catalog);
+  logger.info('tool discovery: clients see search_tools, describe_tool and call_tool (MCP_DISCOVERY=meta)', {
+    embedder: remote ? remote.describe() : { kind: 'local' },
+  });
+  return discovery;
+}

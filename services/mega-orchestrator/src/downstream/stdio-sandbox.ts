@@ -1,0 +1,121 @@
+/**
+ * The OS sandbox around the stdio MCP servers the gateway starts (docs/gateway.md, "MCP servers as
+ * downstreams"; docs/security.md, "The sandbox"). A server's command runs as
+ * `bwrap <options> -- <program> <args>` (packages/sandbox): it sees the system directories
+ * read-only, a writable home of its own (DATA_DIR/mcp-servers/<id>/home, 0700, its HOME, so npm's
+ * cache lands there), its `cwd` read-only, and only the directories its entry names
+ * (`"sandbox": { "readOnly": [...], "writable": [...] }`); no DATA_DIR, no home of the gateway's
+ * user, no other process (its own PID namespace: nothing it starts outlives it), an environment of
+ * its `env` and the SDK's safe defaults only; the network unless `"network": false`.
+ * `"sandbox": false` on an entry, or MCP_STDIO_SANDBOX=off for all, runs servers unsandboxed.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { AppError, processEnv, type Logger } from '@mcp-fleet/kit';
+import { Sandbox } from '@mcp-fleet/sandbox';
+import type { StdioServerSpec } from '../core/types';
+
+/** What one stdio server's process is started as: the program, its arguments, its directory and environment. */
+export interface StdioLaunch {
+  command: string;
+  args: string[];
+  cwd?: string;
+  env: Record<string, string>;
+}
+
+/** Turns a server's declaration into the process to start; throws NOT_CONFIGURED (what to do) when it may not start. */
+export type StdioLauncher = (id: string, spec: StdioServerSpec) => StdioLaunch;
+
+export interface StdioSandboxOptions {
+  /** MCP_STDIO_SANDBOX: on (default) or off for every stdio server. */
+  mode: 'on' | 'off';
+  /** Where the per-server homes are made (DATA_DIR/mcp-servers/<id>/home); hidden from every server besides. */
+  dataDir: string;
+  /** The bubblewrap program (default bwrap on PATH). */
+  bwrap?: string;
+  logger?: Logger;
+}
+
+/** The launcher of the gateway's stdio servers. MCP_STDIO_SANDBOX=off is logged as a warning here, once. */
+export function stdioLauncher(options: StdioSandboxOptions): StdioLauncher {
+  const { mode, dataDir, logger } = options;
+  if (mode === 'off') {
+    logger?.warn(
+      'MCP_STDIO_SANDBOX=off: the stdio MCP servers the gateway starts run WITHOUT an OS sandbox, as the gateway’s user, able to read DATA_DIR, ' +
+        'the home directory and other processes. Unset it (default on) to confine them; see docs/gateway.md.',
+      { sandbox: 'off' },
+    );
+  }
+  let sandbox: Sandbox | undefined;
+  const opened = (): Sandbox =>
+    (sandbox ??= Sandbox.open({
+      SANDBOX: 'bwrap',
+      SANDBOX_BWRAP: options.bwrap ?? 'bwrap',
+      SANDBOX_READ_ONLY_PATHS: [],
+      DATA_DIR: dataDir,
+    }));
+  return (id, spec) => {
+    const policy = spec.sandbox;
+    if (mode === 'off' || policy === false) return { command: spec.command, args: spec.args, cwd: spec.cwd, env: spec.env };
+    const box = opened();
+    if (!box.status.available) box.health(); // looks again (at most every 10 s): bubblewrap installed later is found
+    if (!box.status.available) {
+      throw new AppError(
+        'NOT_CONFIGURED',
+        `The gateway starts stdio MCP servers only inside an OS sandbox, and none can be made here: ${box.status.reason} ` +
+          'Install bubblewrap (apt-get install bubblewrap; ./fleet setup does it) on a host or container that allows user namespaces, ' +
+          `or run this server unsandboxed: "sandbox": false in its mcpServers entry (${id}), or MCP_STDIO_SANDBOX=off for all (not recommended; docs/gateway.md).`,
+      );
+    }
+    const readOnly = [...(spec.cwd ? [spec.cwd] : []), ...(policy?.readOnly ?? [])];
+    const writable = policy?.writable ?? [];
+    // DATA_DIR inside a mounted directory is covered by an empty read-only one, and the home with it:
+    // then the server's HOME is the sandbox's own (empty, writable, gone when it ends)
+    const realData = realOrSelf(dataDir);
+    const covered = [...readOnly, ...writable].some((p) => realData.startsWith(`${realOrSelf(p).replace(/\/$/, '')}/`));
+    const home = covered ? undefined : path.join(dataDir, 'mcp-servers', id, 'home');
+    if (home) {
+      fs.mkdirSync(home, { recursive: true, mode: 0o700 });
+      fs.chmodSync(home, 0o700);
+    }
+    const cwd = spec.cwd ?? home ?? '/tmp';
+    const cmd = box.command(spec.command, spec.args, {
+      cwd,
+      // the SDK's safe defaults (PATH, TERM, ...) without the gateway user's HOME, then the declared env
+      env: { ...withoutHome(getDefaultEnvironment()), ...spec.env },
+      network: policy?.network ?? true,
+      readOnly,
+      writable: home ? [home, ...writable] : writable,
+    });
+    // HOME is the server's own home, not the sandbox's empty one: set last, before `--` (the program and its arguments follow)
+    const separator = cmd.args.length - spec.args.length - 2;
+    const setHome = home ? ['--setenv', 'HOME', fs.realpathSync(home)] : [];
+    const args = [...cmd.args.slice(0, separator), ...setHome, ...cmd.args.slice(separator)];
+    // bubblewrap itself needs only PATH; the server's environment is set inside
+    return { command: cmd.file, args, cwd: spec.cwd ?? home, env: { PATH: processEnv().PATH ?? '/usr/bin:/bin' } };
+  };
+}
+
+function realOrSelf(p: string): string {
+  try {
+    return fs.realpathSync(p);
+  } catch {
+    return path.resolve(p);
+  }
+}
+
+function withoutHome(env: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => name !== 'HOME'));
+}
+
+let fallback: StdioLauncher | undefined;
+
+/**
+ * For an McpDownstream made without a launcher (tests that build one directly): sandboxed, homes in
+ * a directory of the system's temporary directory.
+ */
+export function defaultStdioLauncher(): StdioLauncher {
+  return (fallback ??= stdioLauncher({ mode: 'on', dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-fleet-stdio-')) }));
+}

@@ -1,0 +1,333 @@
+import fs from 'node:fs/promises';
+import { decodeCursor, encodeCursor, redact, type Logger } from '@mcp-fleet/kit';
+import { openPostgresHistory, openSqliteHistory, type HistoryDb, type Statement } from './history-db';
+import type { RoutingMode, Transport } from '../core/types';
+import { historyKey, type Owner } from '../auth/ownership';
+
+export interface CallRecord {
+  sessionId: string;
+  /** The caller's owner key (ownership.ts): the session's history is its own; null or absent without authorization. */
+  owner?: Owner;
+  contextId?: string;
+  tool: string;
+  service?: string;
+  transport: Transport;
+  mode: RoutingMode;
+  success: boolean;
+  code?: string;
+  durationMs: number;
+  at: number;
+  /** Redacted and cut to ARGS_MAX characters when written, not on the call's path. */
+  args: unknown;
+}
+
+export interface CallHistoryOptions {
+  file: string;
+  /** PostgreSQL instead of the SQLite file, shared by several gateway instances. */
+  databaseUrl?: string;
+  maxCallsPerSession: number;
+  flushMs: number;
+  retentionHours: number;
+  logger: Logger;
+}
+
+export const ARGS_MAX = 1024;
+const BATCH = 200;
+/** Rows per multi-row INSERT (11 parameters each). */
+const INSERT_ROWS = 50;
+const QUEUE_MAX = 10_000;
+
+/** Arguments as stored: secret-looking keys redacted, cut to ARGS_MAX characters. */
+export function summarizeArgs(args: unknown): { text: string; truncated: boolean } {
+  let text: string;
+  try {
+    text = JSON.stringify(redact(args)) ?? 'null';
+  } catch {
+    text = '"(unserializable)"';
+  }
+  if (text.length <= ARGS_MAX) return { text, truncated: false };
+  return { text: text.slice(0, ARGS_MAX), truncated: true };
+}
+
+interface CallRow {
+  id: number;
+  context_id: string | null;
+  tool: string;
+  service: string | null;
+  transport: string;
+  mode: string;
+  success: number;
+  code: string | null;
+  duration_ms: number;
+  at: number;
+  args: string | null;
+}
+
+/**
+ * Session and context records in SQLite. Calls are queued in memory and written in batches off the
+ * request path; each session keeps its newest maxCallsPerSession calls.
+ */
+export class CallHistory {
+  private db?: HistoryDb;
+  private readonly ready: Promise<void>;
+  private queue: CallRecord[] = [];
+  private timer?: NodeJS.Timeout;
+  private pruneTimer?: NodeJS.Timeout;
+  private flushing: Promise<void> = Promise.resolve();
+  private closed = false;
+  failure?: string;
+  written = 0;
+  dropped = 0;
+
+  constructor(private readonly options: CallHistoryOptions) {
+    this.ready = this.open();
+  }
+
+  get file(): string {
+    return this.options.file;
+  }
+
+  /** SESSION_DATABASE_URL when the store is PostgreSQL (the task manager listens there for other instances' task changes). */
+  get databaseUrl(): string | undefined {
+    return this.options.databaseUrl;
+  }
+
+  private async open(): Promise<void> {
+    try {
+      this.db = this.options.databaseUrl ? await openPostgresHistory(this.options.databaseUrl) : await openSqliteHistory(this.options.file);
+      await this.prune();
+      this.pruneTimer = setInterval(() => void this.prune(), 3_600_000);
+      this.pruneTimer.unref();
+    } catch (err) {
+      const where = this.options.databaseUrl ? 'in PostgreSQL (SESSION_DATABASE_URL)' : `at ${this.options.file}`;
+      this.failure = `the session store ${where} could not be opened: ${(err as Error).message}`;
+      this.options.logger.error(this.failure, { err });
+    }
+  }
+
+  /** The open database (undefined when it could not be opened), for the MCP task store beside the history. */
+  async database(): Promise<HistoryDb | undefined> {
+    await this.ready;
+    return this.db;
+  }
+
+  /** Waits until the database is open (or failed to open). */
+  async whenReady(): Promise<boolean> {
+    await this.ready;
+    return this.db !== undefined;
+  }
+
+  enqueue(record: CallRecord): void {
+    if (this.closed || this.failure) return;
+    if (this.queue.length >= QUEUE_MAX) {
+      this.queue.shift();
+      this.dropped += 1;
+    }
+    this.queue.push(record);
+    if (this.queue.length >= BATCH) this.schedule(0);
+    else this.schedule(this.options.flushMs);
+  }
+
+  get queued(): number {
+    return this.queue.length;
+  }
+
+  /** Records held in memory before the oldest are dropped. */
+  get capacity(): number {
+    return QUEUE_MAX;
+  }
+
+  private schedule(delay: number): void {
+    if (this.timer && delay > 0) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.flush();
+    }, delay);
+    this.timer.unref();
+  }
+
+  /** Writes everything queued so far. */
+  flush(): Promise<void> {
+    const run = this.flushing.then(() => this.writeQueued());
+    this.flushing = run.catch(() => undefined);
+    return run;
+  }
+
+  private async writeQueued(): Promise<void> {
+    if (!(await this.whenReady())) return;
+    const db = this.db!;
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, BATCH);
+      try {
+        await db.batch(this.statementsFor(batch));
+        this.written += batch.length;
+      } catch (err) {
+        this.dropped += batch.length;
+        this.options.logger.error('could not write session records; they are dropped', { err, count: batch.length });
+      }
+    }
+  }
+
+  /**
+   * A batch as a few statements: the calls in multi-row INSERTs, one upsert per session (its
+   * counts summed), and one trim per session to its newest MAX_CALLS_PER_SESSION calls.
+   */
+  private statementsFor(batch: readonly CallRecord[]): Statement[] {
+    const out: Statement[] = [];
+    const keys = batch.map((r) => historyKey(r.sessionId, r.owner ?? null));
+    for (let i = 0; i < batch.length; i += INSERT_ROWS) {
+      const rows = batch.slice(i, i + INSERT_ROWS);
+      const params: unknown[] = [];
+      rows.forEach((r, j) => {
+        const { text, truncated } = summarizeArgs(r.args);
+        params.push(
+          keys[i + j],
+          r.contextId ?? null,
+          r.tool,
+          r.service ?? null,
+          r.transport,
+          r.mode,
+          r.success ? 1 : 0,
+          r.code ?? null,
+          r.durationMs,
+          r.at,
+          truncated ? JSON.stringify({ truncated: true, excerpt: text }) : text,
+        );
+      });
+      out.push({
+        sql: `INSERT INTO calls (session_id, context_id, tool, service, transport, mode, success, code, duration_ms, at, args) VALUES ${rows
+          .map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')
+          .join(', ')}`,
+        params,
+      });
+    }
+    const sessions = new Map<string, { transport: string; first: number; last: number; calls: number; errors: number }>();
+    batch.forEach((r, i) => {
+      const s = sessions.get(keys[i]);
+      if (s) {
+        s.last = r.at;
+        s.calls++;
+        if (!r.success) s.errors++;
+      } else {
+        sessions.set(keys[i], { transport: r.transport, first: r.at, last: r.at, calls: 1, errors: r.success ? 0 : 1 });
+      }
+    });
+    for (const [id, s] of sessions) {
+      out.push({
+        sql: `INSERT INTO sessions (session_id, transport, created_at, last_seen, calls, errors) VALUES (?, ?, ?, ?, ?, ?)
+              ON CONFLICT(session_id) DO UPDATE SET last_seen = excluded.last_seen, calls = sessions.calls + excluded.calls, errors = sessions.errors + excluded.errors`,
+        params: [id, s.transport, s.first, s.last, s.calls, s.errors],
+      });
+      out.push({
+        sql: `DELETE FROM calls WHERE session_id = ? AND id < (SELECT id FROM calls WHERE session_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?)`,
+        params: [id, id, this.options.maxCallsPerSession - 1],
+      });
+    }
+    return out;
+  }
+
+  private async prune(): Promise<void> {
+    if (!this.db) return;
+    const cutoff = Date.now() - this.options.retentionHours * 3_600_000;
+    try {
+      await this.db.run('DELETE FROM calls WHERE at < ?', [cutoff]);
+      await this.db.run('DELETE FROM sessions WHERE last_seen < ?', [cutoff]);
+    } catch (err) {
+      this.options.logger.warn('could not prune old sessions', { err });
+    }
+  }
+
+  /**
+   * One session of this owner: its contexts and its recent calls (newest first by call time, as
+   * several gateways may write them; paginated). Another owner's session is undefined, as an unknown one.
+   */
+  async read(sessionId: string, owner: Owner, limit: number, cursor?: string): Promise<Record<string, unknown> | undefined> {
+    const offset = decodeCursor(cursor);
+    const key = historyKey(sessionId, owner);
+    await this.flush();
+    if (!this.db) return undefined;
+    const session = await this.db.get<{
+      session_id: string;
+      transport: string;
+      created_at: number;
+      last_seen: number;
+      calls: number;
+      errors: number;
+    }>('SELECT * FROM sessions WHERE session_id = ?', [key]);
+    if (!session) return undefined;
+    const contexts = await this.db.all<{ context_id: string | null; calls: number; errors: number; first_at: number; last_at: number }>(
+      `SELECT context_id, COUNT(*) AS calls, SUM(1 - success) AS errors, MIN(at) AS first_at, MAX(at) AS last_at
+       FROM calls WHERE session_id = ? GROUP BY context_id ORDER BY last_at DESC LIMIT 500`,
+      [key],
+    );
+    const rows = await this.db.all<CallRow>('SELECT * FROM calls WHERE session_id = ? ORDER BY at DESC, id DESC LIMIT ? OFFSET ?', [
+      key,
+      limit + 1,
+      offset,
+    ]);
+    const more = rows.length > limit;
+    const kept = await this.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM calls WHERE session_id = ?', [key]);
+    return {
+      session_id: sessionId,
+      transport: session.transport,
+      createdAt: new Date(session.created_at).toISOString(),
+      lastSeen: new Date(session.last_seen).toISOString(),
+      totalCalls: session.calls,
+      totalErrors: session.errors,
+      keptCalls: kept?.n ?? 0,
+      contexts: contexts.map((c) => ({
+        context_id: c.context_id,
+        calls: c.calls,
+        errors: c.errors,
+        firstAt: new Date(c.first_at).toISOString(),
+        lastAt: new Date(c.last_at).toISOString(),
+      })),
+      calls: rows.slice(0, limit).map((r) => ({
+        id: r.id,
+        context_id: r.context_id,
+        tool: r.tool,
+        service: r.service,
+        transport: r.transport,
+        mode: r.mode,
+        success: r.success === 1,
+        ...(r.code ? { code: r.code } : {}),
+        durationMs: r.duration_ms,
+        at: new Date(r.at).toISOString(),
+        arguments: parseArgs(r.args),
+      })),
+      ...(more ? { nextCursor: encodeCursor(offset + limit) } : {}),
+    };
+  }
+
+  async sizes(): Promise<{ file: string; bytes: number; walBytes: number; sessions: number; calls: number }> {
+    const size = async (f: string) => (await fs.stat(f).catch(() => undefined))?.size ?? 0;
+    const onDisk = this.db?.kind !== 'postgres';
+    const [bytes, walBytes] = onDisk ? await Promise.all([size(this.file), size(`${this.file}-wal`)]) : [0, 0];
+    let sessions = 0;
+    let calls = 0;
+    if (this.db) {
+      sessions = (await this.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM sessions'))?.n ?? 0;
+      calls = (await this.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM calls'))?.n ?? 0;
+    }
+    return { file: this.file, bytes, walBytes, sessions, calls };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    if (this.timer) clearTimeout(this.timer);
+    if (this.pruneTimer) clearInterval(this.pruneTimer);
+    await this.flush().catch(() => undefined);
+    this.closed = true;
+    await this.db?.close().catch(() => undefined);
+  }
+}
+
+function parseArgs(text: string | null): unknown {
+  if (text === null) return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}

@@ -2,11 +2,14 @@
  * The console's list of a caller's sessions (src/console/history.ts) on both stores the history runs
  * on, SQLite and PostgreSQL: an owner sees exactly its own sessions, newest first, even beside an
  * owner whose name ends with its own (" api-key:bob"), and history recorded without authorization is
- * listed only without it.
+ * listed only without it. Each call keeps its result (the envelope) as it keeps its arguments: secrets
+ * redacted, base64 media kept as a note of its size, cut at RESULT_MAX with a note of the length; a
+ * call recorded by a store made before results were kept (no `result` column) still reads, without one.
  */
 import path from 'node:path';
 import { describeWithBackend, pgScratchSchema, tempDir, testLogger, type PgScratchSchema } from '@mcp-fleet/testing';
-import { CallHistory, type CallRecord } from '../src/history/call-history';
+import { SqliteDb } from '@mcp-fleet/kit/sqlite';
+import { CallHistory, RESULT_MAX, type CallRecord } from '../src/history/call-history';
 import { listSessions } from '../src/http/console/history';
 
 const BOB = 'api-key:bob';
@@ -40,6 +43,71 @@ async function checkListing(history: CallHistory): Promise<void> {
   expect(typeof s2.lastSeen).toBe('string');
 }
 
+/** A result with a secret, base64 media, and one too long to keep whole: what the history kept of each. */
+async function checkResults(history: CallHistory): Promise<void> {
+  const now = Date.now();
+  const png = 'iVBORw0KGgo'.repeat(400);
+  const base = { sessionId: 'r', owner: BOB, transport: 'native', mode: 'auto', durationMs: 2, args: { q: 1 } } as const;
+  history.enqueue({
+    ...base,
+    tool: 'secret',
+    success: true,
+    at: now - 3000,
+    result: { success: true, result: { user: 'ann', token: 'abc123', note: 'kept' }, service: 'demo' },
+  });
+  history.enqueue({
+    ...base,
+    tool: 'image',
+    success: true,
+    at: now - 2000,
+    result: { success: true, result: null, mcp: { content: [{ type: 'image', mimeType: 'image/png', data: png }] } },
+  });
+  history.enqueue({ ...base, tool: 'long', success: true, at: now - 1000, result: { success: true, result: 'y'.repeat(RESULT_MAX * 2) } });
+  history.enqueue({
+    ...base,
+    tool: 'failed',
+    success: false,
+    code: 'VALIDATION_ERROR',
+    at: now,
+    result: { success: false, code: 'VALIDATION_ERROR', error: 'days: at most 14' },
+  });
+  const view = (await history.read('r', BOB, 10)) as { calls: { tool: string; result?: any }[] };
+  const byTool = Object.fromEntries(view.calls.map((c) => [c.tool, c.result]));
+  expect(byTool.secret).toEqual({ success: true, result: { user: 'ann', token: '[redacted]', note: 'kept' }, service: 'demo' });
+  expect(JSON.stringify(byTool.secret)).not.toContain('abc123');
+  expect(byTool.image.mcp.content[0]).toEqual({
+    type: 'image',
+    mimeType: 'image/png',
+    data: `[${png.length} characters of base64 data, not kept]`,
+  });
+  expect(byTool.long).toMatchObject({ truncated: true, length: RESULT_MAX * 2 + '{"success":true,"result":""}'.length });
+  expect(byTool.long.excerpt).toHaveLength(RESULT_MAX);
+  expect(byTool.failed).toEqual({ success: false, code: 'VALIDATION_ERROR', error: 'days: at most 14' });
+  // another owner reads none of it
+  expect(await history.read('r', 'api-key:eve', 10)).toBeUndefined();
+}
+
+/** A calls table as a store made before results were kept has it, with one call in it. */
+const OLD_CALLS = `CREATE TABLE calls (id INTEGER PRIMARY KEY, session_id TEXT NOT NULL, context_id TEXT, tool TEXT NOT NULL, service TEXT,
+  transport TEXT NOT NULL, mode TEXT NOT NULL, success INTEGER NOT NULL, code TEXT, duration_ms REAL NOT NULL, at BIGINT NOT NULL, args TEXT)`;
+const OLD_SESSIONS = `CREATE TABLE sessions (session_id TEXT PRIMARY KEY, transport TEXT NOT NULL, created_at BIGINT NOT NULL,
+  last_seen BIGINT NOT NULL, calls INTEGER NOT NULL DEFAULT 0, errors INTEGER NOT NULL DEFAULT 0)`;
+const oldRows = (at: number) => [
+  `INSERT INTO sessions VALUES ('old ${BOB}', 'native', ${at}, ${at}, 1, 0)`,
+  `INSERT INTO calls (id, session_id, tool, transport, mode, success, duration_ms, at, args) VALUES (1, 'old ${BOB}', 'note', 'native', 'auto', 1, 3, ${at}, '{"text":"hi"}')`,
+];
+
+async function checkOldCall(history: CallHistory): Promise<void> {
+  const view = (await history.read('old', BOB, 10)) as { calls: Record<string, unknown>[] };
+  expect(view.calls).toHaveLength(1);
+  expect(view.calls[0]).toMatchObject({ tool: 'note', success: true, arguments: { text: 'hi' } });
+  expect(view.calls[0]).not.toHaveProperty('result');
+  // and the store, now with the column, keeps the next call's result
+  history.enqueue({ ...record('old', BOB, Date.now()), result: { success: true, result: 'new' } });
+  const after = (await history.read('old', BOB, 10)) as { calls: Record<string, unknown>[] };
+  expect(after.calls[0].result).toEqual({ success: true, result: 'new' });
+}
+
 describe('console history listing [sqlite]', () => {
   const tmp = tempDir('mcp-fleet-console-history-');
   const history = new CallHistory({
@@ -55,6 +123,22 @@ describe('console history listing [sqlite]', () => {
   });
 
   it('lists exactly the owner’s sessions', () => checkListing(history));
+  it('keeps each call’s result, redacted and bounded', () => checkResults(history));
+
+  it('reads calls recorded before results were kept', async () => {
+    const file = path.join(tmp.dir, 'old.sqlite');
+    const db = await SqliteDb.open(file);
+    await db.exec(OLD_SESSIONS);
+    await db.exec(OLD_CALLS);
+    for (const sql of oldRows(Date.now() - 1000)) await db.exec(sql);
+    await db.close();
+    const old = new CallHistory({ file, maxCallsPerSession: 100, flushMs: 10, retentionHours: 24, logger: testLogger('history') });
+    try {
+      await checkOldCall(old);
+    } finally {
+      await old.close();
+    }
+  });
 });
 
 describeWithBackend('postgres', 'console history listing', () => {
@@ -77,4 +161,31 @@ describeWithBackend('postgres', 'console history listing', () => {
   });
 
   it('lists exactly the owner’s sessions', () => checkListing(history));
+  it('keeps each call’s result, redacted and bounded', () => checkResults(history));
+
+  it('reads calls recorded before results were kept', async () => {
+    const old = await pgScratchSchema('console_history_old');
+    for (const sql of [
+      OLD_SESSIONS,
+      OLD_CALLS.replace('id INTEGER PRIMARY KEY', 'id BIGSERIAL PRIMARY KEY'),
+      ...oldRows(Date.now() - 1000),
+    ])
+      await old.admin.query(sql);
+    // the serial's next value past the row made by hand
+    await old.admin.query("SELECT setval(pg_get_serial_sequence('calls', 'id'), 1)");
+    const h = new CallHistory({
+      file: '/nonexistent',
+      databaseUrl: old.url,
+      maxCallsPerSession: 100,
+      flushMs: 10,
+      retentionHours: 24,
+      logger: testLogger('history'),
+    });
+    try {
+      await checkOldCall(h);
+    } finally {
+      await h.close();
+      await old.drop();
+    }
+  });
 });

@@ -157,6 +157,7 @@ export class Dispatcher {
         durationMs,
         at: Date.now(),
         args: req.args,
+        result: result.body,
       });
     }
     if (this.debug) {

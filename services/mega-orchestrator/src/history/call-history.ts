@@ -19,6 +19,8 @@ export interface CallRecord {
   at: number;
   /** Redacted and cut to ARGS_MAX characters when written, not on the call's path. */
   args: unknown;
+  /** What the call answered (its envelope): redacted and cut to RESULT_MAX characters when written, as the arguments are. */
+  result?: unknown;
 }
 
 export interface CallHistoryOptions {
@@ -32,21 +34,40 @@ export interface CallHistoryOptions {
 }
 
 export const ARGS_MAX = 1024;
+/** The most of a call's result (its envelope, as JSON) kept in the history. */
+export const RESULT_MAX = 16 * 1024;
+/** Base64 strings at least this long (an image, audio) are kept as a note of their size, not their data. */
+const MEDIA_MIN = 1024;
+const BASE64 = /^[A-Za-z0-9+/\r\n]+={0,2}$/;
+const MEDIA_KEYS = new Set(['data', 'blob', 'base64']);
 const BATCH = 200;
-/** Rows per multi-row INSERT (11 parameters each). */
+/** Rows per multi-row INSERT (12 parameters each). */
 const INSERT_ROWS = 50;
 const QUEUE_MAX = 10_000;
 
 /** Arguments as stored: secret-looking keys redacted, cut to ARGS_MAX characters. */
-export function summarizeArgs(args: unknown): { text: string; truncated: boolean } {
+export function summarizeArgs(args: unknown, max = ARGS_MAX, media = false): { text: string; truncated: boolean; length: number } {
   let text: string;
   try {
-    text = JSON.stringify(redact(args)) ?? 'null';
+    text = JSON.stringify(redact(args), media ? withoutMedia : undefined) ?? 'null';
   } catch {
     text = '"(unserializable)"';
   }
-  if (text.length <= ARGS_MAX) return { text, truncated: false };
-  return { text: text.slice(0, ARGS_MAX), truncated: true };
+  if (text.length <= max) return { text, truncated: false, length: text.length };
+  return { text: text.slice(0, max), truncated: true, length: text.length };
+}
+
+/** Base64 media in a result (an image's or audio's data, a resource's blob) as a note of its size. */
+function withoutMedia(key: string, value: unknown): unknown {
+  return MEDIA_KEYS.has(key) && typeof value === 'string' && value.length >= MEDIA_MIN && BASE64.test(value)
+    ? `[${value.length} characters of base64 data, not kept]`
+    : value;
+}
+
+/** A call's arguments or result as its column holds it: the JSON, or {truncated, excerpt, length} when it was cut. */
+function stored(value: unknown, max: number, media = false): string {
+  const { text, truncated, length } = summarizeArgs(value, max, media);
+  return truncated ? JSON.stringify({ truncated: true, excerpt: text, length }) : text;
 }
 
 interface CallRow {
@@ -61,6 +82,8 @@ interface CallRow {
   duration_ms: number;
   at: number;
   args: string | null;
+  /** Absent or null: recorded before results were kept. */
+  result?: string | null;
 }
 
 /**
@@ -180,7 +203,6 @@ export class CallHistory {
       const rows = batch.slice(i, i + INSERT_ROWS);
       const params: unknown[] = [];
       rows.forEach((r, j) => {
-        const { text, truncated } = summarizeArgs(r.args);
         params.push(
           keys[i + j],
           r.contextId ?? null,
@@ -192,12 +214,13 @@ export class CallHistory {
           r.code ?? null,
           r.durationMs,
           r.at,
-          truncated ? JSON.stringify({ truncated: true, excerpt: text }) : text,
+          stored(r.args, ARGS_MAX),
+          r.result === undefined ? null : stored(r.result, RESULT_MAX, true),
         );
       });
       out.push({
-        sql: `INSERT INTO calls (session_id, context_id, tool, service, transport, mode, success, code, duration_ms, at, args) VALUES ${rows
-          .map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')
+        sql: `INSERT INTO calls (session_id, context_id, tool, service, transport, mode, success, code, duration_ms, at, args, result) VALUES ${rows
+          .map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')
           .join(', ')}`,
         params,
       });
@@ -295,6 +318,8 @@ export class CallHistory {
         durationMs: r.duration_ms,
         at: new Date(r.at).toISOString(),
         arguments: parseArgs(r.args),
+        // a call recorded before results were kept has none
+        ...(typeof r.result === 'string' ? { result: parseArgs(r.result) } : {}),
       })),
       ...(more ? { nextCursor: encodeCursor(offset + limit) } : {}),
     };

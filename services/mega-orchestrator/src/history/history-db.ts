@@ -44,7 +44,8 @@ CREATE TABLE IF NOT EXISTS calls (
   code TEXT,
   duration_ms ${t.double} NOT NULL,
   at ${t.int64} NOT NULL,
-  args TEXT
+  args TEXT,
+  result TEXT
 );
 CREATE INDEX IF NOT EXISTS calls_by_session ON calls (session_id, id);
 CREATE INDEX IF NOT EXISTS calls_by_time ON calls (at);
@@ -74,16 +75,22 @@ CREATE INDEX IF NOT EXISTS tasks_by_owner ON tasks (owner, status);
 const SQLITE_SCHEMA = schema({ int64: 'INTEGER', serial: 'INTEGER PRIMARY KEY AUTOINCREMENT', double: 'REAL' });
 const PG_SCHEMA = schema({ int64: 'BIGINT', serial: 'BIGSERIAL PRIMARY KEY', double: 'DOUBLE PRECISION' });
 
-/** Columns of the tasks table added after its first release (TEXT): a store made before gets them on open. */
-const ADDED_TASK_COLUMNS = ['input_requests', 'instance_url'] as const;
+/** Columns added after a table's first release (TEXT): a store made before gets them on open. */
+const ADDED_COLUMNS = [
+  ['tasks', 'input_requests'],
+  ['tasks', 'instance_url'],
+  // a call's result (the console's history shows it); older calls have none
+  ['calls', 'result'],
+] as const;
 
 export async function openSqliteHistory(file: string): Promise<HistoryDb> {
   const db = await SqliteDb.open(file);
   await db.exec(SQLITE_SCHEMA);
-  // a store made before tasks could ask for input, or named their instance's URL
-  const columns = await db.all<{ name: string }>('PRAGMA table_info(tasks)');
-  for (const column of ADDED_TASK_COLUMNS)
-    if (!columns.some((c) => c.name === column)) await db.exec(`ALTER TABLE tasks ADD COLUMN ${column} TEXT`);
+  // a store made before tasks could ask for input, or named their instance's URL, or calls kept their result
+  for (const [table, column] of ADDED_COLUMNS) {
+    const columns = await db.all<{ name: string }>(`PRAGMA table_info(${table})`);
+    if (!columns.some((c) => c.name === column)) await db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} TEXT`);
+  }
   const self: HistoryDb = {
     kind: 'sqlite',
     run: async (sql, params = []) => void (await db.run(sql, params as never[])),
@@ -131,7 +138,7 @@ export async function openPostgresHistory(url: string): Promise<HistoryDb> {
     // One gateway creates the tables; the others wait on the lock instead of racing it.
     await client.query('SELECT pg_advisory_lock(774411)');
     await client.query(PG_SCHEMA);
-    for (const column of ADDED_TASK_COLUMNS) await client.query(`ALTER TABLE tasks ADD COLUMN IF NOT EXISTS ${column} TEXT`);
+    for (const [table, column] of ADDED_COLUMNS) await client.query(`ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS ${column} TEXT`);
   } finally {
     await client.query('SELECT pg_advisory_unlock(774411)').catch(() => undefined);
     client.release();

@@ -449,3 +449,12 @@ export function sandboxHealth(sandbox: Sandbox): SandboxStatus {
   }
   return status;
 }
+
+export {
+  PROGRAM_ENV,
+  runInSandbox,
+  runToCompletion,
+  type RunInSandboxOptions,
+  type RunInSandboxResult,
+  type RunToCompletionOptions,
+} from './run';

@@ -1,9 +1,5 @@
-import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { AppError } from '@mcp-fleet/kit';
-import type { Confinement, Sandbox } from '@mcp-fleet/sandbox';
-
-/** The environment of ffmpeg and ffprobe inside the sandbox. */
-const ENGINE_ENV = { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8' };
+import { runToCompletion, type Confinement, type Sandbox } from '@mcp-fleet/sandbox';
 
 export interface RunOptions {
   signal?: AbortSignal;
@@ -29,89 +25,21 @@ export interface RunResult {
 }
 
 /**
- * Runs a program with an argument array (never a shell). Abort or timeout kills it with SIGKILL
- * and rejects; a non-zero exit resolves, so callers map the engine's own message.
+ * Runs ffmpeg or ffprobe with an argument array (never a shell), in the sandbox's one runner.
+ * Abort or timeout kills it with SIGKILL and rejects; a non-zero exit resolves, so callers map the
+ * engine's own message.
  */
 export function runProgram(program: string, args: string[], options: SandboxedRunOptions): Promise<RunResult> {
-  const maxStdout = options.maxStdout ?? 8 * 1024 * 1024;
-  const maxStderr = options.maxStderr ?? 256 * 1024;
-  return new Promise((resolve, reject) => {
-    if (options.signal?.aborted) return reject(abortError(options.signal));
-    const { sandbox, readOnly, writable } = options.confinement;
-    let child: ChildProcessWithoutNullStreams;
-    try {
-      child = sandbox.spawn(
-        program,
-        args,
-        { cwd: '/', env: ENGINE_ENV, readOnly, writable },
-        { stdio: ['ignore', 'pipe', 'pipe'] },
-      ) as ChildProcessWithoutNullStreams;
-    } catch (err) {
-      return reject(startError(program, err));
-    }
-    let stdout = '';
-    let stderr = '';
-    let pending = '';
-    let settled = false;
-    let failure: Error | undefined;
-    const kill = (err: Error) => {
-      if (failure) return;
-      failure = err;
-      child.kill('SIGKILL');
-    };
-    const onAbort = () => kill(abortError(options.signal!));
-    options.signal?.addEventListener('abort', onAbort, { once: true });
-    const timer =
-      options.timeoutMs === undefined
-        ? undefined
-        : setTimeout(
-            () => kill(new AppError('TIMEOUT', `${program} did not finish within ${options.timeoutMs} ms; it was stopped.`)),
-            options.timeoutMs,
-          );
-    const finish = (fn: () => void) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      options.signal?.removeEventListener('abort', onAbort);
-      fn();
-    };
-    child.stdout.setEncoding('utf8');
-    child.stderr.setEncoding('utf8');
-    child.stdout.on('data', (chunk: string) => {
-      if (stdout.length < maxStdout) stdout += chunk.slice(0, maxStdout - stdout.length);
-      if (options.onLine) {
-        pending += chunk;
-        const lines = pending.split('\n');
-        pending = lines.pop() ?? '';
-        for (const line of lines) options.onLine(line.trimEnd());
-      }
-    });
-    child.stderr.on('data', (chunk: string) => {
-      stderr += chunk;
-      if (stderr.length > maxStderr * 2) stderr = stderr.slice(-maxStderr);
-    });
-    child.on('error', (err: NodeJS.ErrnoException) => finish(() => reject(startError(program, err))));
-    child.on('close', (code) =>
-      finish(() => {
-        if (failure) return reject(failure);
-        if (pending && options.onLine) options.onLine(pending.trimEnd());
-        resolve({ code, stdout, stderr: stderr.slice(-maxStderr) });
-      }),
-    );
+  const { maxStdout, maxStderr, onLine, ...rest } = options;
+  return runToCompletion(program, args, {
+    ...rest,
+    maxOutputBytes: maxStdout ?? 8 * 1024 * 1024,
+    maxStderrBytes: maxStderr ?? 256 * 1024,
+    keepStderr: 'end',
+    ...(onLine ? { onStdoutLine: onLine } : {}),
+    notInstalled: `${program} is not installed; apt-get install ffmpeg (Debian package ffmpeg).`,
+    cancelled: 'The operation was cancelled.',
   });
-}
-
-function startError(program: string, err: unknown): Error {
-  if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
-    return new AppError('NOT_CONFIGURED', `${program} is not installed; apt-get install ffmpeg (Debian package ffmpeg).`);
-  }
-  return err as Error;
-}
-
-function abortError(signal: AbortSignal): Error {
-  const reason: unknown = signal.reason;
-  if (reason instanceof Error) return reason;
-  return new AppError('TIMEOUT', 'The operation was cancelled.');
 }
 
 /** The last meaningful lines of an engine's stderr, for an error message. */

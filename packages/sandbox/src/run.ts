@@ -8,7 +8,7 @@ import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import os from 'node:os';
 import { StringDecoder } from 'node:string_decoder';
 import { AppError } from '@mcp-fleet/kit';
-import type { Confinement, Sandbox, SandboxPolicy } from './index';
+import type { Confinement, Sandbox, SandboxPolicy } from './sandbox';
 
 export interface RunInSandboxOptions {
   /** What the program sees: its cwd, its whole environment, the directories mounted. */

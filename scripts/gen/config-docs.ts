@@ -46,7 +46,9 @@ export function renderConfigDocs(): string {
   ];
   const blank: string[] = [];
   for (const entry of SERVICES) {
-    const file = path.join(ROOT, 'services', entry.id, 'src', 'config.ts');
+    // src/config.ts, or src/core/config.ts (the gateway's, since its files went into folders)
+    const file =
+      ['config.ts', 'core/config.ts'].map((f) => path.join(ROOT, 'services', entry.id, 'src', f)).find((f) => fs.existsSync(f)) ?? '';
     if (!fs.existsSync(file)) continue;
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const mod = require(file) as { configSchema?: z.ZodObject };

@@ -67,41 +67,27 @@ function labels(s: ServiceEntry): Record<string, string> {
 }
 const metaOf = (s: ServiceEntry, name = s.id) => ({ name, namespace: NAMESPACE, labels: labels(s) });
 
+/** The footprint bench's figures (`pnpm bench footprint`, bench/suites/footprint.ts), committed with the results. */
+export const FOOTPRINT_RESULTS = path.join(REPO_ROOT, 'bench/results/suites/footprint.json');
+
 /**
- * Idle RSS in MiB of each service's process tree (the gateway's includes its stdio toolkit-mcp-server),
- * measured on 2026-11-27 on the shared 2-core machine: each service started alone under
- * `node --import tsx`, read from /proc/<pid>/smaps_rollup 3 s after /health answered. Memory requests
- * are these figures plus a quarter; re-measure when part 1's `pnpm bench footprint` writes its figures
- * (docs/deployment.md, "Resources").
+ * Idle RSS in MiB of each service's process tree (the gateway's includes its stdio
+ * toolkit-mcp-server) as the built fleet runs it (`fleet up`: dist/services/<id>/server.js with
+ * the flags of scripts/fleet/plan.ts), 30 s after "fleet ready", from the last `pnpm bench
+ * footprint` (its "RSS built" column). RSS, not PSS: a container of its own is charged the
+ * pages it shares with nobody else there (the node binary, the libraries). Memory requests are
+ * these figures plus a quarter; a new bench run changes them at the next `pnpm gen`.
  */
-export const IDLE_RSS_MIB: Readonly<Record<string, number>> = {
-  'mega-orchestrator': 308,
-  'filesystem-mcp': 100,
-  'git-mcp': 139,
-  'terminal-mcp': 103,
-  'database-mcp': 108,
-  'memory-mcp': 106,
-  'network-mcp': 119,
-  'system-mcp': 95,
-  'security-mcp': 110,
-  'config-mcp': 98,
-  'log-mcp': 94,
-  'research-mcp': 107,
-  'advanced-memory-mcp': 113,
-  'transcriber-mcp': 107,
-  'mail-mcp': 117,
-  'media-mcp': 122,
-  'mqtt-mcp': 129,
-  'code-graph-mcp': 119,
-  'sql-mcp-wrapper': 105,
-  'cache-mcp-wrapper': 109,
-  'vector-mcp-wrapper': 108,
-  'marketplace-mcp': 112,
-  coordinator: 115,
-  'secrets-ui': 97,
-};
+export function idleRssMib(file = FOOTPRINT_RESULTS): Record<string, number> {
+  if (!fs.existsSync(file)) return {};
+  const { result } = JSON.parse(fs.readFileSync(file, 'utf8')) as {
+    result: { results: { mode: string; idleRssKiB: Record<string, number> }[] };
+  };
+  const built = result.results.find((r) => r.mode === 'built');
+  return Object.fromEntries(Object.entries(built?.idleRssKiB ?? {}).map(([id, kib]) => [id, Math.round(kib / 1024)]));
+}
 /** A service not measured yet (a new one) is given this much until it is. */
-const UNMEASURED_RSS_MIB = 128;
+export const UNMEASURED_RSS_MIB = 128;
 
 /** Services whose work holds data in memory or runs programs in the pod (ffmpeg, pocketsphinx, an index, vectors): a 1 GiB limit. */
 const HEAVY = new Set(['mega-orchestrator', 'media-mcp', 'transcriber-mcp', 'advanced-memory-mcp', 'vector-mcp-wrapper', 'code-graph-mcp']);
@@ -125,8 +111,11 @@ export const PERSISTENT_DATA: Readonly<Record<string, string>> = {
 
 export const GATEWAY_REPLICAS = { min: 2, max: 6, cpuPercent: 70 } as const;
 
-function memoryRequestMib(id: string): number {
-  return Math.ceil(((IDLE_RSS_MIB[id] ?? UNMEASURED_RSS_MIB) * 1.25) / 16) * 16;
+let measured: Record<string, number> | undefined;
+
+/** A container's memory request: its measured idle RSS plus a quarter, rounded up to 16 MiB. */
+export function memoryRequestMib(id: string, rss: Record<string, number> = (measured ??= idleRssMib())): number {
+  return Math.ceil(((rss[id] ?? UNMEASURED_RSS_MIB) * 1.25) / 16) * 16;
 }
 
 function resources(s: ServiceEntry): NonNullable<IContainer['resources']> {
@@ -139,7 +128,9 @@ function resources(s: ServiceEntry): NonNullable<IContainer['resources']> {
 
 /** The zod config schema of a service (its config.ts), for the variables it reads. */
 function configKeys(id: string): string[] {
-  const file = path.join(REPO_ROOT, 'services', id, 'src', 'config.ts');
+  // src/config.ts, or src/core/config.ts (the gateway's, since its files went into folders)
+  const file =
+    ['config.ts', 'core/config.ts'].map((f) => path.join(REPO_ROOT, 'services', id, 'src', f)).find((f) => fs.existsSync(f)) ?? '';
   if (!fs.existsSync(file)) return [];
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const mod = require(file) as { configSchema?: z.ZodObject };
@@ -312,8 +303,8 @@ function deployment(s: ServiceEntry, secrets: Record<string, { name: string }[]>
     envFrom: [{ configMapRef: { name: configMapName(s.id), optional: true } }],
     resources: resources(s),
     securityContext: containerSecurity(s.id),
-    // tsx compiles at start into an empty /tmp: up to 90 s before the other probes begin.
-    startupProbe: probe(2, 45),
+    // built JavaScript answers in about a second (footprint bench); up to 60 s for a crowded node before the other probes begin
+    startupProbe: probe(2, 30),
     readinessProbe: probe(5, 2),
     // A minute of failures: a required backend down restarts the pod once a minute at most (docs/deployment.md).
     livenessProbe: probe(10, 6),

@@ -29,7 +29,9 @@ export function isSecretVariable(name: string, prop: Prop): boolean {
 export function secretVariables(): Record<string, { name: string; description: string }[]> {
   const out: Record<string, { name: string; description: string }[]> = {};
   for (const entry of SERVICES) {
-    const file = path.join(ROOT, 'services', entry.id, 'src', 'config.ts');
+    // src/config.ts, or src/core/config.ts (the gateway's, since its files went into folders)
+    const file =
+      ['config.ts', 'core/config.ts'].map((f) => path.join(ROOT, 'services', entry.id, 'src', f)).find((f) => fs.existsSync(f)) ?? '';
     out[entry.id] = [];
     if (!fs.existsSync(file)) continue;
     // eslint-disable-next-line @typescript-eslint/no-require-imports

@@ -4,7 +4,8 @@
  * tool, run it with a bad input (stopped here by the schema, then refused by the service) and a good
  * one, see images and audio, get a prompt and read a resource, find the calls in the history with
  * their secrets redacted, create a key and revoke it (and see it refused after), read the audit log,
- * follow a service's log live; a key without the admin scope sees no access page. Every page passes
+ * create, edit and remove a virtual server (its errors at the field), follow a service's log live; a
+ * key without the admin scope sees no access page. A call opened in the history shows its result. Every page passes
  * axe-core with no serious or critical violation, at desktop and phone width. Screenshots go to
  * artifacts/console/ (git-ignored).
  *
@@ -316,10 +317,23 @@ describeWithProgram('chromium', 'chromium', 'the gateway console in a browser', 
     ]);
     const call = page.locator('#calls li[data-tool="plan_trip"][data-outcome="ok"]');
     await call.locator('summary').click();
-    const args = (await call.locator('pre').textContent())!;
+    const args = (await call.getByLabel('Arguments of plan_trip').textContent())!;
     expect(args).toContain('"city": "Lisbon"');
     expect(args).toContain('"password": "[redacted]"');
     expect(args).not.toContain('hunter2');
+    // the call's result, as the history recorded it
+    const result = (await call.getByLabel('Result of plan_trip').textContent())!;
+    expect(result).toContain('"itinerary": "5 days in Lisbon by train"');
+    expect(result).toContain('"Porto"');
+    // the refused call keeps the service's refusal
+    await page.getByLabel('Context').selectOption('*');
+    const refused = page.locator('#calls li[data-tool="plan_trip"][data-outcome="VALIDATION_ERROR"]');
+    await refused.locator('summary').click();
+    await expect(refused.locator('.error-text').textContent()).resolves.toMatch(/^VALIDATION_ERROR: .*days/);
+    // a small image is kept whole and shown again (a large one is kept as a note of its size: console-history.test.ts)
+    const image = page.locator('#calls li[data-tool="draw_stripes"]');
+    await image.locator('summary').click();
+    await expect(image.locator('img').evaluate((el: any) => [el.naturalWidth, el.naturalHeight])).resolves.toEqual([96, 48]);
     await axeCheck(page, 'history session');
     await shot(page, 'history');
   }, 60_000);
@@ -359,6 +373,66 @@ describeWithProgram('chromium', 'chromium', 'the gateway console in a browser', 
     await page.getByRole('button', { name: 'Yes, revoke ops' }).click();
     await page.locator('#status', { hasText: 'last key with the admin scope' }).waitFor();
     expect(JSON.parse(fs.readFileSync(keysFile, 'utf8')).map((k: { name: string }) => k.name)).toEqual(['ops', 'reader']);
+  }, 60_000);
+
+  it('creates a virtual server from the catalog, edits it, shows the errors at their fields, and removes it', async () => {
+    const adminGet = (name: string) => fetch(`${gateway.url}/admin/servers/${name}`, { headers: { authorization: `Bearer ${admin.key}` } });
+    await page.getByRole('link', { name: 'Fleet', exact: true }).click();
+    await page.getByRole('link', { name: 'Access' }).click();
+    await page.getByRole('button', { name: 'New virtual server' }).click();
+    await page.getByLabel('Server name required').fill('Trips!');
+    await page.getByLabel('Filter tools').fill('plan');
+    await page.getByLabel('plan_trip').check();
+    await page.getByRole('button', { name: 'Create server' }).click();
+    // the admin API's refusal, at the field it is about
+    await page.locator('#server-name-error', { hasText: 'is not a server name' }).waitFor();
+    await expect(page.getByLabel('Server name required').getAttribute('aria-invalid')).resolves.toBe('true');
+    await axeCheck(page, 'virtual server form with an error');
+    await shot(page, 'access-server-error');
+
+    await page.getByLabel('Server name required').fill('trips');
+    await page.getByLabel('Description optional').fill('What the trip planner may use.');
+    await page.getByRole('button', { name: 'Create server' }).click();
+    const row = page.locator('#server-table tr[data-server="trips"]');
+    await row.waitFor();
+    await expect(row.textContent()).resolves.toContain('/servers/trips/mcp');
+    await page.locator('#status', { hasText: 'Virtual server trips created' }).waitFor();
+    let def = (await (await adminGet('trips')).json()) as { definition: Record<string, unknown>; tools: string[] };
+    expect(def.definition).toEqual({ description: 'What the trip planner may use.', discovery: 'full', tools: [{ tool: 'plan_trip' }] });
+    expect(def.tools).toEqual(['plan_trip']);
+    expect(fs.readFileSync(path.join(dataDir, 'gateway', 'virtual-servers.yaml'), 'utf8')).toContain('trips');
+
+    // edit: another tool, meta discovery; a description over the admin API's limit is refused at its field
+    await page.getByRole('button', { name: 'Edit trips' }).click();
+    await expect(page.getByLabel('Server name required').getAttribute('readonly')).resolves.toBe('');
+    await expect(page.getByLabel('plan_trip').isChecked()).resolves.toBe(true);
+    await page.getByLabel('draw_stripes').check();
+    await page.getByLabel('Discovery').selectOption('meta');
+    await page.getByLabel('Description optional').fill('x'.repeat(2001));
+    await page.getByRole('button', { name: 'Save server' }).click();
+    await page.locator('#server-description-error', { hasText: 'description' }).waitFor();
+    await expect(page.getByLabel('Description optional').getAttribute('aria-invalid')).resolves.toBe('true');
+    await page.getByLabel('Description optional').fill('Plans and draws.');
+    await page.getByRole('button', { name: 'Save server' }).click();
+    await page.locator('#status', { hasText: 'Virtual server trips saved' }).waitFor();
+    await expect(row.textContent()).resolves.toContain('meta');
+    def = (await (await adminGet('trips')).json()) as typeof def;
+    expect(def.definition).toEqual({
+      description: 'Plans and draws.',
+      discovery: 'meta',
+      tools: [{ tool: 'draw_stripes' }, { tool: 'plan_trip' }],
+    });
+    await axeCheck(page, 'access with a virtual server');
+    await shot(page, 'access-servers');
+
+    // a write without the console's CSRF token is refused, the same write with it is not
+    const forged = await page.evaluate(async () => (await fetch('/console/api/servers/trips', { method: 'DELETE' })).status);
+    expect(forged).toBe(403);
+    await page.getByRole('button', { name: 'Remove trips' }).click();
+    await page.getByRole('button', { name: 'Yes, remove trips' }).click();
+    await row.waitFor({ state: 'detached' });
+    await page.locator('#status', { hasText: 'Virtual server trips removed' }).waitFor();
+    expect((await adminGet('trips')).status).toBe(404);
   }, 60_000);
 
   it("follows a service's log live", async () => {

@@ -1,6 +1,6 @@
 // The console's shell: who is logged in (or the login form), the navigation, and the page for the
 // address's #/route. Plain ES modules from the gateway itself; no framework, nothing from elsewhere.
-/* global document, location, window */
+/* global document, history, location, window, URLSearchParams */
 
 import { api, ApiError, setCsrf, whenLoggedOut } from './api.js';
 import { announce, fill, h } from './dom.js';
@@ -105,6 +105,23 @@ function loginForm(problem) {
     'aria-describedby': 'credential-hint',
   });
   const error = h('p', { id: 'login-error', class: 'error-text', role: 'alert' }, problem || '');
+  // Signing in at the authorization server (AUTH_ISSUER): a plain link; the gateway does the rest.
+  const signIn = session?.signIn
+    ? h(
+        'section',
+        { class: 'sign-in', 'aria-labelledby': 'sign-in-title' },
+        h('h2', { id: 'sign-in-title' }, 'Sign in'),
+        h(
+          'p',
+          { class: 'hint', id: 'sign-in-hint' },
+          'At your organization’s sign-in page (',
+          h('code', {}, session.signIn.issuer),
+          '); you come back here signed in.',
+        ),
+        h('a', { class: 'button', href: '/console/api/oauth/start', 'aria-describedby': 'sign-in-hint' }, 'Sign in with your account'),
+        h('h2', {}, 'Or use a key'),
+      )
+    : null;
   const form = h(
     'form',
     { class: 'login', novalidate: true },
@@ -136,7 +153,8 @@ function loginForm(problem) {
       input.focus();
     }
   });
-  fill(main, h('h1', {}, 'Log in to the console'), form);
+  // a sign-in's failure stands first (the node moves out of the form)
+  fill(main, h('h1', {}, 'Log in to the console'), problem ? error : null, signIn, form);
   input.focus();
 }
 
@@ -147,7 +165,11 @@ async function start() {
     fill(main, h('h1', {}, 'Console'), h('p', { class: 'error-text', role: 'alert' }, `The gateway could not be asked: ${err.message}`));
     return;
   }
-  if (!session.loggedIn) return loginForm();
+  // A sign-in at the authorization server that failed comes back with what went wrong.
+  const params = new URLSearchParams(location.search);
+  const problem = params.get('login_error');
+  if (problem !== null) history.replaceState(null, '', `${location.pathname}${location.hash}`);
+  if (!session.loggedIn) return loginForm(problem ? `Sign-in failed: ${problem}` : undefined);
   setCsrf(session.csrf);
   renderWho();
   await show();

@@ -1,9 +1,39 @@
 // The history page: the logged-in caller's recorded sessions (never another principal's), and one
 // session's calls by context, filterable by tool, outcome and context; each call opens to its
-// arguments as stored (secret-looking keys redacted, cut at 1 KiB) and its outcome.
+// arguments and its result as stored (secret-looking keys redacted, arguments cut at 1 KiB, results
+// at 16 KiB with a note, media kept as a note of its size) and its outcome.
 
 import { api } from './api.js';
 import { fill, fmtTime, h, pretty, scroller, table } from './dom.js';
+import { jsonBlock, renderBlocks } from './result.js';
+
+/** A call's recorded result: the envelope's content, result or error; a note when it was cut or not recorded. */
+function recordedResult(c) {
+  const heading = h('h3', { class: 'small-heading' }, 'Result (as recorded: secrets redacted)');
+  const label = `Result of ${c.tool}`;
+  const r = c.result;
+  if (r === undefined)
+    return [heading, h('p', { class: 'muted small' }, 'No result was recorded: this call was made before the history kept results.')];
+  if (r && r.truncated === true && typeof r.excerpt === 'string')
+    return [
+      heading,
+      h(
+        'p',
+        { class: 'muted small', 'data-note': 'cut' },
+        `The result was ${r.length} characters of JSON; its first ${r.excerpt.length} are kept.`,
+      ),
+      h('pre', { class: 'json', tabindex: '0', 'aria-label': label }, r.excerpt),
+    ];
+  if (!r || typeof r !== 'object') return [heading, jsonBlock(r, label)];
+  const out = [heading];
+  if (r.success === false) out.push(h('p', { class: 'error-text' }, `${r.code ?? 'ERROR'}: ${String(r.error ?? 'the call failed')}`));
+  const blocks = r.mcp && Array.isArray(r.mcp.content) ? r.mcp.content : undefined;
+  if (blocks) out.push(h('div', { 'aria-label': label, role: 'group' }, renderBlocks(blocks, `${c.tool} content block`)));
+  else if (r.success === false) {
+    if (r.details !== undefined) out.push(jsonBlock(r.details, `${label}: error details`));
+  } else out.push(jsonBlock('result' in r ? r.result : r, label));
+  return out;
+}
 
 function sessionsList(main, sessions) {
   const filter = h('input', { id: 'session-filter', type: 'search', autocomplete: 'off', 'aria-describedby': 'session-count' });
@@ -91,11 +121,7 @@ function callItem(c) {
       ),
       h('h3', { class: 'small-heading' }, 'Arguments (as recorded: secrets redacted)'),
       h('pre', { class: 'json', tabindex: '0', 'aria-label': `Arguments of ${c.tool}` }, pretty(c.arguments)),
-      h(
-        'p',
-        { class: 'muted small' },
-        'The history records each call’s outcome, not its result; run it again from the catalog to see one.',
-      ),
+      recordedResult(c),
     ),
   );
 }

@@ -64,6 +64,30 @@ export const configSchema = z.object({
   AUTH_RESOURCE: optionalUrl().describe(
     "This gateway's resource identifier, the audience its tokens must carry (default http://127.0.0.1:<PORT>/mcp; set it to the public URL).",
   ),
+  CONSOLE_OAUTH_CLIENT_ID: z
+    .string()
+    .regex(/^[\x21-\x7e]{1,200}$/, '1-200 visible ASCII characters')
+    .optional()
+    .describe(
+      "The console's OAuth client at AUTH_ISSUER: set (with AUTH_ISSUER), the console's login page offers signing in there (authorization code with PKCE, the token checked as every bearer token is); register CONSOLE_OAUTH_REDIRECT_URI with it.",
+    ),
+  CONSOLE_OAUTH_CLIENT_SECRET: z
+    .string()
+    .min(1)
+    .max(1000)
+    .optional()
+    .describe("The console client's secret, sent with client_secret_basic (never shown or logged); unset: a public client (PKCE alone)."),
+  CONSOLE_OAUTH_SCOPES: z
+    .string()
+    .regex(/^[\x21\x23-\x5b\x5d-\x7e]+( [\x21\x23-\x5b\x5d-\x7e]+)*$/, 'scope tokens separated by single spaces')
+    .max(2000)
+    .default('tools:read')
+    .describe(
+      'The scopes the console asks for when a person signs in (space-separated; add admin for the access and logs pages, openid if the server wants it).',
+    ),
+  CONSOLE_OAUTH_REDIRECT_URI: optionalUrl().describe(
+    "Where the authorization server sends the person back; default <origin of AUTH_RESOURCE>/console/api/oauth/callback (the gateway's public URL).",
+  ),
   API_KEYS_FILE: z
     .string()
     .optional()

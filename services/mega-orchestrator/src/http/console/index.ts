@@ -9,7 +9,9 @@
  * stand in for the bearer header here (and only here); everything else the console does goes
  * through the gateway's own code paths with the caller's principal: the native handler (scopes,
  * routing, history, audit), toolListing/listPrompts/listResources (filtered by scopes),
- * CallHistory.read (the caller's own sessions). The rate limiter counts its POSTs as any other.
+ * CallHistory.read (the caller's own sessions), the admin API (/admin/servers, asked over loopback
+ * with the caller's own credential, so its checks and its file writing are the only ones). The rate
+ * limiter counts its POSTs as any other.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -28,6 +30,7 @@ import { fleetView } from './fleet';
 import { listSessions } from './history';
 import { ADMIN_SCOPE, KeyStore, newKeyBody } from './keys';
 import { LogTails, loggedServices } from './logs';
+import { attemptCookie, ConsoleOAuth, loginPageWith, signInMessage } from './oauth';
 import { checkCsrf, ConsoleSessions, sameOriginOnly, sessionCookie, type ConsoleCaller } from './session';
 
 const ASSET_DIR = path.resolve(__dirname, '..', '..', '..', 'console');
@@ -90,12 +93,34 @@ function assets(): Map<string, { type: string; body: Buffer }> {
   return out;
 }
 
+const WILDCARD = new Set(['0.0.0.0', '::', '[::]']);
+
+/** The console's sign-in at AUTH_ISSUER, when CONSOLE_OAUTH_CLIENT_ID is set too. */
+function signInAt(ctx: GatewayContext): ConsoleOAuth | undefined {
+  const c = ctx.config;
+  if (!c.CONSOLE_OAUTH_CLIENT_ID) return undefined;
+  if (!c.AUTH_ISSUER || !ctx.auth) {
+    ctx.logger.warn('CONSOLE_OAUTH_CLIENT_ID is set without AUTH_ISSUER: the console offers no sign-in (its tokens could not be checked)');
+    return undefined;
+  }
+  return new ConsoleOAuth({
+    issuer: c.AUTH_ISSUER,
+    clientId: c.CONSOLE_OAUTH_CLIENT_ID,
+    clientSecret: c.CONSOLE_OAUTH_CLIENT_SECRET,
+    scopes: c.CONSOLE_OAUTH_SCOPES,
+    resource: String(ctx.auth.metadata().resource),
+    redirectUri: c.CONSOLE_OAUTH_REDIRECT_URI,
+    logger: ctx.logger,
+  });
+}
+
 /** The console's routes on `mount`, a router app.ts mounts at /console before its bearer middleware. */
 export function registerConsole(mount: Router, ctx: GatewayContext, hooks: ConsoleHooks): { sessions: ConsoleSessions } {
   const files = assets();
   const sessions = new ConsoleSessions(ctx.auth);
   const keys = new KeyStore(ctx.auth ? ctx.config.API_KEYS_FILE : undefined, ctx.auth);
   const tails = new LogTails(ctx);
+  const oauth = signInAt(ctx);
 
   const secure = (res: Response) => {
     res.setHeader('Content-Security-Policy', CONSOLE_CSP);
@@ -177,6 +202,7 @@ export function registerConsole(mount: Router, ctx: GatewayContext, hooks: Conso
       : {}),
     keysManaged: keys.configured,
     auditLog: hooks.auditFile !== undefined,
+    ...(oauth ? { signIn: { issuer: oauth.issuer } } : {}),
   });
 
   api.get('/session', (_req, res) => {
@@ -255,10 +281,37 @@ export function registerConsole(mount: Router, ctx: GatewayContext, hooks: Conso
     ctx.logger.info('console: API key revoked', { name: gone.name, by: principalOf(res)?.subject ?? 'open', consoleSessions: ended });
     res.json({ revoked: gone.name, consoleSessionsEnded: ended });
   });
-  // the virtual servers (read-only here: VIRTUAL_SERVERS_FILE or /admin/servers define them)
-  api.get('/servers', adminOnly, (_req, res) => {
-    res.json({ servers: ctx.virtualServers?.report() ?? [] });
-  });
+  // Virtual servers: the admin API's own routes (scope admin), with the caller's credential; the
+  // console adds the same-origin rule and the CSRF token in front of them.
+  const adminApi = async (req: Request, res: Response, method: string, name?: string) => {
+    const caller = callerOf(res);
+    const credential = caller.via === 'bearer' ? req.headers.authorization : `Bearer ${sessions.credential(caller.sessionKey) ?? ''}`;
+    const host = WILDCARD.has(ctx.config.HOST) ? '127.0.0.1' : ctx.config.HOST;
+    const url = `http://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${req.socket.localPort}/admin/servers${
+      name === undefined ? '' : `/${encodeURIComponent(name)}`
+    }`;
+    let answer: globalThis.Response;
+    try {
+      answer = await fetch(url, {
+        method,
+        headers: { authorization: credential ?? '', 'content-type': 'application/json', accept: 'application/json' },
+        body: method === 'PUT' ? JSON.stringify(req.body ?? null) : undefined,
+        signal: AbortSignal.timeout(15_000),
+        redirect: 'error',
+      });
+    } catch (err) {
+      ctx.logger.error('console: the admin API could not be reached over loopback', { err, url });
+      throw new AppError('UPSTREAM_UNAVAILABLE', 'The gateway’s admin API could not be reached from the console; see the gateway’s log.');
+    }
+    res
+      .status(answer.status)
+      .type('application/json')
+      .send(await answer.text());
+  };
+  api.get('/servers', adminOnly, (req, res) => adminApi(req, res, 'GET'));
+  api.get('/servers/:name', adminOnly, (req, res) => adminApi(req, res, 'GET', String(req.params.name)));
+  api.put('/servers/:name', adminOnly, (req, res) => adminApi(req, res, 'PUT', String(req.params.name)));
+  api.delete('/servers/:name', adminOnly, (req, res) => adminApi(req, res, 'DELETE', String(req.params.name)));
   api.get('/audit', adminOnly, async (req, res) => {
     const q = parseOrThrow(auditQuery, req.query, 'query; use ?limit=1-1000&who=&tool=&outcome=');
     res.json(await readAudit(hooks.auditFile, q));
@@ -280,6 +333,44 @@ export function registerConsole(mount: Router, ctx: GatewayContext, hooks: Conso
     hooks.sendError(res, err);
   });
 
+  // Signing in at the authorization server: navigations from its pages, before the API's same-origin rule (oauth.ts).
+  const signIn = express.Router();
+  signIn.use((_req, res, next) => {
+    secure(res);
+    res.setHeader('Cache-Control', 'no-store');
+    if (!oauth)
+      throw new AppError(
+        'NOT_CONFIGURED',
+        'Signing in at an authorization server is not set up here: set AUTH_ISSUER and CONSOLE_OAUTH_CLIENT_ID, or log in with an API key.',
+      );
+    next();
+  });
+  signIn.get('/start', async (req, res) => {
+    try {
+      const { location, cookie } = await oauth!.start(req);
+      res.setHeader('Set-Cookie', cookie);
+      res.redirect(303, location);
+    } catch (err) {
+      ctx.logger.warn('console: sign-in could not start', { reason: signInMessage(err) });
+      res.redirect(303, loginPageWith(signInMessage(err)));
+    }
+  });
+  signIn.get('/callback', async (req, res) => {
+    const clear = attemptCookie(req, undefined);
+    try {
+      const token = await oauth!.finish(req);
+      const { id, caller } = await sessions.login(token);
+      ctx.logger.info('console: signed in at the authorization server', { subject: caller.principal?.subject });
+      res.setHeader('Set-Cookie', [clear, sessionCookie(req, id)]);
+      res.redirect(303, '/console/#/fleet');
+    } catch (err) {
+      ctx.logger.info('console: sign-in refused', { reason: signInMessage(err) });
+      res.setHeader('Set-Cookie', clear);
+      res.redirect(303, loginPageWith(signInMessage(err)));
+    }
+  });
+  signIn.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => hooks.sendError(res, err));
+  mount.use('/api/oauth', signIn);
   mount.use('/api', api);
   mount.use(page);
   mount.use((req: Request, res: Response) => {

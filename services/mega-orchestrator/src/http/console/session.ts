@@ -1,7 +1,8 @@
 /**
  * Who is using the console. With authorization off there is nobody to tell apart: the console is open,
  * as every other route, on the loopback the gateway listens on. With it on, a person logs in by
- * pasting an API key (or an access token): the gateway keeps it server-side and hands the browser an
+ * pasting an API key (or an access token), or by signing in at the authorization server (oauth.ts,
+ * whose access token is then kept as a pasted one would be): the gateway keeps it server-side and hands the browser an
  * HttpOnly, SameSite=Strict cookie naming a random session (256 bits), scoped to /console/api, so no
  * script ever reads the credential. Every request re-checks the kept credential exactly as a bearer
  * token is checked (a revoked key or an expired token ends the session at once). A script may send
@@ -101,6 +102,11 @@ export class ConsoleSessions {
     return { id, caller: { via: 'cookie', principal, admin: isAdmin(principal), csrf: session.csrf, sessionKey } };
   }
 
+  /** The credential a cookie session was opened with (the console's calls of the admin API send it as the bearer). */
+  credential(sessionKey: string | undefined): string | undefined {
+    return sessionKey ? this.sessions.get(sessionKey)?.credential : undefined;
+  }
+
   end(sessionKey: string | undefined): void {
     if (sessionKey) this.sessions.delete(sessionKey);
   }
@@ -182,15 +188,22 @@ export function checkCsrf(req: Request, caller: ConsoleCaller): void {
     throw new AppError('FORBIDDEN', `A console write needs the ${CSRF_HEADER} header from GET /console/api/session; reload the console.`);
 }
 
-/** Set-Cookie for a session (Secure when the request came over HTTPS), or to clear it. */
-export function sessionCookie(req: Request, id: string | undefined): string {
+/** A Set-Cookie value: HttpOnly, for `path`, `maxAgeMs` long (0 with no value: cleared), Secure when the request came over HTTPS. */
+export function cookieHeader(
+  req: Request,
+  cookie: { name: string; value: string | undefined; path: string; sameSite: 'Strict' | 'Lax'; maxAgeMs: number },
+): string {
   const parts = [
-    `${COOKIE}=${id ?? ''}`,
-    `Path=${COOKIE_PATH}`,
+    `${cookie.name}=${cookie.value ?? ''}`,
+    `Path=${cookie.path}`,
     'HttpOnly',
-    'SameSite=Strict',
-    `Max-Age=${id ? Math.floor(MAX_AGE_MS / 1000) : 0}`,
+    `SameSite=${cookie.sameSite}`,
+    `Max-Age=${cookie.value ? Math.floor(cookie.maxAgeMs / 1000) : 0}`,
   ];
   if (req.secure) parts.push('Secure');
   return parts.join('; ');
 }
+
+/** Set-Cookie for a session, or to clear it. */
+export const sessionCookie = (req: Request, id: string | undefined): string =>
+  cookieHeader(req, { name: COOKIE, value: id, path: COOKIE_PATH, sameSite: 'Strict', maxAgeMs: MAX_AGE_MS });

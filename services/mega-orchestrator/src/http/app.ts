@@ -5,12 +5,10 @@ import {
   AppError,
   byteLimit,
   ERROR_CODES,
-  header,
   isPlainJsonRequest,
   pathOf,
   readJsonBody,
   requestContext,
-  requestIdFrom,
   toAppError,
   withFastPath,
   type FastRoute,
@@ -30,7 +28,9 @@ import { gatewayContext, gatewaySendError } from './middleware';
 import { McpSessionTransport } from '../mcp/rev-2025-11-25/session-transport';
 import { looksLikeJsonRpc, onlyNotifications, sendRpcError } from '../mcp/jsonrpc';
 import { isProvenForward } from '../mcp/rev-2026-07-28/peer-forward';
-import { callTool, createMcpServer, getPrompt, readResource } from '../mcp/server';
+import { createMcpServer } from '../mcp/rev-2025-11-25/sdk-server';
+import { contextOfSession } from '../mcp/rev-2025-11-25/codec';
+import { runMethod } from '../mcp/methods';
 import { InputExchanges } from '../mcp/client-requests';
 import { ResourceWatch } from '../downstream/resource-watch';
 import { ListenStreams } from '../mcp/subscriptions';
@@ -242,22 +242,8 @@ export function createApp(deps: GatewayDeps): Gateway {
               }
             : {}),
         }),
-      answer: (method, params, call) => {
-        const principal = principalOf(call.res);
-        if (method === 'prompts/get') return getPrompt(ctx, params, call.signal, principal, call.onClientRequest);
-        if (method === 'resources/read')
-          return readResource(ctx, params.uri, JSONRPC_CODES.RESOURCE_NOT_FOUND, principal, call.signal, call.onClientRequest);
-        return callTool(ctx, params, {
-          requestId: String(call.res.locals.requestId ?? requestIdFrom(header(call.req, 'x-request-id'))),
-          signal: call.signal,
-          traceparent: header(call.req, 'traceparent'),
-          sessionId: call.sessionId,
-          principal,
-          onProgress: call.onProgress,
-          onClientRequest: call.onClientRequest,
-          onLog: call.onLog,
-        });
-      },
+      // the session's hot path: tools/call, prompts/get and resources/read straight to the method table
+      answer: (method, params, call) => runMethod(ctx, method, params, contextOfSession(call, principalOf(call.res), config.MCP_PAGE_SIZE)),
       idleMs: config.MCP_SESSION_IDLE_MS,
       sseRetryMs: config.MCP_SSE_RETRY_MS,
       sseEventsPerStream: config.MCP_SSE_EVENTS_PER_STREAM,

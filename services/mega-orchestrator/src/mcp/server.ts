@@ -12,35 +12,18 @@ import {
 } from '@mcp-fleet/kit';
 import { allows, type Principal } from '../auth/auth';
 import type { ClientRequester, LogListener, ProgressListener } from '../downstream/http-client';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { McpError, type CallToolResult, type CreateTaskResult, type GetPromptResult } from '@modelcontextprotocol/sdk/types.js';
-import type { RequestTaskStore } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import { McpError, type CallToolResult, type GetPromptResult } from '@modelcontextprotocol/sdk/types.js';
 import { UriTemplate } from '@modelcontextprotocol/sdk/shared/uriTemplate.js';
-import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { z } from 'zod';
 import type { Catalog } from '../core/catalog';
 import type { GatewayContext } from '../core/context';
 import { ROUTING_MODES, type RoutingMode } from '../core/types';
 import { healthView, RESOURCE_URIS, RESOURCES, schemaView, servicesView, toolListing } from '../core/views';
 import { paramHeaderScans } from './rev-2026-07-28/param-headers';
-import { registerSkillMethods, withSkillResources } from './skills';
 import { skillsOf, SKILLS_EXTENSION_CAPABILITY } from '../core/skills';
 import { metaToolCall } from './meta-call';
 import { withResultText } from './answer-text';
-import { SessionTaskStore, type SessionTaskLimits } from './rev-2025-11-25/session-tasks';
-
-// Loose request schemas: the handlers check params themselves so bad params are -32602, not -32603.
-const params = z.record(z.string(), z.unknown()).optional();
-const ListTools = z.object({ method: z.literal('tools/list'), params });
-const CallTool = z.object({ method: z.literal('tools/call'), params });
-const ListResources = z.object({ method: z.literal('resources/list'), params });
-const ReadResource = z.object({ method: z.literal('resources/read'), params });
-const ListTemplates = z.object({ method: z.literal('resources/templates/list'), params });
-const ListPrompts = z.object({ method: z.literal('prompts/list'), params });
-const GetPrompt = z.object({ method: z.literal('prompts/get'), params });
-const Subscribe = z.object({ method: z.literal('resources/subscribe'), params });
-const Unsubscribe = z.object({ method: z.literal('resources/unsubscribe'), params });
-const Complete = z.object({ method: z.literal('completion/complete'), params });
+import type { ExecutionView } from './request-context';
 
 /**
  * What the gateway serves in both eras: tools and prompts list changes (GET stream or
@@ -56,10 +39,6 @@ export const CAPABILITIES = {
   extensions: SKILLS_EXTENSION_CAPABILITY,
 } as const;
 
-/** The resource URIs each 2025-era session subscribed to (resources/subscribe). */
-const subscriptions = new WeakMap<Server, Set<string>>();
-export const subscribedResources = (server: Server): ReadonlySet<string> => subscriptions.get(server) ?? new Set();
-
 interface McpTool {
   name: string;
   title?: string;
@@ -68,12 +47,6 @@ interface McpTool {
   annotations?: Record<string, unknown>;
   execution?: Record<string, unknown>;
 }
-
-/**
- * Which `execution` tools/list shows: none (sessionless 2025-era requests, sessions without tasks),
- * as declared (2026-07-28, tasks extension), or the session's (2025-11-25 tasks, see below).
- */
-export type ExecutionView = 'none' | 'declared' | 'session';
 
 const mcpToolCaches: Record<ExecutionView, WeakMap<Catalog, McpTool[]>> = {
   none: new WeakMap(),
@@ -113,17 +86,6 @@ function mcpTools(catalog: Catalog, view: ExecutionView, logger: Logger, runsAsT
 
 const ID = /^[\w.:-]{1,128}$/;
 
-export interface McpServerOptions {
-  ctx: GatewayContext;
-  validator: jsonSchemaValidator;
-  pageSize: number;
-  /** The Mcp-Session-Id, once the session exists (undefined for sessionless requests). */
-  sessionId: () => string | undefined;
-  /** Set for a session's server: it serves 2025-11-25 tasks (src/mcp/session-tasks.ts) within these limits. */
-  sessionTasks?: SessionTaskLimits;
-}
-
-/** The low-level SDK Server behind one MCP session (or one sessionless request). */
 export const INSTRUCTIONS =
   'One catalog for the whole fleet. Names offered by several services are listed plain for their primary owner and as ' +
   '<service-id>__<tool> for every owner. Optional params._meta: mode ("auto" or "primary"), context_id, and session_id (sessionless requests).';
@@ -251,56 +213,6 @@ export async function callTool(
     return out.resultText !== undefined ? withResultText(answer, out.resultText, wrapped) : answer;
   }
   return { content: [{ type: 'text', text: JSON.stringify(out.body) }], structuredContent: out.body, isError: true };
-}
-
-export const NO_TASKS_HERE =
-  'No tasks here: 2025-11-25 tasks need a session (initialize first) and MCP_TASKS on. Call the tool without params.task.';
-
-/** What a session that serves tasks declares (2025-11-25): tools/call as a task, tasks/list, tasks/cancel. */
-const SESSION_TASKS = { list: {}, cancel: {}, requests: { tools: { call: {} } } };
-
-/**
- * A 2025-11-25 task-augmented tools/call (params.task): the task is answered at once and the call
- * runs on, with the task's time limit (MCP_TASK_TIMEOUT_MS), until it ends, tasks/cancel aborts it or
- * the session ends. A tool's own failure (isError) leaves the task failed with that result, as the
- * revision says; a JSON-RPC error (an unknown tool) too, as a tool error saying it. A tool whose
- * execution.taskSupport is absent ("forbidden") is -32601, as the revision says, before any task exists.
- */
-async function startTask(
-  ctx: GatewayContext,
-  params: Record<string, unknown>,
-  call: { requestId: string; traceparent?: string; sessionId?: string; principal?: Principal },
-  store: SessionTaskStore,
-  requestStore: RequestTaskStore,
-): Promise<CreateTaskResult> {
-  checkCallParams(params);
-  const name = params.name as string;
-  if (!ctx.registry.catalog.byName.has(name))
-    throw new McpError(JSONRPC_CODES.INVALID_PARAMS, `Unknown tool "${name.slice(0, 100)}"; tools/list shows the tools.`);
-  if (!ctx.tasks.supportOf(ctx.registry.catalog, name))
-    throw new McpError(
-      JSONRPC_CODES.METHOD_NOT_FOUND,
-      `The tool "${name.slice(0, 100)}" does not run as a task (no execution.taskSupport in tools/list); call it without params.task.`,
-    );
-  const task = isPlainObject(params.task) ? params.task : {};
-  const created = await requestStore.createTask({ ttl: typeof task.ttl === 'number' ? task.ttl : undefined });
-  const controller = store.track(created.taskId);
-  const { task: _task, ...plain } = params;
-  void (async () => {
-    let status: 'completed' | 'failed' = 'completed';
-    let result: CallToolResult;
-    try {
-      result = await callTool(ctx, plain, { ...call, signal: controller.signal, timeoutMs: ctx.config.MCP_TASK_TIMEOUT_MS });
-      if (result.isError) status = 'failed';
-    } catch (err) {
-      status = 'failed';
-      result = { content: [{ type: 'text', text: err instanceof Error ? err.message : String(err) }], isError: true };
-    }
-    // a task cancelled (or expired) meanwhile keeps its state
-    await requestStore.storeTaskResult(created.taskId, status, result).catch(() => undefined);
-    store.untrack(created.taskId);
-  })();
-  return { task: created };
 }
 
 /** The JSON-RPC error an MCP server behind the gateway answered, as its error envelope carries it (details.mcpError). */
@@ -542,7 +454,7 @@ function ownContents(ctx: GatewayContext, service: string, uri: string, contents
   );
 }
 
-const resourceNotFound = (uri: string, code: number) =>
+export const resourceNotFound = (uri: string, code: number) =>
   new McpError(code, `Resource not found: ${uri.slice(0, 200)}. resources/list and resources/templates/list show what can be read.`, {
     uri: uri.slice(0, 200),
   });
@@ -554,107 +466,4 @@ export function knownResource(uri: unknown, notFoundCode: number = JSONRPC_CODES
   throw new McpError(notFoundCode, `Resource not found: ${uri.slice(0, 200)}. resources/list shows the three resources.`, {
     uri: uri.slice(0, 200),
   });
-}
-
-/**
- * resources/subscribe (on) or unsubscribe of a 2025-era session: one of the gateway's own views (the
- * URI itself), or a resource of an MCP server behind the gateway the caller may read, subscribed to
- * at that server through ResourceWatch (-32602 when the server offers no subscriptions, or without a
- * session). Anything else is not found (-32002).
- */
-async function subscribe(
-  ctx: GatewayContext,
-  watcher: string | undefined,
-  uri: unknown,
-  principal: Principal | undefined,
-  on: boolean,
-): Promise<string> {
-  if (typeof uri !== 'string' || RESOURCE_URIS.has(uri) || uri.length > 2048) return knownResource(uri);
-  const service = resourceOwner(ctx, uri, principal);
-  // no server lists it or a template of it (what the lists show, not only the gateway's three)
-  if (!service) throw resourceNotFound(uri, JSONRPC_CODES.RESOURCE_NOT_FOUND);
-  if (!watcher)
-    throw new McpError(
-      JSONRPC_CODES.INVALID_PARAMS,
-      `Subscribing to ${uri.slice(0, 200)} needs a session (initialize first): its updates go to the session's GET stream.`,
-      { uri: uri.slice(0, 200) },
-    );
-  if (on) await ctx.watch.add(watcher, uri, service);
-  else await ctx.watch.remove(watcher, uri);
-  return uri;
-}
-
-export function createMcpServer({ ctx, validator, pageSize, sessionId, sessionTasks }: McpServerOptions): Server {
-  const taskStore = sessionTasks ? new SessionTaskStore(sessionTasks) : undefined;
-  const server = new Server(
-    { name: ctx.service, title: 'mcp-fleet gateway', version: ctx.version },
-    {
-      // logging: logging/setLevel is answered by the SDK (per session); the gateway sends a
-      // notifications/message when a downstream leaves or rejoins (docs/gateway.md).
-      capabilities: { ...CAPABILITIES, logging: {}, ...(taskStore ? { tasks: SESSION_TASKS } : {}) },
-      // tasks/get, tasks/result, tasks/list and tasks/cancel are answered by the SDK from the store
-      ...(taskStore ? { taskStore } : {}),
-      jsonSchemaValidator: validator,
-      instructions: INSTRUCTIONS,
-    },
-  );
-
-  const principal = (extra: { authInfo?: { extra?: Record<string, unknown> } }) =>
-    extra.authInfo?.extra?.principal as Principal | undefined;
-  // A session that serves tasks lists each tool's execution.taskSupport.
-  server.setRequestHandler(ListTools, (req, extra) =>
-    listToolsPage(ctx, pageSize, req.params?.cursor, principal(extra), taskStore ? 'session' : 'none'),
-  );
-
-  server.setRequestHandler(CallTool, async (req, extra): Promise<CallToolResult | CreateTaskResult> => {
-    const headerId = extra.requestInfo?.headers['x-request-id'];
-    const traceparent = extra.requestInfo?.headers.traceparent;
-    const call = {
-      requestId: typeof headerId === 'string' ? headerId : String(extra.requestId),
-      signal: extra.signal,
-      traceparent: typeof traceparent === 'string' ? traceparent : undefined,
-      sessionId: sessionId(),
-      principal: principal(extra),
-    };
-    const params = (req.params ?? {}) as Record<string, unknown>;
-    if (params.task !== undefined) {
-      if (!taskStore || !extra.taskStore) throw new McpError(JSONRPC_CODES.INVALID_PARAMS, NO_TASKS_HERE);
-      return startTask(ctx, params, call, taskStore, extra.taskStore);
-    }
-    return callTool(ctx, params, call);
-  });
-
-  server.setRequestHandler(ListPrompts, (_req, extra) => listPrompts(ctx, principal(extra)));
-  server.setRequestHandler(GetPrompt, (req, extra) => getPrompt(ctx, req.params ?? {}, extra.signal, principal(extra)));
-  server.setRequestHandler(Complete, (req, extra) => complete(ctx, req.params ?? {}, extra.signal, principal(extra)));
-
-  server.setRequestHandler(ListResources, (_req, extra) => withSkillResources(ctx, listResources(ctx, principal(extra)), principal(extra)));
-  server.setRequestHandler(ListTemplates, (_req, extra) => listResourceTemplates(ctx, principal(extra)));
-  registerSkillMethods(server, ctx, pageSize, principal);
-  server.setRequestHandler(ReadResource, (req, extra) =>
-    readResource(ctx, req.params?.uri, JSONRPC_CODES.RESOURCE_NOT_FOUND, principal(extra), extra.signal),
-  );
-  // notifications/resources/updated for these, on the session's GET stream (McpSessionTransport).
-  const watched = new Set<string>();
-  subscriptions.set(server, watched);
-  // A resource of an MCP server behind the gateway is subscribed to at that server (once for all watchers).
-  const watcher = () => (sessionId() ? `session:${sessionId()}` : undefined);
-  let key: string | undefined;
-  server.setRequestHandler(Subscribe, async (req, extra) => {
-    key ??= watcher();
-    watched.add(await subscribe(ctx, key, req.params?.uri, principal(extra), true));
-    return {};
-  });
-  server.setRequestHandler(Unsubscribe, async (req, extra) => {
-    const uri = await subscribe(ctx, watcher(), req.params?.uri, principal(extra), false);
-    watched.delete(uri);
-    return {};
-  });
-  server.onclose = () => {
-    if (key) void ctx.watch.removeAll(key);
-    taskStore?.close();
-  };
-
-  server.onerror = (err) => ctx.logger.debug('mcp server error', { err: err.message });
-  return server;
 }

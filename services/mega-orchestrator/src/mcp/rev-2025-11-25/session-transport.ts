@@ -15,7 +15,9 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
 import { idOf, invalidMessage, isRequest, rpcError, sendRpcError, withoutMcpErrorPrefix } from '../jsonrpc';
-import { NO_TASKS_HERE, subscribedResources } from '../server';
+import { NO_TASKS_HERE, subscribedResources } from './sdk-server';
+import { encodeFailure, type SessionCall } from './codec';
+import { callerRequestId } from '../request-context';
 import { awaitAnswer, cannotAnswer, clientCan } from '../client-requests';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { callerOwner, type Owner } from '../../auth/ownership';
@@ -92,19 +94,7 @@ export interface McpSessionTransportOptions {
    * all three may have an MCP server behind them that asks the client something, which goes on the
    * request's own event stream. Everything else goes through the SDK.
    */
-  answer?: (
-    method: DirectMethod,
-    params: Record<string, unknown>,
-    call: {
-      sessionId: string;
-      req: IncomingMessage;
-      res: HttpResponse;
-      signal: AbortSignal;
-      onProgress?: ProgressListener;
-      onClientRequest?: ClientRequester;
-      onLog?: LogListener;
-    },
-  ) => Promise<unknown>;
+  answer?: (method: DirectMethod, params: Record<string, unknown>, call: SessionCall) => unknown;
   idleMs: number;
   maxSessions: number;
   /** Live sessions one owner (without authorization: one client address) may hold; its least recently used one is closed beyond it. */
@@ -170,6 +160,13 @@ export function normaliseRequest(req: IncomingMessage): void {
   const version = req.headers['mcp-protocol-version'];
   if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version))
     setHeader(req, 'mcp-protocol-version', LATEST_PROTOCOL_VERSION);
+}
+
+/** Before the SDK server takes a request: its X-Request-Id is the gateway's id of it, the one its handlers read (codec.ts contextOfSdk). */
+function withRequestId(req: IncomingMessage, res: { locals?: HttpResponse['locals'] }): IncomingMessage {
+  const id = callerRequestId(req, res);
+  if (req.headers['x-request-id'] !== id) setHeader(req, 'x-request-id', id);
+  return req;
 }
 
 interface StreamEntry {
@@ -330,7 +327,7 @@ export class McpSessionTransport {
       // The SDK cancels its own requests; the fast path's calls are aborted here (the SDK still answers 202).
       for (const m of messages) if (m.method === 'notifications/cancelled') cancelRunning(live, m.params);
       try {
-        await live.transport.handleRequest(req, res, body);
+        await live.transport.handleRequest(withRequestId(req, res), res, body);
       } finally {
         releaseAnsweredStreams(live.transport);
       }
@@ -397,11 +394,7 @@ export class McpSessionTransport {
       });
       payload = { jsonrpc: '2.0', id, result };
     } catch (err) {
-      const e = err as { code?: unknown; message?: string; data?: unknown };
-      const code = typeof e.code === 'number' ? e.code : JSONRPC_CODES.INTERNAL_ERROR;
-      const message = code === JSONRPC_CODES.INTERNAL_ERROR ? 'Internal error' : withoutMcpErrorPrefix(String(e.message ?? ''));
-      if (code === JSONRPC_CODES.INTERNAL_ERROR) this.options.logger.error(`${String(msg.method)} failed`, { err });
-      payload = rpcError(id, code, message, e.data);
+      payload = encodeFailure(id, err, String(msg.method), this.options.logger);
     }
     if (id !== null) live.running.delete(id);
     // -32042 (URL elicitation required) passed from an MCP server: its completions come to this session.
@@ -495,12 +488,12 @@ export class McpSessionTransport {
       if (live.id) this.sessions.delete(live.id);
     };
     await server.connect(transport);
-    await transport.handleRequest(req, res, body);
+    await transport.handleRequest(withRequestId(req, res), res, body);
     // An initialize that failed (e.g. batched with other requests) leaves nothing behind.
     if (!transport.sessionId) await server.close().catch(() => undefined);
   }
 
-  private async sessionless(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+  private async sessionless(req: IncomingMessage, res: HttpResponse, body: unknown): Promise<void> {
     // (the SDK would answer -32603 "does not support task creation", which does not say why)
     const asTask = (Array.isArray(body) ? body : [body]).find(isTaskCall);
     if (asTask) return void sendJson(res, 200, rpcError(idOf(asTask), JSONRPC_CODES.INVALID_PARAMS, NO_TASKS_HERE));
@@ -512,7 +505,7 @@ export class McpSessionTransport {
       void server.close().catch(() => undefined);
     });
     await server.connect(transport);
-    await transport.handleRequest(req, res, body);
+    await transport.handleRequest(withRequestId(req, res), res, body);
   }
 
   /** GET (the SSE stream for server notifications) and DELETE (end the session). */

@@ -1,4 +1,3 @@
-import { principalOf } from '../../auth/auth';
 /**
  * MCP 2026-07-28, the stateless revision, beside the session-based 2025-11-25 transport on the same
  * POST /mcp. A request is taken as 2026-era when it says so in the MCP-Protocol-Version header or
@@ -6,65 +5,36 @@ import { principalOf } from '../../auth/auth';
  * capabilities in `_meta`, the Mcp-Method (and Mcp-Name) headers must agree with the body, every
  * result says its `resultType`, and list/read results carry cache hints (`ttlMs`, `cacheScope`).
  * `subscriptions/listen` answers a long-lived SSE stream of tools/prompts list changes (subscriptions.ts).
- * The operations themselves (catalog pages, tools/call through the dispatcher, the gateway's
- * resources) are the ones the 2025-era SDK server uses.
+ * How a request is read and its answer written is the revision's codec (codec.ts); the methods both
+ * revisions serve are the method table's (../methods.ts); this switch adds the revision's own.
  */
 import type { IncomingMessage } from 'node:http';
-import {
-  abortOnClose,
-  header as headerOf,
-  JSONRPC_CODES,
-  isPlainObject,
-  META_CLIENT_CAPABILITIES as META_CAPABILITIES,
-  isStatelessRequest,
-  readStatelessRequest,
-  STATELESS_VERSION,
-  type HttpResponse,
-} from '@mcp-fleet/kit';
+import { isPlainObject, JSONRPC_CODES, META_CLIENT_CAPABILITIES as META_CAPABILITIES, type HttpResponse } from '@mcp-fleet/kit';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { Principal } from '../../auth/auth';
 import type { GatewayContext } from '../../core/context';
-import { carryResultText } from '../answer-text';
-import { SKILL_METHODS, withSkillResources } from '../skills';
-import { HttpRpcError, rpcError, withoutMcpErrorPrefix, type RpcId } from '../jsonrpc';
+import { HttpRpcError, rpcError } from '../jsonrpc';
 import { parseFilter } from '../subscriptions';
 import { forwardToPeer, HeldElsewhere, wasForwarded } from './peer-forward';
 import { checkParamHeaders, paramHeaderScans } from './param-headers';
-import {
-  CAPABILITIES,
-  callTool,
-  checkCallParams,
-  complete,
-  getPrompt,
-  INSTRUCTIONS,
-  listPrompts,
-  listToolsPage,
-  listResources,
-  listResourceTemplates,
-  mcpErrorOf,
-  readResource,
-  resourceOwner,
-} from '../server';
+import { CAPABILITIES, callTool, checkCallParams, INSTRUCTIONS, mcpErrorOf, resourceOwner } from '../server';
+import { isMethod, runMethod } from '../methods';
+import type { RequestContext } from '../request-context';
 import { RESOURCE_URIS } from '../../core/views';
 import { randomUUID } from 'node:crypto';
 import { TASKS_EXTENSION, type TaskSupport } from '../../core/tasks';
-import { callerOwner } from '../../auth/ownership';
-import { LazyEventStream, LOG_LEVELS, logPasses, progressNotification, type LogLevel } from '../event-stream';
+import { ownerOf } from '../../auth/ownership';
+import { LazyEventStream } from '../event-stream';
 import type { CallListeners } from '../client-requests';
 import type { ClientRequester } from '../../downstream/http-client';
+import { callListeners, decodeRequest, encodeFailure, encodeResult, idOfBody, STATELESS_VERSION, SUPPORTED_VERSIONS } from './codec';
 
-export { STATELESS_VERSION };
-/** Versions served on this endpoint: the stateless one, and the session-based ones through the SDK. */
-export const SUPPORTED_VERSIONS = [STATELESS_VERSION, '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'];
+export { isStatelessRequest } from '@mcp-fleet/kit';
+export { STATELESS_VERSION, SUPPORTED_VERSIONS };
 
-const META_LOG_LEVEL = 'io.modelcontextprotocol/logLevel';
 /** Methods of the 2025-11-25 tasks that the extension removed (the result is inlined in tasks/get; there is no listing). */
 const REMOVED_TASK_METHODS = new Set(['tasks/list', 'tasks/result']);
 const TASKS_REQUIRED = { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } };
-/** The catalog changes when services come and go: clients may reuse a list for a few seconds. */
-const CATALOG_TTL_MS = 5_000;
-
-/** True when this POST is for the stateless revision (the kit's rule, shared with the services' own endpoints). */
-export { isStatelessRequest };
 
 export async function handleStateless(
   ctx: GatewayContext,
@@ -73,21 +43,20 @@ export async function handleStateless(
   body: unknown,
   pageSize: number,
 ): Promise<void> {
-  const id: RpcId = isPlainObject(body) && (typeof body.id === 'string' || typeof body.id === 'number') ? body.id : null;
+  const id = idOfBody(body);
   // JSON, or an event stream once a tools/call has something to stream (progress, log messages)
   const stream = new LazyEventStream(res, (req.headers.accept ?? '').includes('text/event-stream'), {
     'MCP-Protocol-Version': STATELESS_VERSION,
   });
   const send = (status: number, payload: Record<string, unknown>) => stream.finish(status, payload);
   try {
-    // The revision's rules (one message, the Mcp-* headers, _meta, the version, removed methods); a
-    // notification (no id) needs no answer.
-    const checked = readStatelessRequest(req, body, SUPPORTED_VERSIONS);
-    if (!checked) {
+    // a notification (no id) needs no answer
+    const request = decodeRequest(req, res, body, pageSize);
+    if (!request) {
       res.statusCode = 202;
       return void res.end();
     }
-    const { method, params, meta } = checked;
+    const { method, params, meta, rc } = request;
 
     if (method === 'subscriptions/listen') {
       // The id names the subscription on every message of its stream.
@@ -99,11 +68,11 @@ export async function handleStateless(
         );
       const filter = parseFilter(params);
       if (filter.taskIds?.length) {
-        if (!declaresTasks(meta!)) throw missingTasksCapability('notifications/tasks (params.notifications.taskIds)');
+        if (!declaresTasks(rc)) throw missingTasksCapability('notifications/tasks (params.notifications.taskIds)');
         // Only the caller's own live tasks are acknowledged.
-        filter.taskIds = await ctx.tasks.visible(filter.taskIds, principalOf(res));
+        filter.taskIds = await ctx.tasks.visible(filter.taskIds, rc.principal);
       }
-      const watched = await watchResources(ctx, filter.resourceSubscriptions, principalOf(res));
+      const watched = await watchResources(ctx, filter.resourceSubscriptions, rc.principal);
       try {
         return ctx.listen.serve(req, res, id, filter, { 'MCP-Protocol-Version': STATELESS_VERSION }, watched);
       } catch (err) {
@@ -112,8 +81,8 @@ export async function handleStateless(
       }
     }
 
-    const result = await dispatch(ctx, req, res, method, params, pageSize, meta!, stream);
-    send(200, { jsonrpc: '2.0', id, result });
+    const result = await dispatch(ctx, req, method, params, meta, rc, stream);
+    send(200, { jsonrpc: '2.0', id, result: encodeResult(method, result, rc) });
   } catch (err) {
     // A retry (or tasks/update) for a call another instance holds goes there, once.
     if (err instanceof HeldElsewhere) {
@@ -125,31 +94,24 @@ export async function handleStateless(
         return;
       return send(200, rpcError(id, JSONRPC_CODES.INVALID_PARAMS, err.refusal));
     }
-    if (err instanceof HttpRpcError) return send(err.status, rpcError(id, err.code, err.message, err.data));
-    if (err instanceof McpError) {
-      const status = err.code === JSONRPC_CODES.METHOD_NOT_FOUND ? 404 : 200;
-      return send(status, rpcError(id, err.code, withoutMcpErrorPrefix(err.message), err.data));
-    }
-    ctx.logger.error('stateless MCP request failed', { err });
-    return send(500, rpcError(id, JSONRPC_CODES.INTERNAL_ERROR, 'Internal error; the gateway log has the cause.'));
+    const failure = encodeFailure(id, err, ctx.logger);
+    return send(failure.status, failure.payload);
   }
 }
 
+/** The revision's own methods (discovery, tools/call with tasks and input_required, the tasks extension), then the table's. */
 async function dispatch(
   ctx: GatewayContext,
   req: IncomingMessage,
-  res: HttpResponse,
   method: string,
   params: Record<string, unknown>,
-  pageSize: number,
   meta: Record<string, unknown>,
+  rc: RequestContext,
   stream: LazyEventStream,
-) {
-  const cache = (ttlMs: number) => ({ ttlMs, cacheScope: 'public' as const });
+): Promise<Record<string, unknown>> {
   switch (method) {
     case 'server/discover':
       return {
-        resultType: 'complete',
         supportedVersions: SUPPORTED_VERSIONS,
         // What this endpoint really serves to 2026-era clients: list changes and resource updates
         // arrive on a subscriptions/listen stream; tasks when the task store is open.
@@ -158,13 +120,6 @@ async function dispatch(
           : { ...CAPABILITIES },
         instructions: INSTRUCTIONS,
         _meta: { 'io.modelcontextprotocol/serverInfo': { name: ctx.service, title: 'mcp-fleet gateway', version: ctx.version } },
-        ...cache(60_000),
-      };
-    case 'tools/list':
-      return {
-        resultType: 'complete',
-        ...listToolsPage(ctx, pageSize, params.cursor, principalOf(res), 'declared'),
-        ...cache(principalOf(res) ? 0 : CATALOG_TTL_MS),
       };
     case 'tools/call': {
       paramHeadersAgree(ctx, req, params);
@@ -172,51 +127,28 @@ async function dispatch(
       // carrying requestState belongs to a call already running (input_required), never a new task.
       const support = ctx.tasks.supportOf(ctx.registry.catalog, params.name as string);
       if (support !== undefined && params.requestState === undefined) {
-        const task = await callAsTask(ctx, req, res, params, meta, support);
+        const task = await callAsTask(ctx, params, rc, support);
         if (task) return task;
       }
-      return callWithInput(ctx, req, res, params, meta, stream);
+      // progress and log messages stream as the request asked
+      return withInput(ctx, params, rc, String(params.name), callListeners(meta, stream), (onClientRequest, signal, relay) =>
+        callTool(ctx, params, { ...rc, signal, onClientRequest, ...relay }),
+      );
     }
-    case 'resources/list':
-      return {
-        resultType: 'complete',
-        ...(await withSkillResources(ctx, listResources(ctx, principalOf(res)), principalOf(res))),
-        ...cache(principalOf(res) ? 0 : CATALOG_TTL_MS),
-      };
-    // the Skills extension (src/skills.ts): entries and directories of the services' skills
-    case 'skills/list':
-    case 'skills/get':
-    case 'resources/directory/read':
-      return {
-        resultType: 'complete',
-        ...(await SKILL_METHODS[method](ctx, params, principalOf(res), pageSize, abortOnClose(res))),
-        ...cache(principalOf(res) ? 0 : CATALOG_TTL_MS),
-      };
-    case 'resources/templates/list':
-      return { resultType: 'complete', ...listResourceTemplates(ctx, principalOf(res)), ...cache(principalOf(res) ? 0 : CATALOG_TTL_MS) };
-    case 'resources/read': {
-      // Live views (health, services): not to be reused. An MCP server reading one may ask the client something.
-      const read = await withInput(ctx, res, params, meta, `resources/read ${String(params.uri)}`, {}, async (onClientRequest, signal) => ({
-        resultType: 'complete',
-        ...(await readResource(ctx, params.uri, JSONRPC_CODES.INVALID_PARAMS, principalOf(res), signal, onClientRequest)),
-      }));
-      return read.resultType === 'complete' ? { ...read, ttlMs: 0, cacheScope: 'private' } : read;
+    // An MCP server behind a read or a prompt may ask the client something (input_required).
+    case 'resources/read':
+    case 'prompts/get': {
+      const what = `${method} ${String(method === 'prompts/get' ? params.name : params.uri)}`;
+      return withInput(ctx, params, rc, what, {}, async (onClientRequest, signal) =>
+        runMethod(ctx, method, params, { ...rc, onClientRequest, signal }),
+      );
     }
-    case 'prompts/list':
-      // The prompts of the downstreams (MCP servers, marketplace skills).
-      return { resultType: 'complete', ...listPrompts(ctx, principalOf(res)), ...cache(principalOf(res) ? 0 : CATALOG_TTL_MS) };
-    case 'prompts/get':
-      return withInput(ctx, res, params, meta, `prompts/get ${String(params.name)}`, {}, async (onClientRequest, signal) => ({
-        resultType: 'complete',
-        ...(await getPrompt(ctx, params, signal, principalOf(res), onClientRequest)),
-      }));
-    case 'completion/complete':
-      return { resultType: 'complete', ...(await complete(ctx, params, abortOnClose(res), principalOf(res))) };
     case 'tasks/get':
     case 'tasks/update':
     case 'tasks/cancel':
-      return taskMethod(ctx, res, method, params, meta);
+      return taskMethod(ctx, method, params, rc);
     default:
+      if (isMethod(method)) return runMethod(ctx, method, params, rc);
       throw new McpError(
         JSONRPC_CODES.METHOD_NOT_FOUND,
         REMOVED_TASK_METHODS.has(method)
@@ -243,11 +175,6 @@ function paramHeadersAgree(ctx: GatewayContext, req: IncomingMessage, params: Re
 }
 
 /**
- * tools/call answered with its result, or `input_required` when the MCP server behind it asks the
- * client something (SEP-2322); a retry carrying `requestState` delivers the client's `inputResponses`
- * to the waiting call (client-requests.ts).
- */
-/**
  * A request answered with its result, or `input_required` when the MCP server behind it asks the
  * client something (SEP-2322: tools/call, prompts/get, resources/read); a retry carrying
  * `requestState` delivers the client's `inputResponses` to the waiting request (client-requests.ts).
@@ -255,64 +182,17 @@ function paramHeadersAgree(ctx: GatewayContext, req: IncomingMessage, params: Re
  */
 async function withInput(
   ctx: GatewayContext,
-  res: HttpResponse,
   params: Record<string, unknown>,
-  meta: Record<string, unknown>,
+  rc: RequestContext,
   what: string,
   listeners: CallListeners,
   run: (onClientRequest: ClientRequester, signal: AbortSignal, relay: CallListeners) => Promise<Record<string, unknown>>,
 ): Promise<Record<string, unknown>> {
-  const caller = { owner: callerOwner(res) ?? '', tool: what, capabilities: meta[META_CAPABILITIES] };
-  // a 2026-era client cancels by closing its request: the downstream call is aborted
-  const closed = abortOnClose(res);
-  if (params.requestState !== undefined) return ctx.inputs.resume(params.requestState, params.inputResponses, caller, closed, listeners);
+  const caller = { owner: ownerOf(rc.principal) ?? '', tool: what, capabilities: rc.clientCapabilities };
+  if (params.requestState !== undefined) return ctx.inputs.resume(params.requestState, params.inputResponses, caller, rc.signal, listeners);
   if (params.inputResponses !== undefined && !isPlainObject(params.inputResponses))
     throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'params.inputResponses must be an object keyed by the inputRequests keys.');
-  return ctx.inputs.call(run, caller, closed, listeners, params.inputResponses as Record<string, unknown> | undefined);
-}
-
-/** tools/call through withInput: progress and log messages stream as the request asked (callListeners). */
-function callWithInput(
-  ctx: GatewayContext,
-  req: IncomingMessage,
-  res: HttpResponse,
-  params: Record<string, unknown>,
-  meta: Record<string, unknown>,
-  stream: LazyEventStream,
-): Promise<Record<string, unknown>> {
-  const listeners = callListeners(meta, stream);
-  const principal = principalOf(res);
-  const requestId = callerRequestId(req, res);
-  const traceparent = headerOf(req, 'traceparent');
-  return withInput(ctx, res, params, meta, String(params.name), listeners, async (onClientRequest, signal, relay) => {
-    const result = await callTool(ctx, params, { requestId, traceparent, principal, signal, onClientRequest, ...relay });
-    // noted as the result was, so its answer is stitched from the channel's text too (answer-text.ts)
-    return carryResultText(result, { resultType: 'complete', ...result });
-  });
-}
-
-/**
- * What a 2026-07-28 tools/call streams while it runs: notifications/progress for its
- * `_meta.progressToken`, and the MCP server's log messages at or above its
- * `_meta["io.modelcontextprotocol/logLevel"]` (none without it: the revision removed logging/setLevel).
- */
-function callListeners(meta: Record<string, unknown>, stream: LazyEventStream): CallListeners {
-  const token = meta.progressToken;
-  const level = meta[META_LOG_LEVEL];
-  if (level !== undefined && !LOG_LEVELS.includes(level as LogLevel))
-    throw new McpError(JSONRPC_CODES.INVALID_PARAMS, `_meta["${META_LOG_LEVEL}"] must be one of: ${LOG_LEVELS.join(', ')}.`);
-  return {
-    ...(typeof token === 'string' || typeof token === 'number'
-      ? { onProgress: (progress, total, message) => stream.send(progressNotification(token, progress, total, message)) }
-      : {}),
-    ...(level !== undefined
-      ? {
-          onLog: (log) => {
-            if (logPasses(log.level, level as LogLevel)) stream.send({ jsonrpc: '2.0', method: 'notifications/message', params: log });
-          },
-        }
-      : {}),
-  };
+  return ctx.inputs.call(run, caller, rc.signal, listeners, params.inputResponses as Record<string, unknown> | undefined);
 }
 
 /**
@@ -324,7 +204,7 @@ function callListeners(meta: Record<string, unknown>, stream: LazyEventStream): 
 async function watchResources(
   ctx: GatewayContext,
   uris: readonly string[] | undefined,
-  principal: ReturnType<typeof principalOf>,
+  principal: Principal | undefined,
 ): Promise<{ uris: ReadonlySet<string>; onEnd: () => void }> {
   const watcher = `listen:${randomUUID()}`;
   const watched = new Set<string>();
@@ -345,8 +225,8 @@ async function watchResources(
 }
 
 /** True when the request's client capabilities declare the tasks extension. */
-function declaresTasks(meta: Record<string, unknown>): boolean {
-  const caps = meta[META_CAPABILITIES] as Record<string, unknown>;
+function declaresTasks(rc: RequestContext): boolean {
+  const caps = rc.clientCapabilities as Record<string, unknown>;
   const ext = isPlainObject(caps.extensions) ? caps.extensions[TASKS_EXTENSION] : undefined;
   return isPlainObject(ext) || ext === true;
 }
@@ -359,12 +239,6 @@ const missingTasksCapability = (what: string) =>
     TASKS_REQUIRED,
   );
 
-/** The caller's X-Request-Id when it is a sane one, else the id this request was given. */
-function callerRequestId(req: IncomingMessage, res: HttpResponse): string {
-  const sent = headerOf(req, 'x-request-id');
-  return sent && /^[\w.:-]{1,128}$/.test(sent) ? sent : String(res.locals.requestId ?? '');
-}
-
 /**
  * tools/call of a tool that may run as a task: a client that declared the extension gets a task
  * handle (CreateTaskResult), one that did not a plain result, or -32021 when the tool requires a
@@ -375,21 +249,17 @@ function callerRequestId(req: IncomingMessage, res: HttpResponse): string {
  */
 async function callAsTask(
   ctx: GatewayContext,
-  req: IncomingMessage,
-  res: HttpResponse,
   params: Record<string, unknown>,
-  meta: Record<string, unknown>,
+  rc: RequestContext,
   support: TaskSupport,
 ): Promise<Record<string, unknown> | undefined> {
   if (!(await ctx.tasks.served())) return undefined;
-  if (!declaresTasks(meta)) {
+  if (!declaresTasks(rc)) {
     if (support === 'required') throw missingTasksCapability(`the tool "${String(params.name).slice(0, 100)}"`);
     return undefined;
   }
   checkCallParams(params);
-  const principal = principalOf(res);
-  const requestId = callerRequestId(req, res);
-  const traceparent = headerOf(req, 'traceparent');
+  const { principal, requestId, traceparent } = rc;
   // The call outlives this request: it is aborted by tasks/cancel, not by the client closing it.
   // The inlined result is what tools/call would have answered: a 2026-07-28 CallToolResult, resultType included.
   const task = await ctx.tasks.create(
@@ -402,7 +272,7 @@ async function callAsTask(
       if (protocolError) throw new McpError(protocolError.code, protocolError.message, protocolError.data);
       return { resultType: 'complete', ...result };
     },
-    meta[META_CAPABILITIES],
+    rc.clientCapabilities,
   );
   if (task) return { resultType: 'task', ...task };
   if (support === 'required')
@@ -417,25 +287,24 @@ async function callAsTask(
 /** tasks/get, tasks/update, tasks/cancel (the extension's methods; unknown ones while it is not served). */
 async function taskMethod(
   ctx: GatewayContext,
-  res: HttpResponse,
   method: string,
   params: Record<string, unknown>,
-  meta: Record<string, unknown>,
+  rc: RequestContext,
 ): Promise<Record<string, unknown>> {
   if (!(await ctx.tasks.served()))
     throw new McpError(
       JSONRPC_CODES.METHOD_NOT_FOUND,
       `Method not found: ${method}. The tasks extension is off on this gateway (MCP_TASKS, or its database could not be opened).`,
     );
-  if (!declaresTasks(meta)) throw missingTasksCapability(method);
+  if (!declaresTasks(rc)) throw missingTasksCapability(method);
   const taskId = params.taskId;
   if (typeof taskId !== 'string' || taskId === '' || taskId.length > 200)
     throw new McpError(JSONRPC_CODES.INVALID_PARAMS, `${method} needs params.taskId, the id a tools/call answered with resultType "task".`);
-  const principal = principalOf(res);
-  if (method === 'tasks/get') return { resultType: 'complete', ...(await ctx.tasks.get(taskId, principal)) };
+  const { principal } = rc;
+  if (method === 'tasks/get') return ctx.tasks.get(taskId, principal);
   if (method === 'tasks/cancel') {
     await ctx.tasks.cancel(taskId, principal);
-    return { resultType: 'complete' };
+    return {};
   }
   if (!isPlainObject(params.inputResponses))
     throw new McpError(
@@ -443,5 +312,5 @@ async function taskMethod(
       'tasks/update needs params.inputResponses, an object keyed by the inputRequests keys.',
     );
   await ctx.tasks.update(taskId, principal, params.inputResponses);
-  return { resultType: 'complete' };
+  return {};
 }

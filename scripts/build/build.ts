@@ -22,6 +22,7 @@ import { createRequire, isBuiltin } from 'node:module';
 import path from 'node:path';
 import {
   BUILD_FORMAT,
+  configSource,
   declaredEnvFile,
   DIST_DIR,
   LAUNCHER_SOURCE,
@@ -184,9 +185,7 @@ export async function buildFleet(root = REPO_ROOT): Promise<BuildResult> {
       entryPoints: services.flatMap((id) => [
         { in: `services/${id}/src/server.ts`, out: `services/${id}/server` },
         // read by the built launcher for the variables the service declares (scripts/fleet/service-env.ts)
-        ...(fs.existsSync(path.join(root, 'services', id, 'src', 'config.ts'))
-          ? [{ in: `services/${id}/src/config.ts`, out: `services/${id}/config` }]
-          : []),
+        ...[configSource(id, root)].flatMap((file) => (file ? [{ in: path.relative(root, file), out: `services/${id}/config` }] : [])),
       ]),
       banner: { js: banner(3) },
     }),

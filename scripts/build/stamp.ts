@@ -8,8 +8,8 @@ import path from 'node:path';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
 export const DIST_DIR = 'dist';
-/** Bumped when the build's shape changes, so an older build is rebuilt rather than run. */
-export const BUILD_FORMAT = 1;
+/** Bumped when the build's shape changes, so an older build is rebuilt rather than run (2: dist/fleet/check.js). */
+export const BUILD_FORMAT = 2;
 
 export interface BuildStamp {
   format: number;
@@ -27,9 +27,20 @@ export const stampFile = (root = REPO_ROOT) => path.join(root, DIST_DIR, 'build.
 /** The launcher's source, built to dist/fleet/cli.js. */
 export const LAUNCHER_SOURCE = 'scripts/fleet/cli.ts';
 export const builtLauncher = (root = REPO_ROOT) => path.join(root, DIST_DIR, 'fleet', 'cli.js');
+/** ./fleet's check of the build before it runs the built launcher (check.ts): exits 1 when the build is stale. */
+export const builtCheck = (root = REPO_ROOT) => path.join(root, DIST_DIR, 'fleet', 'check.js');
 
 /** The built entry of a service (a CommonJS bundle of its source and the workspace packages). */
 export const builtEntry = (id: string, root = REPO_ROOT) => path.join(root, DIST_DIR, 'services', id, 'server.js');
+
+/**
+ * The source file of a service's configuration schema (it exports `configSchema`, a zod object):
+ * `src/config.ts`, or `src/core/config.ts` for a service whose files sit in folders (the gateway);
+ * undefined for a service without one.
+ */
+export function configSource(id: string, root = REPO_ROOT): string | undefined {
+  return ['config.ts', path.join('core', 'config.ts')].map((f) => path.join(root, 'services', id, 'src', f)).find((f) => fs.existsSync(f));
+}
 
 /** A service's configuration schema, built to read the variables it declares (declared-env.ts). */
 export const builtConfig = (id: string, root = REPO_ROOT) => path.join(root, DIST_DIR, 'services', id, 'config.js');
@@ -71,7 +82,7 @@ export function staleReason(root = REPO_ROOT): string | undefined {
   const ids = serviceIds(root);
   const added = ids.filter((id) => !stamp.services.includes(id));
   if (added.length) return `service${added.length > 1 ? 's' : ''} ${added.join(', ')} not built yet`;
-  for (const file of [builtLauncher(root), declaredEnvFile(root)])
+  for (const file of [builtLauncher(root), builtCheck(root), declaredEnvFile(root)])
     if (!fs.existsSync(file)) return `${path.relative(root, file)} is missing`;
   for (const id of stamp.services) {
     if (!ids.includes(id)) return `service ${id} was built but its source is gone`;

@@ -11,7 +11,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { SERVICES, envPrefix, type Env, type ServiceEntry } from '@mcp-fleet/inventory';
-import { declaredEnvFile } from '../build/stamp';
+import { configSource, declaredEnvFile } from '../build/stamp';
 import { csvList } from './data-dir';
 
 const SERVICES_DIR = path.resolve(__dirname, '..', '..', 'services');
@@ -92,11 +92,11 @@ export function schemaKeys(schema: SchemaLike | undefined): string[] | undefined
 
 const declaredCache = new Map<string, string[]>();
 
-/** The variables `services/<id>/src/config.ts` declares in its exported `configSchema`. */
+/** The variables a service's configuration schema (`services/<id>/src/config.ts`, or the gateway's `src/core/config.ts`: stamp.ts's configSource) declares in its exported `configSchema`. */
 export function declaredNames(id: string): string[] {
   const cached = declaredCache.get(id);
   if (cached) return cached;
-  const file = path.join(SERVICES_DIR, id, 'src', 'config.ts');
+  const file = configSource(id) ?? path.join(SERVICES_DIR, id, 'src', 'config.ts');
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const fromSource = () => (fs.existsSync(file) ? schemaKeys((require(file) as { configSchema?: SchemaLike }).configSchema) : undefined);
   const keys = RUNS_BUILT ? builtDeclaredNames()[id] : fromSource();

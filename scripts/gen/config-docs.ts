@@ -5,6 +5,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { SERVICES, envPrefix } from '@mcp-fleet/inventory';
 import { DEFAULT_DATA_DIR } from '../../packages/kit/src/config';
+import { configSource } from '../build/stamp';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -46,9 +47,7 @@ export function renderConfigDocs(): string {
   ];
   const blank: string[] = [];
   for (const entry of SERVICES) {
-    // src/config.ts, or src/core/config.ts (the gateway's, since its files went into folders)
-    const file =
-      ['config.ts', 'core/config.ts'].map((f) => path.join(ROOT, 'services', entry.id, 'src', f)).find((f) => fs.existsSync(f)) ?? '';
+    const file = configSource(entry.id, ROOT) ?? '';
     if (!fs.existsSync(file)) continue;
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const mod = require(file) as { configSchema?: z.ZodObject };

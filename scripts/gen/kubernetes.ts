@@ -33,6 +33,7 @@ import type { IVolume } from 'kubernetes-models/v1/Volume';
 import type { IVolumeMount } from 'kubernetes-models/v1/VolumeMount';
 import { composedServices } from './composed-services';
 import { secretVariables } from './secret-variables';
+import { configSource } from '../build/stamp';
 
 const REPO_ROOT = path.resolve(__dirname, '..', '..');
 export const KUBERNETES_DIR = path.join(REPO_ROOT, 'deploy/kubernetes');
@@ -128,9 +129,7 @@ function resources(s: ServiceEntry): NonNullable<IContainer['resources']> {
 
 /** The zod config schema of a service (its config.ts), for the variables it reads. */
 function configKeys(id: string): string[] {
-  // src/config.ts, or src/core/config.ts (the gateway's, since its files went into folders)
-  const file =
-    ['config.ts', 'core/config.ts'].map((f) => path.join(REPO_ROOT, 'services', id, 'src', f)).find((f) => fs.existsSync(f)) ?? '';
+  const file = configSource(id) ?? '';
   if (!fs.existsSync(file)) return [];
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const mod = require(file) as { configSchema?: z.ZodObject };

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { SERVICES } from '@mcp-fleet/inventory';
 import { isSecretName } from '../../packages/kit/src/logger';
+import { configSource } from '../build/stamp';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 export const SECRET_VARIABLES_FILE = path.join(ROOT, 'services/secrets-ui/src/secret-variables.generated.json');
@@ -29,9 +30,7 @@ export function isSecretVariable(name: string, prop: Prop): boolean {
 export function secretVariables(): Record<string, { name: string; description: string }[]> {
   const out: Record<string, { name: string; description: string }[]> = {};
   for (const entry of SERVICES) {
-    // src/config.ts, or src/core/config.ts (the gateway's, since its files went into folders)
-    const file =
-      ['config.ts', 'core/config.ts'].map((f) => path.join(ROOT, 'services', entry.id, 'src', f)).find((f) => fs.existsSync(f)) ?? '';
+    const file = configSource(entry.id, ROOT) ?? '';
     out[entry.id] = [];
     if (!fs.existsSync(file)) continue;
     // eslint-disable-next-line @typescript-eslint/no-require-imports

@@ -87,7 +87,7 @@ describeWithProgram('chromium', 'chromium', 'signing in to the console at an aut
     await page.getByRole('heading', { level: 1, name: 'Log in to the console' }).waitFor();
     const text = (await page.locator('#login-error').textContent()) ?? '';
     // no session came of it
-    const session = await page.evaluate(async () => (await fetch('/console/api/session')).json());
+    const session = await page.evaluate(async () => (await fetch('/console/api/session')).json() as Promise<any>);
     expect(session.loggedIn).toBe(false);
     // the message is shown, and the address no longer carries it
     expect(page.url()).not.toContain('login_error');
@@ -170,7 +170,7 @@ describeWithProgram('chromium', 'chromium', 'signing in to the console at an aut
     await page.getByRole('heading', { level: 1, name: 'Fleet' }).waitFor();
     expect(page.url()).toBe(`${gateway.url}/console/#/fleet`);
     await page.locator('#who', { hasText: 'Token ada (admin)' }).waitFor();
-    const session = await page.evaluate(async () => (await fetch('/console/api/session')).json());
+    const session = await page.evaluate(async () => (await fetch('/console/api/session')).json() as Promise<any>);
     expect(session).toMatchObject({ loggedIn: true, via: 'cookie', principal: { kind: 'oauth', subject: 'ada' } });
     expect(session.principal.scopes).toEqual(['admin', 'tools:read']);
     // the token stays with the gateway: the browser holds the HttpOnly session cookie only
@@ -234,14 +234,14 @@ describeWithProgram('chromium', 'chromium', 'signing in to the console at an aut
   }, 60_000);
 
   it('says so when sign-in is not set up', async () => {
-    const open = await fetch(`${other.url}/console/api/session`).then((r) => r.json());
+    const open = await fetch(`${other.url}/console/api/session`).then((r) => r.json() as Promise<any>);
     expect(open.signIn).toEqual({ issuer });
     const keysOnly = await startGateway([], path.join(tmp.dir, 'keys-only'), { HEALTH_POLL_MS: '600000' });
     try {
       const res = await fetch(`${keysOnly.url}/console/api/oauth/start`, { redirect: 'manual' });
       expect(res.status).toBe(503);
-      expect((await res.json()).error).toContain('CONSOLE_OAUTH_CLIENT_ID');
-      expect((await fetch(`${keysOnly.url}/console/api/session`).then((r) => r.json())).signIn).toBeUndefined();
+      expect(((await res.json()) as { error: string }).error).toContain('CONSOLE_OAUTH_CLIENT_ID');
+      expect((await fetch(`${keysOnly.url}/console/api/session`).then((r) => r.json() as Promise<any>)).signIn).toBeUndefined();
     } finally {
       await keysOnly.stop();
     }

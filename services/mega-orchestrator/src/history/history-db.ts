@@ -1,5 +1,6 @@
 /**
- * Where the call history, the contexts and the MCP tasks (tasks.ts) live: SQLite under DATA_DIR (the embedded default, one
+ * Where the call history, the contexts, the MCP tasks (tasks.ts) and, on PostgreSQL, the console's
+ * sessions (http/console/session-store.ts) live: SQLite under DATA_DIR (the embedded default, one
  * gateway), or PostgreSQL (SESSION_DATABASE_URL) so that several gateway instances behind a load
  * balancer share one history. The store writes the same SQL to both; `?` placeholders become `$n`
  * for PostgreSQL, and numbers PostgreSQL returns as strings (BIGINT, COUNT) come back as numbers.
@@ -70,6 +71,14 @@ CREATE TABLE IF NOT EXISTS tasks (
 CREATE INDEX IF NOT EXISTS tasks_by_expiry ON tasks (expires_at);
 CREATE INDEX IF NOT EXISTS tasks_by_status ON tasks (status, lease_until);
 CREATE INDEX IF NOT EXISTS tasks_by_owner ON tasks (owner, status);
+CREATE TABLE IF NOT EXISTS console_sessions (
+  session_key TEXT PRIMARY KEY,
+  sealed TEXT NOT NULL,
+  key_hash TEXT,
+  created_at ${t.int64} NOT NULL,
+  last_seen ${t.int64} NOT NULL
+);
+CREATE INDEX IF NOT EXISTS console_sessions_by_key ON console_sessions (key_hash);
 `;
 
 const SQLITE_SCHEMA = schema({ int64: 'INTEGER', serial: 'INTEGER PRIMARY KEY AUTOINCREMENT', double: 'REAL' });
@@ -118,6 +127,9 @@ const TEXT_COLUMNS = new Set([
   'instance',
   'input_requests',
   'instance_url',
+  'session_key',
+  'sealed',
+  'key_hash',
 ]);
 /** BIGINT and COUNT(*) arrive as strings from pg; the store works in numbers. */
 const numeric = <T>(row: Record<string, unknown>): T => {

@@ -31,6 +31,7 @@ import { listSessions } from './history';
 import { ADMIN_SCOPE, KeyStore, newKeyBody } from './keys';
 import { LogTails, loggedServices } from './logs';
 import { attemptCookie, ConsoleOAuth, loginPageWith, signInMessage } from './oauth';
+import { DatabaseSessionStore } from './session-store';
 import { checkCsrf, ConsoleSessions, sameOriginOnly, sessionCookie, type ConsoleCaller } from './session';
 
 const ASSET_DIR = path.resolve(__dirname, '..', '..', '..', 'console');
@@ -117,7 +118,11 @@ function signInAt(ctx: GatewayContext): ConsoleOAuth | undefined {
 /** The console's routes on `mount`, a router app.ts mounts at /console before its bearer middleware. */
 export function registerConsole(mount: Router, ctx: GatewayContext, hooks: ConsoleHooks): { sessions: ConsoleSessions } {
   const files = assets();
-  const sessions = new ConsoleSessions(ctx.auth);
+  // Several instances sharing SESSION_DATABASE_URL share their console sessions too (session-store.ts).
+  const sessions = new ConsoleSessions(
+    ctx.auth,
+    ctx.history.databaseUrl ? new DatabaseSessionStore(() => ctx.history.database()) : undefined,
+  );
   const keys = new KeyStore(ctx.auth ? ctx.config.API_KEYS_FILE : undefined, ctx.auth);
   const tails = new LogTails(ctx);
   const oauth = signInAt(ctx);
@@ -214,8 +219,8 @@ export function registerConsole(mount: Router, ctx: GatewayContext, hooks: Conso
     res.setHeader('Set-Cookie', sessionCookie(req, id));
     res.json(describe(caller));
   });
-  api.post('/logout', (req, res) => {
-    sessions.end(callerOf(res).sessionKey);
+  api.post('/logout', async (req, res) => {
+    await sessions.end(callerOf(res).sessionKey);
     res.setHeader('Set-Cookie', sessionCookie(req, undefined));
     res.json({ loggedIn: false });
   });
@@ -277,7 +282,7 @@ export function registerConsole(mount: Router, ctx: GatewayContext, hooks: Conso
   });
   api.delete('/keys/:name', adminOnly, async (req, res) => {
     const gone = await keys.revoke(String(req.params.name));
-    const ended = sessions.endFor(gone.hash);
+    const ended = await sessions.endFor(gone.hash);
     ctx.logger.info('console: API key revoked', { name: gone.name, by: principalOf(res)?.subject ?? 'open', consoleSessions: ended });
     res.json({ revoked: gone.name, consoleSessionsEnded: ended });
   });
@@ -285,7 +290,7 @@ export function registerConsole(mount: Router, ctx: GatewayContext, hooks: Conso
   // console adds the same-origin rule and the CSRF token in front of them.
   const adminApi = async (req: Request, res: Response, method: string, name?: string) => {
     const caller = callerOf(res);
-    const credential = caller.via === 'bearer' ? req.headers.authorization : `Bearer ${sessions.credential(caller.sessionKey) ?? ''}`;
+    const credential = caller.via === 'bearer' ? req.headers.authorization : `Bearer ${caller.credential ?? ''}`;
     const host = WILDCARD.has(ctx.config.HOST) ? '127.0.0.1' : ctx.config.HOST;
     const url = `http://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${req.socket.localPort}/admin/servers${
       name === undefined ? '' : `/${encodeURIComponent(name)}`

@@ -19,21 +19,15 @@ import type { NextFunction, Request, Response } from 'express';
 import { AppError } from '@mcp-fleet/kit';
 import { API_KEY_PREFIX, hashApiKey, type Authorizer, type Principal } from '../../auth/auth';
 import { ADMIN_SCOPE } from './keys';
+import { MemorySessionStore, seal, unseal, type SessionStore } from './session-store';
 
 export const COOKIE = 'mcpf_console';
 export const CSRF_HEADER = 'x-console-csrf';
 export const COOKIE_PATH = '/console/api';
-/** A session unused this long ends; none lives longer than MAX_AGE_MS. */
+/** A session unused this long ends (last use counted to the minute); none lives longer than MAX_AGE_MS. */
 export const IDLE_MS = 30 * 60_000;
 export const MAX_AGE_MS = 12 * 3_600_000;
 const MAX_SESSIONS = 1000;
-
-interface Session {
-  credential: string;
-  csrf: string;
-  createdAt: number;
-  lastSeen: number;
-}
 
 /** What the console knows of a request's caller (res.locals.console). */
 export interface ConsoleCaller {
@@ -44,6 +38,8 @@ export interface ConsoleCaller {
   csrf?: string;
   /** The hashed session id (cookie sessions), to end it. */
   sessionKey?: string;
+  /** The credential a cookie session was opened with (the console's calls of the admin API send it); never sent to the browser. */
+  credential?: string;
 }
 
 const digest = (value: string) => createHash('sha256').update(value).digest('hex');
@@ -59,27 +55,26 @@ export function cookieValue(header: string | undefined, name: string): string | 
   return undefined;
 }
 
+/** A session's CSRF token: derived from its id (which only the cookie holds), so no store keeps it. */
+const csrfOf = (id: string) => createHash('sha256').update(`mcp-fleet console csrf\n${id}`).digest('base64url');
+/** Last-seen is written at most this often (a console request is not a database write each). */
+const TOUCH_MS = 60_000;
+
 export class ConsoleSessions {
-  /** sha256(session id) -> session; the id itself is only in the browser's cookie. */
-  private readonly sessions = new Map<string, Session>();
   /** With authorization off: the one CSRF token of this process (there are no sessions). */
   readonly openCsrf = randomBytes(32).toString('base64url');
+  private readonly store: SessionStore;
 
-  constructor(private readonly auth: Authorizer | undefined) {}
-
-  get size(): number {
-    return this.sessions.size;
+  /** `store`: where sessions are kept (session-store.ts); this process's memory unless given. */
+  constructor(
+    private readonly auth: Authorizer | undefined,
+    store?: SessionStore,
+  ) {
+    this.store = store ?? new MemorySessionStore(MAX_SESSIONS);
   }
 
-  private sweep(now: number): void {
-    for (const [key, s] of this.sessions) {
-      if (now - s.lastSeen > IDLE_MS || now - s.createdAt > MAX_AGE_MS) this.sessions.delete(key);
-    }
-    // Beyond the cap the oldest logins go first (Map keeps insertion order).
-    for (const key of this.sessions.keys()) {
-      if (this.sessions.size < MAX_SESSIONS) break;
-      this.sessions.delete(key);
-    }
+  get storeKind(): SessionStore['kind'] {
+    return this.store.kind;
   }
 
   /** The Authorizer's check; its refusal (an unknown key, a bad token) is UNAUTHORIZED saying why. */
@@ -94,33 +89,25 @@ export class ConsoleSessions {
     if (!this.auth) throw new AppError('CONFLICT', 'Authorization is off: the console needs no login here.');
     const principal = await this.authenticate(`Bearer ${credential}`);
     const now = Date.now();
-    this.sweep(now);
+    await this.store.sweep(now - IDLE_MS, now - MAX_AGE_MS);
     const id = randomBytes(32).toString('base64url');
-    const session: Session = { credential, csrf: randomBytes(32).toString('base64url'), createdAt: now, lastSeen: now };
     const sessionKey = digest(id);
-    this.sessions.set(sessionKey, session);
-    return { id, caller: { via: 'cookie', principal, admin: isAdmin(principal), csrf: session.csrf, sessionKey } };
+    await this.store.put(sessionKey, {
+      sealed: seal(id, credential),
+      keyHash: credential.startsWith(API_KEY_PREFIX) ? hashApiKey(credential) : undefined,
+      createdAt: now,
+      lastSeen: now,
+    });
+    return { id, caller: { via: 'cookie', principal, admin: isAdmin(principal), csrf: csrfOf(id), sessionKey, credential } };
   }
 
-  /** The credential a cookie session was opened with (the console's calls of the admin API send it as the bearer). */
-  credential(sessionKey: string | undefined): string | undefined {
-    return sessionKey ? this.sessions.get(sessionKey)?.credential : undefined;
+  async end(sessionKey: string | undefined): Promise<void> {
+    if (sessionKey) await this.store.delete(sessionKey);
   }
 
-  end(sessionKey: string | undefined): void {
-    if (sessionKey) this.sessions.delete(sessionKey);
-  }
-
-  /** Ends every session logged in with this API key (it was revoked). */
-  endFor(hash: string): number {
-    let n = 0;
-    for (const [key, s] of this.sessions) {
-      if (s.credential.startsWith(API_KEY_PREFIX) && hashApiKey(s.credential) === hash) {
-        this.sessions.delete(key);
-        n += 1;
-      }
-    }
-    return n;
+  /** Ends every session logged in with this API key (it was revoked), in every instance sharing the store. */
+  endFor(hash: string): Promise<number> {
+    return this.store.deleteByKeyHash(hash);
   }
 
   /** The caller of a request: open (authorization off), a bearer header, or the console's cookie; undefined: nobody. */
@@ -133,24 +120,25 @@ export class ConsoleSessions {
     const id = cookieValue(req.headers.cookie, COOKIE);
     if (!id) return undefined;
     const sessionKey = digest(id);
-    const session = this.sessions.get(sessionKey);
+    const session = await this.store.get(sessionKey);
     const now = Date.now();
-    if (!session || now - session.lastSeen > IDLE_MS || now - session.createdAt > MAX_AGE_MS) {
-      this.sessions.delete(sessionKey);
+    const credential = session ? unseal(id, session.sealed) : undefined;
+    if (!session || credential === undefined || now - session.lastSeen > IDLE_MS || now - session.createdAt > MAX_AGE_MS) {
+      if (session) await this.store.delete(sessionKey);
       return undefined;
     }
     // Revoked or expired since the login: the session ends with it.
     let principal: Principal;
     try {
-      principal = await this.auth.authenticate(`Bearer ${session.credential}`);
+      principal = await this.auth.authenticate(`Bearer ${credential}`);
     } catch (err) {
       // The issuer's keys out of reach is an outage, not a logout.
       if (err instanceof AppError) throw err;
-      this.sessions.delete(sessionKey);
+      await this.store.delete(sessionKey);
       return undefined;
     }
-    session.lastSeen = now;
-    return { via: 'cookie', principal, admin: isAdmin(principal), csrf: session.csrf, sessionKey };
+    if (now - session.lastSeen > TOUCH_MS) await this.store.touch(sessionKey, now);
+    return { via: 'cookie', principal, admin: isAdmin(principal), csrf: csrfOf(id), sessionKey, credential };
   }
 }
 

@@ -200,6 +200,11 @@ describeWithProgram('chromium', 'chromium', 'signing in to the console at an aut
     const { page: victim } = await newPage();
     await victim.goto(`${gateway.url}/console/api/oauth/callback?code=anything&state=${encodeURIComponent(elsewhere)}`);
     expect(await loginError(victim)).toContain('started in another browser');
+    // the message travels in the address: whatever it says is shown as text, never as markup
+    const bait = '<img src=x id=injected onerror="document.title=1">';
+    await page.goto(`${gateway.url}/console/?login_error=${encodeURIComponent(bait)}`);
+    expect(await loginError(page)).toBe(`Sign-in failed: ${bait}`);
+    expect(await page.locator('#injected').count()).toBe(0);
     // and that state is used up: it does not work in its own browser after
     await page.goto(`${gateway.url}/console/api/oauth/callback?code=anything&state=${encodeURIComponent(elsewhere)}`);
     expect(await loginError(page)).toContain('does not match one the console started');

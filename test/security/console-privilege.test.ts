@@ -4,7 +4,8 @@
  * history's owner keys), lists only sessions whose owner is exactly the caller (a key named
  * "eve api-key:bob" does not see bob's, nor bob eve's; history recorded without authorization is
  * nobody's), keeps keys, the audit log and log tails for the admin scope (and for nobody when
- * authorization is off), ends a revoked key's console sessions at once, tails only the fleet's log
+ * authorization is off; virtual servers too, whose writes go through the admin API with the caller's
+ * own credential), ends a revoked key's console sessions at once, tails only the fleet's log
  * files of known services (no path from the request, no symbolic link followed), and accepts new keys
  * only with known scopes and plain names. Tried with several principals, names, ids and spellings;
  * the legitimate uses still work.
@@ -78,7 +79,13 @@ describe('console: one principal reaching another’s, or the administrator’s'
       (await call(open.url, 'POST', '/mcp', {}, { tool: 'note', arguments: { text: 'anonymous' }, session_id: 'shared' })).status,
     ).toBe(200);
     // and without authorization the admin pages are nobody's either; calls stay open, as on every route
-    for (const target of ['/console/api/keys', '/console/api/audit', '/console/api/logs', '/console/api/logs/notes-mcp']) {
+    for (const target of [
+      '/console/api/keys',
+      '/console/api/audit',
+      '/console/api/logs',
+      '/console/api/logs/notes-mcp',
+      '/console/api/servers',
+    ]) {
       const res = await call(open.url, 'GET', target);
       expect({ target, status: res.status }).toEqual({ target, status: 403 });
     }
@@ -121,6 +128,9 @@ describe('console: one principal reaching another’s, or the administrator’s'
     const calls = async (who: { key: string }, id: string) => call(gateway.url, 'GET', `/console/api/history/${id}`, bearer(who));
     const bobs = await calls(bob, 's1');
     expect(bobs.body.calls.map((c: any) => c.arguments.text)).toEqual(['bob one']);
+    // each call's recorded result is read with it, by its owner only
+    expect(bobs.body.calls[0].result).toMatchObject({ success: true });
+    expect(JSON.stringify((await calls(eve, 's1')).body)).not.toContain('bob one');
     const eves = await calls(eve, 's1');
     expect(eves.body.calls.map((c: any) => c.arguments.text)).toEqual(['eve one']);
     // another's session, the anonymous one, and ids no call can carry: not found, the same answer
@@ -146,6 +156,9 @@ describe('console: one principal reaching another’s, or the administrator’s'
       ['GET', '/console/api/audit'],
       ['GET', '/console/api/logs'],
       ['GET', '/console/api/logs/notes-mcp'],
+      ['GET', '/console/api/servers'],
+      ['PUT', '/console/api/servers/mine', { tools: ['note'] }],
+      ['DELETE', '/console/api/servers/mine'],
     ] as const) {
       const res = await call(gateway.url, method, target, bearer(bob), body);
       expect({ target, method, status: res.status, code: res.body.code }).toEqual({ target, method, status: 403, code: 'FORBIDDEN' });
@@ -157,6 +170,11 @@ describe('console: one principal reaching another’s, or the administrator’s'
       'bob',
       'eve api-key:bob',
     ]);
+    // virtual servers through the admin API, with the admin's own credential
+    const put = await call(gateway.url, 'PUT', '/console/api/servers/mine', bearer(ops), { tools: ['note'] });
+    expect(put.status).toBe(201);
+    expect((await call(gateway.url, 'GET', '/console/api/servers', bearer(ops))).body.servers.map((v: any) => v.name)).toEqual(['mine']);
+    expect((await call(gateway.url, 'DELETE', '/console/api/servers/mine', bearer(ops))).status).toBe(200);
     const audit = await call(gateway.url, 'GET', '/console/api/audit?who=bob', bearer(ops));
     expect(audit.status).toBe(200);
     expect(JSON.stringify(audit.body)).not.toContain('bob one');

@@ -116,6 +116,27 @@ describeWithBackend('postgres', 'console sessions across gateway instances', () 
     await tempContext.close();
   }, 60_000);
 
+  it('answers 503, not 500 nor a logout, while the shared store is out of reach', async () => {
+    const login = await fetch(`${a.url}/console/api/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ credential: admin.key }),
+    });
+    expect(login.status).toBe(200);
+    const cookie = login.headers.get('set-cookie')!.split(';')[0];
+    await pg.admin.query('ALTER TABLE console_sessions RENAME TO console_sessions_away');
+    try {
+      const res = await fetch(`${b.url}/console/api/session`, { headers: { cookie } });
+      expect(res.status).toBe(503);
+      expect(((await res.json()) as { code: string }).code).toBe('UPSTREAM_UNAVAILABLE');
+    } finally {
+      await pg.admin.query('ALTER TABLE console_sessions_away RENAME TO console_sessions');
+    }
+    // back: the session was kept
+    const again = (await (await fetch(`${b.url}/console/api/session`, { headers: { cookie } })).json()) as { loggedIn: boolean };
+    expect(again.loggedIn).toBe(true);
+  }, 30_000);
+
   it('keeps sessions per instance without a shared store', async () => {
     const keysOnly = { API_KEYS_FILE: keysFile, HEALTH_POLL_MS: '600000' };
     const one = await startGateway([], path.join(tmp.dir, 'one'), keysOnly);

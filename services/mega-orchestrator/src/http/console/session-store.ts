@@ -10,6 +10,7 @@
  * holds it (revoking the key ends its sessions); null for access tokens.
  */
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { AppError } from '@mcp-fleet/kit';
 import type { HistoryDb } from '../../history/history-db';
 
 export interface StoredSession {
@@ -113,47 +114,59 @@ export class DatabaseSessionStore implements SessionStore {
 
   private async open(): Promise<HistoryDb> {
     const db = await this.db();
-    if (!db) throw new Error('the session store (SESSION_DATABASE_URL) is not available');
+    if (!db) throw unavailable('it could not be opened');
     return db;
   }
 
+  /** One statement; a store out of reach is the console's 503, not a 500 (nor a logout). */
+  private async query<T>(work: (db: HistoryDb) => Promise<T>): Promise<T> {
+    const db = await this.open();
+    try {
+      return await work(db);
+    } catch (err) {
+      throw unavailable((err as Error).message);
+    }
+  }
+
   async put(key: string, s: StoredSession): Promise<void> {
-    await (
-      await this.open()
-    ).run('INSERT INTO console_sessions (session_key, sealed, key_hash, created_at, last_seen) VALUES (?, ?, ?, ?, ?)', [
-      key,
-      s.sealed,
-      s.keyHash ?? null,
-      s.createdAt,
-      s.lastSeen,
-    ]);
+    await this.query((db) =>
+      db.run('INSERT INTO console_sessions (session_key, sealed, key_hash, created_at, last_seen) VALUES (?, ?, ?, ?, ?)', [
+        key,
+        s.sealed,
+        s.keyHash ?? null,
+        s.createdAt,
+        s.lastSeen,
+      ]),
+    );
   }
 
   async get(key: string): Promise<StoredSession | undefined> {
-    const row = await (
-      await this.open()
-    ).get<Row>('SELECT sealed, key_hash, created_at, last_seen FROM console_sessions WHERE session_key = ?', [key]);
+    const row = await this.query((db) =>
+      db.get<Row>('SELECT sealed, key_hash, created_at, last_seen FROM console_sessions WHERE session_key = ?', [key]),
+    );
     return row
       ? { sealed: row.sealed, keyHash: row.key_hash ?? undefined, createdAt: Number(row.created_at), lastSeen: Number(row.last_seen) }
       : undefined;
   }
 
   async touch(key: string, lastSeen: number): Promise<void> {
-    await (await this.open()).run('UPDATE console_sessions SET last_seen = ? WHERE session_key = ?', [lastSeen, key]);
+    await this.query((db) => db.run('UPDATE console_sessions SET last_seen = ? WHERE session_key = ?', [lastSeen, key]));
   }
 
   async delete(key: string): Promise<void> {
-    await (await this.open()).run('DELETE FROM console_sessions WHERE session_key = ?', [key]);
+    await this.query((db) => db.run('DELETE FROM console_sessions WHERE session_key = ?', [key]));
   }
 
   async deleteByKeyHash(hash: string): Promise<number> {
-    const db = await this.open();
-    const n = await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM console_sessions WHERE key_hash = ?', [hash]);
-    await db.run('DELETE FROM console_sessions WHERE key_hash = ?', [hash]);
+    const n = await this.query((db) => db.get<{ n: number }>('SELECT COUNT(*) AS n FROM console_sessions WHERE key_hash = ?', [hash]));
+    await this.query((db) => db.run('DELETE FROM console_sessions WHERE key_hash = ?', [hash]));
     return Number(n?.n ?? 0);
   }
 
   async sweep(idleBefore: number, createdBefore: number): Promise<void> {
-    await (await this.open()).run('DELETE FROM console_sessions WHERE last_seen < ? OR created_at < ?', [idleBefore, createdBefore]);
+    await this.query((db) => db.run('DELETE FROM console_sessions WHERE last_seen < ? OR created_at < ?', [idleBefore, createdBefore]));
   }
 }
+
+const unavailable = (why: string) =>
+  new AppError('UPSTREAM_UNAVAILABLE', `The console's session store (SESSION_DATABASE_URL) cannot be reached: ${why.slice(0, 200)}`);

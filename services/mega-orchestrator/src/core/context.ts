@@ -3,7 +3,6 @@ import type { Logger } from '@mcp-fleet/kit';
 import type { ServiceEntry } from '@mcp-fleet/inventory';
 import type { Config } from './config';
 import type { Dispatcher } from './dispatch';
-import type { ListenStreams } from '../mcp/subscriptions';
 import type { Providers } from '../downstream/providers';
 import type { Registry } from './registry';
 import type { ToolResolver } from './tool-resolver';
@@ -11,11 +10,13 @@ import type { CallHistory } from '../history/call-history';
 import type { GatewayStats } from './stats';
 import type { TaskManager } from './tasks';
 import type { ResourceWatch } from '../downstream/resource-watch';
-import type { InputExchanges } from '../mcp/client-requests';
 import type { VirtualServerReports } from './virtual-servers/report';
 import type { Discovery } from './discovery/discovery';
 
-/** Everything the routes and the MCP server share. */
+/**
+ * The gateway's parts shared by the whole process (the protocol layer's own: mcp/context.ts McpContext;
+ * what one request carries: mcp/request-context.ts RequestContext).
+ */
 export interface GatewayContext {
   service: string;
   version: string;
@@ -34,12 +35,8 @@ export interface GatewayContext {
   auth?: Authorizer;
   /** MCP tasks (2026-07-28 extension): the store beside the history, and the calls running as tasks here. */
   tasks: TaskManager;
-  /** 2026-07-28 tool calls whose MCP server asked the client something, waiting for its retry. */
-  inputs: InputExchanges;
   /** Subscriptions to resources of MCP servers behind the gateway, shared by the clients watching them. */
   watch: ResourceWatch;
-  /** Open 2026-07-28 subscriptions/listen streams. */
-  listen: ListenStreams;
   /** MCP_DISCOVERY=meta: the meta-tools clients see instead of the catalog (undefined: the whole catalog). */
   discovery?: Discovery;
   /** Virtual servers (/servers/{name}/mcp), set once they are read. */

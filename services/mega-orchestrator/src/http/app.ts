@@ -1,36 +1,18 @@
 import type { IncomingMessage, RequestListener } from 'node:http';
 import path from 'node:path';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import {
-  AppError,
-  byteLimit,
-  ERROR_CODES,
-  isPlainJsonRequest,
-  pathOf,
-  readJsonBody,
-  requestContext,
-  toAppError,
-  withFastPath,
-  type FastRoute,
-  type HttpRequest,
-  type HttpResponse,
-  type Logger,
-  JSONRPC_CODES,
-  hostOriginRule,
-  requestGuard,
-} from '@mcp-fleet/kit';
+import { AppError, hostOriginRule, requestContext, requestGuard, withFastPath, type Logger } from '@mcp-fleet/kit';
 import type { ServiceEntry } from '@mcp-fleet/inventory';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
+import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { defaultDownstreams, INVENTORY, SERVICE_ID, VERSION, type Config } from '../core/config';
-import type { GatewayContext } from '../core/context';
 import { Dispatcher } from '../core/dispatch';
 import { gatewayContext, gatewaySendError } from './middleware';
 import { McpSessionTransport } from '../mcp/rev-2025-11-25/session-transport';
-import { looksLikeJsonRpc, onlyNotifications, sendRpcError } from '../mcp/jsonrpc';
-import { isProvenForward } from '../mcp/rev-2026-07-28/peer-forward';
 import { createMcpServer } from '../mcp/rev-2025-11-25/sdk-server';
 import { contextOfSession } from '../mcp/rev-2025-11-25/codec';
 import { runMethod } from '../mcp/methods';
+import type { McpContext } from '../mcp/context';
 import { InputExchanges } from '../mcp/client-requests';
 import { ResourceWatch } from '../downstream/resource-watch';
 import { ListenStreams } from '../mcp/subscriptions';
@@ -44,13 +26,15 @@ import { registerCatalogRoutes } from './routes/catalog';
 import { registerDebugRoutes } from './routes/debug';
 import { registerAdminRoutes } from './routes/admin';
 import { PinStore } from '../core/pins';
-import { nativeHandlers, registerNativeRoutes } from './routes/native';
+import { registerNativeRoutes } from './routes/native';
+import { countedAfterBody, mcpHandlers, mcpHotPath, registerMcpRoutes, wantsJsonRpc } from './routes/mcp';
 import { registerProxyRoute } from './routes/proxy';
 import { registerStatusRoutes } from './routes/status';
 import { registerStatusPage } from './routes/status-page';
 import { registerConsole } from './console';
-import { readDefinitionFile, VirtualServers } from '../core/virtual-servers';
-import { isVirtualMcpPath, registerVirtualServerRoutes } from '../core/virtual-servers/routes';
+import { failureHandler } from './errors';
+import { readDefinitionFile, VirtualServers } from './virtual-servers';
+import { registerVirtualServerRoutes } from './virtual-servers/routes';
 import { CallHistory } from '../history/call-history';
 import { createDiscovery } from '../core/discovery';
 import { GatewayStats } from '../core/stats';
@@ -77,7 +61,7 @@ export interface GatewayDeps {
 export interface Gateway {
   /** The server's request listener: POST /mcp answered before Express when nothing guards it, the rest by the Express app. */
   app: RequestListener;
-  ctx: GatewayContext;
+  ctx: McpContext;
   registry: Registry;
   /** The call history and contexts store. */
   history: CallHistory;
@@ -94,18 +78,12 @@ function trustProxy(value: string): boolean | number | string {
   if (v === 'true' || v === 'false') return v === 'true';
   return /^\d+$/.test(v) ? Number(v) : v;
 }
-
-/** True when a request that failed before its body was read was a JSON-RPC one. */
-function wantsJsonRpc(req: IncomingMessage): boolean {
-  return (
-    pathOf(req) === '/mcp/rpc' ||
-    req.headers['mcp-session-id'] !== undefined ||
-    req.headers['mcp-protocol-version'] !== undefined ||
-    (req.headers.accept ?? '').includes('text/event-stream')
-  );
-}
-
-export function createApp(deps: GatewayDeps): Gateway {
+/**
+ * The gateway's parts, built from its configuration: the registry of downstreams, the resolver,
+ * the call history, authorization and the audit log, the dispatcher, tasks, the protocol's shared
+ * parts (McpContext), and the virtual servers' definitions (read first: a bad file stops the start).
+ */
+function buildParts(deps: GatewayDeps) {
   const { config, logger } = deps;
   const specs = deps.services ?? config.downstreams ?? defaultDownstreams({});
   const dataDir = config.DATA_DIR;
@@ -176,7 +154,7 @@ export function createApp(deps: GatewayDeps): Gateway {
     logger,
   });
 
-  const ctx: GatewayContext = {
+  const ctx: McpContext = {
     service: SERVICE_ID,
     version: VERSION,
     config,
@@ -217,13 +195,33 @@ export function createApp(deps: GatewayDeps): Gateway {
       logger,
       serverInfo: { name: SERVICE_ID, version: VERSION },
     }),
-    mcpSessionCount: () => mcp.count,
+    // set once the MCP endpoint exists (createApp)
+    mcpSessionCount: () => 0,
     discovery: createDiscovery(config, logger, registry),
   };
-  // One JSON Schema validator for every MCP server (building an Ajv per request would dominate its cost).
-  const validator = new AjvJsonSchemaValidator();
-  // The MCP session transport around a context: the gateway's (/mcp), or a virtual server's view of it (/servers/{name}/mcp).
-  const sessionTransport = (ctx: GatewayContext) =>
+  stats.watchDownstreams(() =>
+    registry.services.map((s) => ({
+      id: s.id,
+      up: s.healthy,
+      breakerOpen: s.breaker.snapshot().state !== 'closed',
+      tools: s.tools.length,
+    })),
+  );
+
+  stats.watchHistoryQueue(() => ({ length: history.queued, capacity: history.capacity, dropped: history.dropped }));
+
+  return { ctx, registry, history, stats, auth, audit, auditFile, virtualFile, virtualDefinitions };
+}
+
+/** The MCP session transport around a context: the gateway's (/mcp), or a virtual server's view of it (/servers/{name}/mcp). */
+function sessionTransports(
+  config: Config,
+  logger: Logger,
+  /** One JSON Schema validator for every MCP server (building an Ajv per request would dominate its cost). */
+  validator: jsonSchemaValidator,
+  clientAddress: (req: IncomingMessage) => string,
+): (ctx: McpContext) => McpSessionTransport {
+  return (ctx) =>
     new McpSessionTransport({
       buildServer: (sessionId, session) =>
         createMcpServer({
@@ -250,23 +248,19 @@ export function createApp(deps: GatewayDeps): Gateway {
       sseBytesPerSession: config.MCP_SSE_BYTES_PER_SESSION,
       maxSessions: config.MCP_MAX_SESSIONS,
       maxSessionsPerOwner: config.MCP_MAX_SESSIONS_PER_OWNER,
-      clientAddress: (req) => clientAddress(req),
+      clientAddress,
       listen: ctx.listen,
       logger,
     });
-  const mcp = sessionTransport(ctx);
-  // Virtual servers (/servers/{name}/mcp): views of this context with sessions and listen streams of their own.
-  const virtualServers = new VirtualServers({
-    ctx,
-    file: virtualFile,
-    initial: virtualDefinitions,
-    transport: sessionTransport,
-    validator,
-  });
-  ctx.virtualServers = virtualServers;
-  virtualServers.watch();
-  // List changes reach 2025-era sessions (their GET stream) and 2026-era subscriptions/listen streams.
-  // Resource updates of one refresh (health and catalog change together) go out once per URI.
+}
+
+/**
+ * What the gateway's clients are told as it happens: list changes reach 2025-era sessions (their GET
+ * stream) and 2026-era subscriptions/listen streams; resource updates of one refresh (health and
+ * catalog change together) go out once per URI; tasks followed by a listen stream.
+ */
+function announceChanges(ctx: McpContext, mcp: McpSessionTransport, virtualServers: VirtualServers, logger: Logger): void {
+  const { registry } = ctx;
   const changedResources = new Set<string>();
   const resourcesChanged = (uris: readonly string[]) => {
     if (changedResources.size === 0)
@@ -310,24 +304,24 @@ export function createApp(deps: GatewayDeps): Gateway {
     mcp.notifyPromptsChanged();
     ctx.listen.notify('prompts');
   });
-  stats.watchDownstreams(() =>
-    registry.services.map((s) => ({
-      id: s.id,
-      up: s.healthy,
-      breakerOpen: s.breaker.snapshot().state !== 'closed',
-      tools: s.tools.length,
-    })),
-  );
+}
 
-  stats.watchHistoryQueue(() => ({ length: history.queued, capacity: history.capacity, dropped: history.dropped }));
-
+/**
+ * The composition root: builds the parts, the MCP endpoint's transports and the virtual servers,
+ * wires what clients are told, and mounts the routers. POST /mcp's routing is routes/mcp.ts, every
+ * failure's answer errors.ts.
+ */
+export function createApp(deps: GatewayDeps): Gateway {
+  const { config, logger } = deps;
+  const { ctx, registry, history, stats, auth, audit, auditFile, virtualFile, virtualDefinitions } = buildParts(deps);
   const sendError = gatewaySendError(SERVICE_ID, logger);
-  // DNS rebinding: the kit's rule of every service, on every route (the hot POST /mcp checks it in readThen).
+  // DNS rebinding: the kit's rule of every service, on every route (the hot POST /mcp checks it in mcpHotPath).
   const refused = hostOriginRule({ listenHost: config.HOST, allowedHosts: config.ALLOWED_HOSTS, allowedOrigins: config.ALLOWED_ORIGINS });
   const context = gatewayContext(stats);
 
   const app = express();
   app.disable('x-powered-by');
+  if (config.TRUST_PROXY !== undefined) app.set('trust proxy', trustProxy(config.TRUST_PROXY));
   // The address a session without authorization counts against (MCP_MAX_SESSIONS_PER_OWNER): Express's
   // reading of it (TRUST_PROXY), also for a request the hot path served before Express.
   const ipOf = Object.getOwnPropertyDescriptor(express.request, 'ip')?.get;
@@ -337,10 +331,27 @@ export function createApp(deps: GatewayDeps): Gateway {
     if (config.TRUST_PROXY !== undefined && ipOf) return String(ipOf.call(Object.assign(Object.create(req) as object, { app })));
     return req.socket.remoteAddress ?? 'unknown';
   };
+
+  const validator = new AjvJsonSchemaValidator();
+  const sessionTransport = sessionTransports(config, logger, validator, clientAddress);
+  const mcp = sessionTransport(ctx);
+  ctx.mcpSessionCount = () => mcp.count;
+  // Virtual servers (/servers/{name}/mcp): views of this context with sessions and listen streams of their own.
+  const virtualServers = new VirtualServers({
+    ctx,
+    file: virtualFile,
+    initial: virtualDefinitions,
+    transport: sessionTransport,
+    validator,
+  });
+  ctx.virtualServers = virtualServers;
+  virtualServers.watch();
+  announceChanges(ctx, mcp, virtualServers, logger);
+
   app.set('query parser', 'simple');
   app.use(requestContext(context));
   app.use(requestGuard(refused, sendError));
-  // The console for people (src/console/): its own login and guards, so before the bearer middleware.
+  // The console for people (http/console/): its own login and guards, so before the bearer middleware.
   const consoleRoutes = express.Router();
   app.use('/console', consoleRoutes);
   // Authorization (off by default): metadata, health and metrics stay open; everything else needs a token.
@@ -348,15 +359,12 @@ export function createApp(deps: GatewayDeps): Gateway {
   // off by default: then not even a pass-through on the hot path
   if (auth.enabled) app.use(auth.middleware(sendError, (p) => p === '/health' || p === '/metrics' || p.startsWith('/.well-known/')));
   // Rate limits (off by default): counted after authorization, so a token's subject is the caller.
-  if (config.TRUST_PROXY !== undefined) app.set('trust proxy', trustProxy(config.TRUST_PROXY));
   const rateStore: RateStore | undefined =
     config.RATE_LIMIT_PER_MINUTE > 0
       ? config.REDIS_URL
         ? new RedisRateStore(config.REDIS_URL, config.RATE_LIMIT_PREFIX, config.RATE_LIMIT_REDIS_TIMEOUT_MS)
         : new MemoryRateStore()
       : undefined;
-  // POST /mcp is counted once its body is read (below), so that notifications go free; the rest here.
-  const countedAfterBody = (req: Request) => req.method === 'POST' && req.path === '/mcp';
   const limiter = rateStore
     ? rateLimiter({
         limit: config.RATE_LIMIT_PER_MINUTE,
@@ -370,48 +378,20 @@ export function createApp(deps: GatewayDeps): Gateway {
     : undefined;
   if (rateStore && limiter) {
     logger.info('rate limits are on', { perMinute: config.RATE_LIMIT_PER_MINUTE, store: rateStore.kind });
+    // POST /mcp is counted once its body is read (routes/mcp.ts), so that notifications go free; the rest here.
     app.use((req, res, next) => (countedAfterBody(req) ? next() : limiter(req, res, next)));
   }
 
-  // The hot route: POST /mcp with a plain JSON body is read here and handed straight to its handler,
-  // skipping the proxy route, the router and the body parser (the same handler serves it below
-  // for every other request shape).
-  const bodyLimit = byteLimit(config.BODY_LIMIT);
-  const handlers = nativeHandlers(ctx, mcp);
-  const isPlainMcpPost = (req: IncomingMessage) =>
-    req.method === 'POST' && (req.url === '/mcp' || req.url?.startsWith('/mcp?') === true) && isPlainJsonRequest(req);
-  const readThen =
-    <Req extends HttpRequest, Res extends HttpResponse>(post: (req: Req, res: Res) => Promise<void>) =>
-    async (req: Req, res: Res) => {
-      // Counted under the route that serves the other shapes (not "unmatched": no route ran).
-      res.locals.route = '/mcp';
-      const refusal = refused(req);
-      if (refusal) throw refusal;
-      req.body = await readJsonBody(req, bodyLimit);
-      await post(req, res);
-    };
-  let postMcp: (req: Request, res: Response) => Promise<void> = handlers.postMcp;
-  if (limiter) {
-    // MCP notifications and responses (cancel, initialized, replies to the server) are not counted:
-    // a caller at its limit can still cancel what it started. Nor is a retry another instance
-    // forwarded here (it counted it). Everything else is, with its request id.
-    const post = handlers.postMcp;
-    postMcp = (req, res) =>
-      !countedAfterBody(req) || onlyNotifications(req.body) || isProvenForward(req, req.body, config.MCP_STATE_SECRET)
-        ? post(req, res)
-        : new Promise<void>((resolve, reject) => limiter(req, res, (err?: unknown) => (err ? reject(err) : resolve(post(req, res)))));
-  }
-  // Before Express when nothing in the app guards POST /mcp (see the listener below), else inside it.
-  const postMcpFast: FastRoute = readThen(handlers.postMcp);
-  const readPostMcp = readThen(postMcp);
-  app.use((req, res, next) => (isPlainMcpPost(req) ? readPostMcp(req, res).catch(next) : next()));
-
+  const handlers = mcpHandlers(ctx, mcp);
+  const hot = mcpHotPath({ config, refused, handlers, limiter });
+  app.use(hot.middleware);
   // Passthrough first: its bodies stream to the downstream unparsed.
   const proxy = registerProxyRoute(app, ctx, sendError);
   // Any Content-Type is read as JSON on POST, so `curl -d '{...}'` works without -H.
   app.use(express.json({ limit: config.BODY_LIMIT, strict: true, type: () => true }));
 
-  registerNativeRoutes(app, ctx, mcp, { ...handlers, postMcp });
+  registerMcpRoutes(app, mcp, { ...handlers, postMcp: hot.postMcp });
+  registerNativeRoutes(app, ctx, handlers.native);
   registerVirtualServerRoutes(app, ctx, virtualServers);
   registerStatusRoutes(app, ctx);
   registerCatalogRoutes(app, ctx);
@@ -429,50 +409,15 @@ export function createApp(deps: GatewayDeps): Gateway {
       ),
     );
   });
-
   /** The answer to an error of any route, the hot one before Express included. */
-  const failure = (err: unknown, req: IncomingMessage, res: HttpResponse) => {
-    const type = (err as { type?: string }).type;
-    const reqPath = pathOf(req);
-    const onMcp = reqPath === '/mcp' || reqPath === '/mcp/rpc' || isVirtualMcpPath(reqPath);
-    if (onMcp && type === 'entity.parse.failed' && (reqPath === '/mcp/rpc' || looksLikeJsonRpc((err as { body?: unknown }).body))) {
-      res.locals.transport = 'jsonrpc';
-      res.locals.errorCode = 'PARSE_ERROR';
-      return sendRpcError(res, 400, null, JSONRPC_CODES.PARSE_ERROR, 'Parse error: the body is not valid JSON.');
-    }
-    if (onMcp && type === 'entity.too.large' && wantsJsonRpc(req)) {
-      res.locals.transport = 'jsonrpc';
-      res.locals.errorCode = 'PAYLOAD_TOO_LARGE';
-      return sendRpcError(
-        res,
-        413,
-        null,
-        ERROR_CODES.PAYLOAD_TOO_LARGE.rpc,
-        `Payload too large: the body is over ${config.BODY_LIMIT}; send less data or raise BODY_LIMIT.`,
-      );
-    }
-    const appErr = toAppError(err);
-    if (appErr.code === 'VALIDATION_ERROR' && type === 'entity.parse.failed') {
-      return sendError(
-        res,
-        new AppError(
-          'VALIDATION_ERROR',
-          'The request body is not valid JSON; send {"tool": "<name>", "arguments": {...}} or a JSON-RPC 2.0 request.',
-          {
-            cause: err,
-          },
-        ),
-      );
-    }
-    sendError(res, appErr);
-  };
+  const failure = failureHandler({ bodyLimit: config.BODY_LIMIT, sendError });
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => failure(err, req, res));
 
   // Authorization and rate limits live in the app: with either on, every request goes through it.
   const listener: RequestListener =
     auth.enabled || limiter
       ? app
-      : withFastPath({ app, context, route: (req) => (isPlainMcpPost(req) ? postMcpFast : undefined), onError: failure });
+      : withFastPath({ app, context, route: (req) => (hot.isPlainMcpPost(req) ? hot.fast : undefined), onError: failure });
 
   if (deps.autoStart !== false) registry.start();
 

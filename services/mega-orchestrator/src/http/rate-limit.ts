@@ -11,7 +11,8 @@ import type Redis from 'ioredis';
 import type * as IoRedis from 'ioredis';
 import { AppError, ERROR_CODES, type Logger, type SendError } from '@mcp-fleet/kit';
 import { principalOf } from '../auth/auth';
-import { requestIdOf, sendRpcError } from '../mcp/jsonrpc';
+import { requestIdOf } from '../mcp/jsonrpc';
+import { sendRpcError } from '../mcp/errors';
 
 export interface WindowCount {
   /** Requests counted in the current window, this one included. */
@@ -139,7 +140,7 @@ export function rateLimiter(options: RateLimitOptions): RequestHandler {
         res.locals.errorCode = 'RATE_LIMITED';
         if (options.wantsJsonRpc(req)) {
           res.setHeader('Retry-After', String(reset));
-          return sendRpcError(res, 429, requestIdOf(req.body), ERROR_CODES.RATE_LIMITED.rpc, message, { retryAfter: reset });
+          return sendRpcError(res, requestIdOf(req.body), ERROR_CODES.RATE_LIMITED.rpc, message, { retryAfter: reset });
         }
         options.sendError(res, new AppError('RATE_LIMITED', message, { retryAfter: reset }));
       },

@@ -19,7 +19,7 @@ import {
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { ClientRequester, ClientRequestMethod, LogListener, ProgressListener } from '../downstream/http-client';
-import { HttpRpcError } from './jsonrpc';
+import { rpcErrorWithStatus } from './errors';
 import { HeldElsewhere } from './rev-2026-07-28/peer-forward';
 
 /** The capability each request needs. */
@@ -310,8 +310,7 @@ export class InputExchanges {
         ex,
         {
           ok: false,
-          error: new HttpRpcError(
-            400,
+          error: rpcErrorWithStatus(
             JSONRPC_CODES.MISSING_REQUIRED_CLIENT_CAPABILITY,
             `Missing required client capability: the MCP server behind ${caller.tool.slice(0, 100)} asks ${method}; declare ${JSON.stringify(need)} in _meta["io.modelcontextprotocol/clientCapabilities"].`,
             { requiredCapabilities: need },

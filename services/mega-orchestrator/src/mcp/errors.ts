@@ -6,7 +6,8 @@
  * sessions, as the SDK server hides it); an HttpRpcError names its own status; anything else is
  * an internal error whose cause goes to the log only.
  */
-import { AppError, ERROR_CODES, HttpRpcError, JSONRPC_CODES } from '@mcp-fleet/kit';
+import type { ServerResponse } from 'node:http';
+import { AppError, ERROR_CODES, HttpRpcError, JSONRPC_CODES, sendJson } from '@mcp-fleet/kit';
 import { rpcError, withoutMcpErrorPrefix, type RpcId } from './jsonrpc';
 import type { Revision } from './request-context';
 
@@ -62,3 +63,36 @@ export function rpcFailure(err: unknown, revision: Revision): RpcFailure {
 
 /** The JSON-RPC error payload of a failure. */
 export const failurePayload = (id: RpcId, f: RpcFailure) => rpcError(id, f.code, f.message, f.data);
+
+/**
+ * The HTTP status of a JSON-RPC error the transport answers before any method runs (a body that is
+ * not JSON-RPC, a session that is gone, the limit reached): the protocol's own codes here, the
+ * fleet's from the kit's table (ERROR_CODES, the first code that carries it), 500 for the rest.
+ */
+const PROTOCOL_STATUS: Record<number, number> = {
+  [JSONRPC_CODES.PARSE_ERROR]: 400,
+  [JSONRPC_CODES.INVALID_REQUEST]: 400,
+  [JSONRPC_CODES.METHOD_NOT_FOUND]: 404,
+  [JSONRPC_CODES.SESSION_REQUIRED]: 400,
+  [JSONRPC_CODES.SESSION_NOT_FOUND]: 404,
+  [JSONRPC_CODES.CONNECTION_CLOSED]: 503,
+  [JSONRPC_CODES.HEADER_MISMATCH]: 400,
+  [JSONRPC_CODES.MISSING_REQUIRED_CLIENT_CAPABILITY]: 400,
+  [JSONRPC_CODES.UNSUPPORTED_PROTOCOL_VERSION]: 400,
+};
+for (const { status, rpc } of Object.values(ERROR_CODES)) PROTOCOL_STATUS[rpc] ??= status;
+
+export const statusOfRpcCode = (code: number): number => PROTOCOL_STATUS[code] ?? 500;
+
+/** A JSON-RPC error from the transport, with the status its code takes (statusOfRpcCode). Nothing more once an answer started. */
+export function sendRpcError(res: ServerResponse, id: RpcId, code: number, message: string, data?: unknown): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  sendJson(res, statusOfRpcCode(code), rpcError(id, code, message, data));
+}
+
+/** A JSON-RPC error thrown with the status its code takes (statusOfRpcCode), for the 2026-07-28 transport's answer. */
+export const rpcErrorWithStatus = (code: number, message: string, data?: unknown) =>
+  new HttpRpcError(statusOfRpcCode(code), code, message, data);

@@ -1,5 +1,4 @@
-import type { ServerResponse } from 'node:http';
-import { isPlainObject, sendJson } from '@mcp-fleet/kit';
+import { isPlainObject } from '@mcp-fleet/kit';
 
 export type RpcId = string | number | null;
 
@@ -8,14 +7,6 @@ export { HttpRpcError } from '@mcp-fleet/kit';
 
 export function rpcError(id: RpcId, code: number, message: string, data?: unknown): Record<string, unknown> {
   return { jsonrpc: '2.0', id, error: { code, message, ...(data !== undefined ? { data } : {}) } };
-}
-
-export function sendRpcError(res: ServerResponse, status: number, id: RpcId, code: number, message: string, data?: unknown): void {
-  if (res.headersSent) {
-    res.end();
-    return;
-  }
-  sendJson(res, status, rpcError(id, code, message, data));
 }
 
 /** The SDK's McpError puts "MCP error <code>: " before its message (again when wrapped); the code travels on its own. */

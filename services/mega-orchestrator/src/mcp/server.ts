@@ -1,7 +1,6 @@
 import {
   paginate,
   AppError,
-  HttpRpcError,
   ERROR_CODES,
   JSONRPC_CODES,
   isPlainObject,
@@ -23,6 +22,7 @@ import { paramHeaderScans } from './rev-2026-07-28/param-headers';
 import { skillsOf, SKILLS_EXTENSION_CAPABILITY } from '../core/skills';
 import { metaToolCall } from './meta-call';
 import { withResultText } from './answer-text';
+import { rpcErrorWithStatus } from './errors';
 import type { ExecutionView } from './request-context';
 
 /**
@@ -189,7 +189,7 @@ export async function callTool(
   // caller's own error, as the server answered it (HTTP 400 over 2026-07-28), not a tool's failure.
   const refused = !out.body.success ? mcpErrorOf(out.body) : undefined;
   if (refused?.code === JSONRPC_CODES.MISSING_REQUIRED_CLIENT_CAPABILITY)
-    throw new HttpRpcError(400, refused.code, refused.message, refused.data);
+    throw rpcErrorWithStatus(refused.code, refused.message, refused.data);
   // An MCP server behind the gateway: its own content blocks, unchanged
   const { mcp: passed, ...envelope } = out.body;
   if (passed && Array.isArray(passed.content)) {

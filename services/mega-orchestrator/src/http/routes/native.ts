@@ -1,9 +1,8 @@
 import { principalOf, requiredScopes } from '../../auth/auth';
-import type { Express, Request, Response } from 'express';
+import type { Express } from 'express';
 import {
   AppError,
   parseOrThrow,
-  JSONRPC_CODES,
   isPlainObject,
   abortOnClose,
   header,
@@ -15,9 +14,6 @@ import {
 import { z } from 'zod';
 import type { GatewayContext } from '../../core/context';
 import type { CallResult } from '../../core/dispatch';
-import { handleStateless, isStatelessRequest } from '../../mcp/rev-2026-07-28/server';
-import type { McpSessionTransport } from '../../mcp/rev-2025-11-25/session-transport';
-import { sendRpcError } from '../../mcp/jsonrpc';
 import { ROUTING_MODES, type Transport } from '../../core/types';
 
 const id = (what: string) =>
@@ -43,22 +39,11 @@ export const nativeCallBody = z
   })
   .strict();
 
-/** POST /mcp with its body read into req.body; Express's request and response are these too. */
-export type McpPostHandler = (req: HttpRequest, res: HttpResponse) => Promise<void>;
+/** A native tool call ({tool, arguments}) of POST /mcp (transport "native") or POST /mcp/{service} (transport "service"). */
+export type NativeCall = (req: HttpRequest, res: HttpResponse, transport: Transport, service?: string) => Promise<void>;
 
-export interface NativeHandlers {
-  /** POST /mcp: JSON-RPC (either era) or the native body. */
-  postMcp: McpPostHandler;
-  rpc: (req: HttpRequest, res: HttpResponse, body: unknown) => Promise<void>;
-  native: (req: HttpRequest, res: HttpResponse, transport: Transport, service?: string) => Promise<void>;
-}
-
-/**
- * The handlers of the native routes, built once and free of Express: the gateway's hot path
- * (app.ts) hands a plain JSON POST /mcp straight to postMcp, before Express when nothing in the
- * app guards it; the routes below serve every other request.
- */
-export function nativeHandlers(ctx: GatewayContext, mcp: McpSessionTransport): NativeHandlers {
+/** The native call handler, built once and free of Express (POST /mcp's routing takes it: routes/mcp.ts). */
+export function nativeCall(ctx: GatewayContext): NativeCall {
   const send = (res: HttpResponse, body: z.output<typeof nativeCallBody>, out: CallResult) => {
     if (out.retryAfter !== undefined) res.setHeader('Retry-After', String(out.retryAfter));
     const reply: Record<string, unknown> = { ...out.body, tool: body.tool, durationMs: out.durationMs };
@@ -113,49 +98,11 @@ export function nativeHandlers(ctx: GatewayContext, mcp: McpSessionTransport): N
     send(res, body, out);
   };
 
-  const rpc = async (req: HttpRequest, res: HttpResponse, body: unknown) => {
-    res.locals.transport = 'jsonrpc';
-    if (isStatelessRequest(req, body)) return handleStateless(ctx, req, res, body, ctx.config.MCP_PAGE_SIZE);
-    await mcp.handlePost(req, res, body);
-  };
-
-  const postMcp: McpPostHandler = async (req, res) => {
-    const body: unknown = req.body;
-    if (Array.isArray(body) || (isPlainObject(body) && 'jsonrpc' in body)) return rpc(req, res, body);
-    return native(req, res, 'native');
-  };
-
-  return { postMcp, rpc, native };
+  return native;
 }
 
-export function registerNativeRoutes(
-  app: Express,
-  ctx: GatewayContext,
-  mcp: McpSessionTransport,
-  handlers: Omit<NativeHandlers, 'postMcp'> & { postMcp: (req: Request, res: Response) => Promise<void> },
-): void {
-  const { postMcp, rpc, native } = handlers;
-  app.post('/mcp', postMcp);
-
-  app.post('/mcp/rpc', async (req, res) => {
-    const body: unknown = req.body;
-    if (!Array.isArray(body) && !(isPlainObject(body) && 'jsonrpc' in body)) {
-      res.locals.transport = 'jsonrpc';
-      res.locals.errorCode = 'INVALID_REQUEST';
-      return sendRpcError(
-        res,
-        400,
-        null,
-        JSONRPC_CODES.INVALID_REQUEST,
-        'Invalid Request: POST /mcp/rpc takes JSON-RPC 2.0 ({"jsonrpc": "2.0", "id": 1, "method": ...}).',
-      );
-    }
-    return rpc(req, res, body);
-  });
-
-  app.get('/mcp', (req, res) => mcp.handleSession(req, res));
-  app.delete('/mcp', (req, res) => mcp.handleSession(req, res));
-
+/** POST /mcp/{service}: a native call of one service's tool. */
+export function registerNativeRoutes(app: Express, ctx: GatewayContext, native: NativeCall): void {
   app.post('/mcp/:service', async (req, res) => {
     const service = String(req.params.service);
     if (!ctx.registry.get(service)) {

@@ -14,7 +14,8 @@ import {
   LATEST_PROTOCOL_VERSION,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
-import { idOf, invalidMessage, isRequest, rpcError, sendRpcError, withoutMcpErrorPrefix } from '../jsonrpc';
+import { idOf, invalidMessage, isRequest, rpcError, withoutMcpErrorPrefix } from '../jsonrpc';
+import { sendRpcError } from '../errors';
 import { NO_TASKS_HERE, subscribedResources } from './sdk-server';
 import { encodeFailure, type SessionCall } from './codec';
 import { callerRequestId } from '../request-context';
@@ -233,14 +234,13 @@ export class McpSessionTransport {
 
   async handlePost(req: IncomingMessage, res: HttpResponse, body: unknown): Promise<void> {
     const invalid = invalidMessage(body);
-    if (invalid) return sendRpcError(res, 400, invalid.id, JSONRPC_CODES.INVALID_REQUEST, invalid.message);
+    if (invalid) return sendRpcError(res, invalid.id, JSONRPC_CODES.INVALID_REQUEST, invalid.message);
     if (Array.isArray(body)) {
       // Batches were removed in 2025-06-18; a client without the header is 2025-03-26 (the transport spec's default).
       const version = req.headers['mcp-protocol-version'];
       if (typeof version === 'string' && version > BATCH_ERA_END) {
         return sendRpcError(
           res,
-          400,
           null,
           JSONRPC_CODES.INVALID_REQUEST,
           `Invalid Request: JSON-RPC batches were removed in MCP 2025-06-18 and this request speaks ${version}; send one message per POST.`,
@@ -255,7 +255,6 @@ export class McpSessionTransport {
     if (malformed) {
       return sendRpcError(
         res,
-        400,
         idOf(malformed),
         JSONRPC_CODES.INVALID_REQUEST,
         'Invalid Request: the message does not match JSON-RPC 2.0 as MCP uses it (check params._meta).',
@@ -284,7 +283,6 @@ export class McpSessionTransport {
       if (!live) {
         return sendRpcError(
           res,
-          404,
           null,
           JSONRPC_CODES.SESSION_NOT_FOUND,
           'Session not found: it expired or was closed. Initialize again, or send requests without Mcp-Session-Id.',
@@ -304,7 +302,6 @@ export class McpSessionTransport {
       if (reused !== undefined) {
         return sendRpcError(
           res,
-          400,
           reused,
           JSONRPC_CODES.INVALID_REQUEST,
           `Request id ${JSON.stringify(reused)} is already in flight in this session; give every request its own id.`,
@@ -449,7 +446,7 @@ export class McpSessionTransport {
   }
 
   private async initialize(req: IncomingMessage, res: HttpResponse, body: unknown): Promise<void> {
-    if (this.closed) return sendRpcError(res, 503, null, JSONRPC_CODES.CONNECTION_CLOSED, 'The gateway is shutting down.');
+    if (this.closed) return sendRpcError(res, null, JSONRPC_CODES.CONNECTION_CLOSED, 'The gateway is shutting down.');
     const events = new SessionEventStore({ perStream: this.options.sseEventsPerStream, bytes: this.options.sseBytesPerSession });
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
@@ -514,7 +511,6 @@ export class McpSessionTransport {
     if (typeof sid !== 'string' || sid === '') {
       return sendRpcError(
         res,
-        400,
         null,
         JSONRPC_CODES.SESSION_REQUIRED,
         `${req.method} /mcp needs an Mcp-Session-Id header; initialize first (POST /mcp). Sessionless clients only POST.`,
@@ -522,13 +518,7 @@ export class McpSessionTransport {
     }
     const live = this.sessionOf(sid, res);
     if (!live)
-      return sendRpcError(
-        res,
-        404,
-        null,
-        JSONRPC_CODES.SESSION_NOT_FOUND,
-        'Session not found: it expired or was closed. Initialize again.',
-      );
+      return sendRpcError(res, null, JSONRPC_CODES.SESSION_NOT_FOUND, 'Session not found: it expired or was closed. Initialize again.');
     this.touch(live);
     const version = req.headers['mcp-protocol-version'];
     if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version))

@@ -1,7 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import { JSONRPC_CODES, isPlainObject, type Logger } from '@mcp-fleet/kit';
 import type { Catalog } from '../../core/catalog';
-import { HttpRpcError } from '../jsonrpc';
+import type { HttpRpcError } from '../jsonrpc';
+import { rpcErrorWithStatus } from '../errors';
 
 /**
  * Parameter headers (MCP 2026-07-28, SEP-2243): a tool may mark primitive properties of its
@@ -153,7 +154,7 @@ function valueAt(args: Record<string, unknown>, path: string[]): unknown {
 }
 
 function mismatch(headerName: string, message: string): HttpRpcError {
-  return new HttpRpcError(400, JSONRPC_CODES.HEADER_MISMATCH, `${message}; send each x-mcp-header argument as its Mcp-Param header too.`, {
+  return rpcErrorWithStatus(JSONRPC_CODES.HEADER_MISMATCH, `${message}; send each x-mcp-header argument as its Mcp-Param header too.`, {
     mismatch: { header: headerName },
   });
 }

@@ -13,7 +13,9 @@ import { isPlainObject, JSONRPC_CODES, META_CLIENT_CAPABILITIES as META_CAPABILI
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../../auth/auth';
 import type { GatewayContext } from '../../core/context';
+import type { McpContext } from '../context';
 import { HttpRpcError, rpcError } from '../jsonrpc';
+import { rpcErrorWithStatus } from '../errors';
 import { parseFilter } from '../subscriptions';
 import { forwardToPeer, HeldElsewhere, wasForwarded } from './peer-forward';
 import { checkParamHeaders, paramHeaderScans } from './param-headers';
@@ -37,7 +39,7 @@ const REMOVED_TASK_METHODS = new Set(['tasks/list', 'tasks/result']);
 const TASKS_REQUIRED = { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } };
 
 export async function handleStateless(
-  ctx: GatewayContext,
+  ctx: McpContext,
   req: IncomingMessage,
   res: HttpResponse,
   body: unknown,
@@ -61,8 +63,7 @@ export async function handleStateless(
     if (method === 'subscriptions/listen') {
       // The id names the subscription on every message of its stream.
       if (id === null)
-        throw new HttpRpcError(
-          400,
+        throw rpcErrorWithStatus(
           JSONRPC_CODES.INVALID_REQUEST,
           'Invalid Request: subscriptions/listen needs an "id" (a string or a number).',
         );
@@ -101,7 +102,7 @@ export async function handleStateless(
 
 /** The revision's own methods (discovery, tools/call with tasks and input_required, the tasks extension), then the table's. */
 async function dispatch(
-  ctx: GatewayContext,
+  ctx: McpContext,
   req: IncomingMessage,
   method: string,
   params: Record<string, unknown>,
@@ -181,7 +182,7 @@ function paramHeadersAgree(ctx: GatewayContext, req: IncomingMessage, params: Re
  * `what` names the request for the signed state ("tools/call x", "prompts/get y").
  */
 async function withInput(
-  ctx: GatewayContext,
+  ctx: McpContext,
   params: Record<string, unknown>,
   rc: RequestContext,
   what: string,
@@ -232,8 +233,7 @@ function declaresTasks(rc: RequestContext): boolean {
 }
 
 const missingTasksCapability = (what: string) =>
-  new HttpRpcError(
-    400,
+  rpcErrorWithStatus(
     JSONRPC_CODES.MISSING_REQUIRED_CLIENT_CAPABILITY,
     `Missing required client capability: ${what} needs the tasks extension; declare "extensions": {"${TASKS_EXTENSION}": {}} in _meta["${META_CAPABILITIES}"].`,
     TASKS_REQUIRED,

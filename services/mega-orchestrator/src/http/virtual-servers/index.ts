@@ -2,7 +2,7 @@
  * Virtual servers (issue 30, part 1): named endpoints of the gateway, /servers/{name}/mcp, each
  * exposing a chosen set of the gateway's tools, renamed, described, with fixed or default arguments.
  *
- * No MCP code of their own: each server is a view of the gateway's context (GatewayContext) whose
+ * No MCP code of their own: each server is a view of the gateway's context (McpContext) whose
  * registry answers the server's catalog (view.ts), whose dispatcher maps a call of one of its tools
  * to the backing tool (the gateway's own dispatcher then routes it: scopes, breaker, history, audit),
  * and whose list-change streams and MCP sessions are its own. The handlers of /mcp (native, both
@@ -10,24 +10,24 @@
  */
 import { AppError, errorEnvelope, toAppError, type Logger } from '@mcp-fleet/kit';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
-import type { Catalog } from '../catalog';
-import { Discovery } from '../discovery';
+import type { Catalog } from '../../core/catalog';
+import { Discovery } from '../../core/discovery';
 import { paramHeaderScans } from '../../mcp/rev-2026-07-28/param-headers';
-import type { GatewayContext } from '../context';
-import type { CallRequest, CallResult, Dispatcher } from '../dispatch';
+import type { McpContext } from '../../mcp/context';
+import type { CallRequest, CallResult, Dispatcher } from '../../core/dispatch';
 import type { McpSessionTransport } from '../../mcp/rev-2025-11-25/session-transport';
 import { ListenStreams } from '../../mcp/subscriptions';
-import type { Registry } from '../registry';
-import { nativeHandlers, type NativeHandlers } from '../../http/routes/native';
-import type { TaskFollowers } from '../tasks';
-import { RESOURCES_CHANGED_BY } from '../types';
-import type { VirtualServerDef } from './definition';
-import { DefinitionFile, type FileStatus } from './file';
-import type { ServerReport, VirtualServerReports } from './report';
-import { buildView, callArguments, type ServerView } from './view';
+import type { Registry } from '../../core/registry';
+import { mcpHandlers, type McpHandlers } from '../routes/mcp';
+import type { TaskFollowers } from '../../core/tasks';
+import { RESOURCES_CHANGED_BY } from '../../core/types';
+import type { VirtualServerDef } from '../../core/virtual-servers/definition';
+import { DefinitionFile, type FileStatus } from '../../core/virtual-servers/file';
+import type { ServerReport, VirtualServerReports } from '../../core/virtual-servers/report';
+import { buildView, callArguments, type ServerView } from '../../core/virtual-servers/view';
 
-export { SERVER_NAME, virtualServerSchema, type VirtualServerDef } from './definition';
-export { readDefinitionFile } from './file';
+export { SERVER_NAME, virtualServerSchema, type VirtualServerDef } from '../../core/virtual-servers/definition';
+export { readDefinitionFile } from '../../core/virtual-servers/file';
 
 /** The path of a virtual server's MCP endpoint. */
 export const endpointOf = (name: string) => `/servers/${name}/mcp`;
@@ -35,12 +35,12 @@ export const endpointOf = (name: string) => `/servers/${name}/mcp`;
 export const serverScope = (name: string) => `server:${name}`;
 
 export interface VirtualServersOptions {
-  ctx: GatewayContext;
+  ctx: McpContext;
   file: string;
   /** The file as read at start (readDefinitionFile). */
   initial: { text: string; servers: Map<string, VirtualServerDef> };
   /** The MCP session transport of one server, built around its view of the gateway as /mcp's is built around the gateway (app.ts). */
-  transport: (view: GatewayContext) => McpSessionTransport;
+  transport: (view: McpContext) => McpSessionTransport;
   validator: jsonSchemaValidator;
 }
 
@@ -48,10 +48,10 @@ const NO_PROMPTS = () => [];
 const NO_RESOURCES = () => ({ resources: [], templates: [] });
 
 class VirtualServer {
-  readonly ctx: GatewayContext;
+  readonly ctx: McpContext;
   readonly listen: ListenStreams;
   readonly transport: McpSessionTransport;
-  readonly handlers: NativeHandlers;
+  readonly handlers: McpHandlers;
   private built?: { real: Catalog; def: VirtualServerDef; view: ServerView };
   /** The signature of the list its clients were last told about. */
   private told: string;
@@ -82,7 +82,7 @@ class VirtualServer {
     });
     const dispatcher = Object.create(ctx.dispatcher) as Dispatcher;
     dispatcher.call = (req) => this.call(req);
-    this.ctx = Object.assign(Object.create(ctx) as GatewayContext, {
+    this.ctx = Object.assign(Object.create(ctx) as McpContext, {
       registry,
       dispatcher,
       listen: this.listen,
@@ -92,7 +92,7 @@ class VirtualServer {
     // Its own mode (default full, whatever MCP_DISCOVERY says): meta searches and calls its own catalog only.
     Object.defineProperty(this.ctx, 'discovery', { get: () => (this.def.discovery === 'meta' ? this.discovery() : undefined) });
     this.transport = options.transport(this.ctx);
-    this.handlers = nativeHandlers(this.ctx, this.transport);
+    this.handlers = mcpHandlers(this.ctx, this.transport);
     this.told = this.view().catalog.signature;
     if (def.discovery === 'meta') this.discovery().prepare(this.view().catalog);
   }

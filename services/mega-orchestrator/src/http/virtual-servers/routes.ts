@@ -6,8 +6,8 @@
 import type { Express, Request, Response } from 'express';
 import { AppError, isPlainObject, parseOrThrow } from '@mcp-fleet/kit';
 import { principalOf } from '../../auth/auth';
-import type { GatewayContext } from '../context';
-import { mayAdminister } from '../../http/routes/admin';
+import type { GatewayContext } from '../../core/context';
+import { mayAdminister } from '../routes/admin';
 import { endpointOf, SERVER_NAME, serverScope, virtualServerSchema, type VirtualServers } from './index';
 
 const VIRTUAL_MCP_PATH = /^\/servers\/[^/]+\/mcp$/;

@@ -117,7 +117,9 @@ export function processTreeCpuMs(pid: number | undefined): number | undefined {
 
 /** A service started as its own process, as in production. */
 export async function startServiceProcess(id: string, env: NodeJS.ProcessEnv, port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'services', id, 'src', 'server.ts')], {
+  // BENCH_GATEWAY_NODE_ARGS: Node flags for the gateway's process, to measure them (scripts/fleet/plan.ts, GATEWAY_NODE_ARGS)
+  const flags = id === 'mega-orchestrator' ? (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(/\s+/).filter(Boolean) : [];
+  const child = spawn(process.execPath, [...flags, '--import', 'tsx', path.join(REPO_ROOT, 'services', id, 'src', 'server.ts')], {
     env: { ...process.env, LOG_LEVEL: 'warn', ...env, PORT: String(port) },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

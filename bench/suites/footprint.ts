@@ -19,10 +19,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { freeOffset } from '../../test/support/fleet-process';
 import { DIST_DIR } from '../../scripts/build/stamp';
-import { SERVICE_NODE_ARGS } from '../../scripts/fleet/plan';
+import { LAUNCHER_NODE_ARGS } from '../../scripts/fleet/plan';
 import { markdownTable, processTreeCpuMs, REPO_ROOT } from '../lib';
 
-type Mode = 'tsx' | 'built';
+export type Mode = 'tsx' | 'built';
 const MODES: Mode[] = ['tsx', 'built'];
 const KiB_PER_MiB = 1024;
 
@@ -51,8 +51,9 @@ const FIRST_CALLS: Record<string, { name: string; arguments: Record<string, unkn
   'marketplace-mcp': { name: 'skills_list', arguments: {} },
 };
 
-/** A process's Pss or Rss in KiB, /proc/<pid>/smaps_rollup (0 for one that is gone). */
-function ownKiB(pid: number, field: 'Pss' | 'Rss'): number {
+/** A process's Pss, Pss_Anon (its heaps, stacks and malloc: what flags change) or Rss in KiB, /proc/<pid>/smaps_rollup (0 for one that is gone). */
+export type MemoryField = 'Pss' | 'Pss_Anon' | 'Rss';
+export function ownKiB(pid: number, field: MemoryField): number {
   try {
     return Number(new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))?.[1] ?? 0);
   } catch {
@@ -61,7 +62,7 @@ function ownKiB(pid: number, field: 'Pss' | 'Rss'): number {
 }
 
 /** A process and all its descendants. */
-function processTree(pid: number): number[] {
+export function processTree(pid: number): number[] {
   const out = [pid];
   try {
     for (const task of fs.readdirSync(`/proc/${pid}/task`)) {
@@ -75,9 +76,9 @@ function processTree(pid: number): number[] {
 }
 
 /** Pss (the fleet's share: shared pages divided among their sharers) or Rss (what a container is charged) of a process tree, KiB. */
-export const treeKiB = (pid: number, field: 'Pss' | 'Rss') => processTree(pid).reduce((sum, p) => sum + ownKiB(p, field), 0);
+export const treeKiB = (pid: number, field: MemoryField) => processTree(pid).reduce((sum, p) => sum + ownKiB(p, field), 0);
 
-interface Fleet {
+export interface Fleet {
   child: ChildProcess;
   readyMs: number;
   /** CPU time (user + system) the launcher and every process it started had used at "fleet ready": what the start costs whatever else runs. */
@@ -90,8 +91,16 @@ interface Fleet {
   stop(): Promise<void>;
 }
 
-/** `fleet up` (built) or `fleet up --dev` (tsx), on free ports, timed to its "fleet ready" line. */
-async function startFleet(mode: Mode, dir: string, workspace: string): Promise<Fleet> {
+/**
+ * `fleet up` (built) or `fleet up --dev` (tsx), on free ports, timed to its "fleet ready" line;
+ * `extra` sets more variables (FLEET_NODE_ARGS...) and the built launcher's own Node flags.
+ */
+export async function startFleet(
+  mode: Mode,
+  dir: string,
+  workspace: string,
+  extra: { env?: Record<string, string>; launcherArgs?: readonly string[] } = {},
+): Promise<Fleet> {
   const offset = await freeOffset();
   const dataDir = path.join(dir, `data-${mode}`);
   const load = os.loadavg()[0];
@@ -99,17 +108,29 @@ async function startFleet(mode: Mode, dir: string, workspace: string): Promise<F
   // as ./fleet runs them: the built launcher for the built fleet, the launcher's source through tsx for --dev
   const args =
     mode === 'built'
-      ? [...SERVICE_NODE_ARGS, path.join(DIST_DIR, 'fleet', 'cli.js'), 'up']
+      ? [...(extra.launcherArgs ?? LAUNCHER_NODE_ARGS), path.join(DIST_DIR, 'fleet', 'cli.js'), 'up']
       : ['--import', 'tsx', 'scripts/fleet/cli.ts', 'up', '--dev'];
   const child = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
-    env: { ...process.env, FLEET_PORT_OFFSET: String(offset), FLEET_DATA_DIR: dataDir, WORKSPACE_ROOTS: workspace, NO_COLOR: '1' },
+    env: {
+      ...process.env,
+      FLEET_PORT_OFFSET: String(offset),
+      FLEET_DATA_DIR: dataDir,
+      WORKSPACE_ROOTS: workspace,
+      NO_COLOR: '1',
+      ...extra.env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output: string[] = [];
   let readyCpuMs = 0;
   const readyMs = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`fleet (${mode}) not ready in 120 s:\n${output.slice(-30).join('')}`)), 120_000);
+    const timeoutMs = Number(process.env.BENCH_START_TIMEOUT_MS ?? 240_000);
+    const timer = setTimeout(() => {
+      // the launcher stops what it started before the error is reported (no service left behind)
+      child.kill('SIGINT');
+      reject(new Error(`fleet (${mode}) not ready in ${timeoutMs} ms:\n${output.slice(-30).join('')}`));
+    }, timeoutMs);
     child.stdout!.on('data', (b: Buffer) => {
       output.push(b.toString());
       if (b.toString().includes('fleet ready:') || output.join('').includes('fleet ready:')) {

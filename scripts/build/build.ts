@@ -194,6 +194,8 @@ export async function buildFleet(root = REPO_ROOT): Promise<BuildResult> {
       entryPoints: [
         { in: LAUNCHER_SOURCE, out: 'fleet/cli' },
         { in: 'scripts/build/declared-env.ts', out: 'fleet/declared-env' },
+        // ./fleet's check before it runs the built launcher (no tsx when the build is current)
+        { in: 'scripts/build/check.ts', out: 'fleet/check' },
       ],
       banner: { js: banner(2) },
     }),

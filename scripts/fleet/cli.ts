@@ -103,7 +103,12 @@ async function main() {
   // Ready means the gateway has polled every service once, so its catalog is whole (a stdio server
   // it starts itself may take a moment longer than the processes the launcher watches).
   if (gateway) await catalogWhole(gateway.url, 30_000);
-  const writeState = () => fs.writeFileSync(plan.stateFile, JSON.stringify({ pid: process.pid, services: launcher.state() }, null, 2));
+  // written whole then renamed: a reader (./fleet status, the footprint bench) never sees half of it
+  const writeState = () => {
+    const tmp = `${plan.stateFile}.${process.pid}.tmp`;
+    fs.writeFileSync(tmp, JSON.stringify({ pid: process.pid, services: launcher.state() }, null, 2));
+    fs.renameSync(tmp, plan.stateFile);
+  };
   writeState();
   const ok = launcher.services.filter((s) => s.state === 'healthy').length;
   process.stdout.write(`\n${launcher.table()}\n\n`);

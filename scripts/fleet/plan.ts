@@ -32,13 +32,46 @@ export interface LaunchSpec {
 }
 
 /**
- * V8's young generation capped at 1 MiB per semi-space (Node's default grows it to 16 MiB): an idle
- * service polled by the gateway every few seconds never shrinks it back, so each held 8-30 MiB of
- * it for nothing; 26 processes on one machine make that a third of the fleet's memory. The tools'
- * allocation rates are far below what a larger young generation pays off for, and the gateway's
- * throughput was measured the same with it (docs/operations.md, "Footprint").
+ * Every tool service's Node flags, chosen for an idle process over a busy one (measured with
+ * `pnpm bench footprint-flags`; the figures are in docs/operations.md, "The build and the footprint"):
+ * - `--max-semi-space-size=1`: V8's young generation capped at 1 MiB per semi-space (Node's default
+ *   grows it to 16 MiB): an idle service polled by the gateway every few seconds never shrinks it
+ *   back, so each held 8-30 MiB of it for nothing;
+ * - `--optimize-for-size`: V8 favours memory over speed (a smaller heap kept, pages given back
+ *   sooner, less inlining); the optimizing compilers stay, so a service whose calls run hot loops
+ *   of JavaScript keeps its speed.
+ * Not `--lite-mode` (4-5 MiB less again per process): it turns WebAssembly off, which Node's own
+ * fetch (undici's llhttp) and tree-sitter need; the launcher could not start with it.
  */
-export const SERVICE_NODE_ARGS: readonly string[] = ['--max-semi-space-size=1'];
+export const SERVICE_NODE_ARGS: readonly string[] = ['--max-semi-space-size=1', '--optimize-for-size'];
+
+/** The gateway's Node flags: its throughput is measured with them (`pnpm bench vs-supergateway`), apart from the idle tool services'. */
+export const GATEWAY_NODE_ARGS: readonly string[] = ['--max-semi-space-size=1'];
+
+/** The launcher's own Node flags (./fleet and the footprint bench start it with them): it waits on its children and relays their lines. */
+export const LAUNCHER_NODE_ARGS: readonly string[] = ['--max-semi-space-size=1', '--optimize-for-size'];
+
+/** A process's flags by default (nodeArgsOf without an override). */
+export function defaultNodeArgs(id: string): string[] {
+  return [...(id === GATEWAY_ID ? GATEWAY_NODE_ARGS : SERVICE_NODE_ARGS)];
+}
+
+/**
+ * A process's Node flags: the defaults above, or FLEET_NODE_ARGS (every service but the gateway)
+ * and FLEET_GATEWAY_NODE_ARGS (the gateway), space-separated, in their place (`-` for none): for
+ * measuring other flags (`pnpm bench footprint-flags`) or running with your own.
+ */
+export function nodeArgsOf(id: string, env: Env): string[] {
+  const own = id === GATEWAY_ID ? env.FLEET_GATEWAY_NODE_ARGS : env.FLEET_NODE_ARGS;
+  if (own === undefined || own.trim() === '') return defaultNodeArgs(id);
+  const args = own.trim() === '-' ? [] : own.trim().split(/\s+/);
+  const bad = args.find((a) => !a.startsWith('--'));
+  if (bad !== undefined)
+    throw new Error(
+      `${id === GATEWAY_ID ? 'FLEET_GATEWAY_NODE_ARGS' : 'FLEET_NODE_ARGS'} takes Node flags (--name or --name=value), got "${bad}"`,
+    );
+  return args;
+}
 
 export interface FleetOptions {
   env: Env;
@@ -82,7 +115,7 @@ export function planFleet({ env, only }: FleetOptions): { specs: LaunchSpec[]; d
       port,
       url: `http://127.0.0.1:${port}`,
       script: path.join(REPO_ROOT, 'services', entry.id, 'src', 'server.ts'),
-      nodeArgs: [...SERVICE_NODE_ARGS],
+      nodeArgs: nodeArgsOf(entry.id, env),
       logFile,
       env: serviceEnv(entry, {
         ...env,

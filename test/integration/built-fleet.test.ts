@@ -7,11 +7,12 @@
  * the build too; the launcher's variable lists equal the schemas'; the kit's lazily loaded MCP SDK
  * answers POST /mcp; a stale build is made again before anything starts.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { tempDir } from '@mcp-fleet/testing';
-import { declaredEnvFile, ensureBuiltApart, readStamp, staleReason } from '../../scripts/build/stamp';
+import { builtCheck, declaredEnvFile, ensureBuiltApart, readStamp, staleReason } from '../../scripts/build/stamp';
+import { defaultNodeArgs } from '../../scripts/fleet/plan';
 import { declaredNames } from '../../scripts/fleet/service-env';
 import { getJson, postJson, REPO_ROOT, startFleet, type FleetHandle } from '../support/fleet-process';
 
@@ -38,8 +39,12 @@ beforeAll(async () => {
   const now = new Date();
   fs.utimesSync(touched, now, now);
   expect(staleReason()).toBeDefined();
+  // ./fleet's check (plain node, no tsx) agrees: 1 while stale, 0 once built
+  const check = () => spawnSync(process.execPath, [builtCheck()], { encoding: 'utf8' }).status;
+  if (fs.existsSync(builtCheck())) expect(check()).toBe(1);
   ensureBuiltApart();
   expect(staleReason()).toBeUndefined();
+  expect(check()).toBe(0);
   expect(readStamp()!.builtAt).toBeGreaterThanOrEqual(now.getTime() - 1000);
 
   tmp = tempDir('built-fleet-');
@@ -63,6 +68,8 @@ describe('the built fleet', () => {
       const args = cmdline(s.pid);
       expect(args).toContain(path.join(REPO_ROOT, 'dist', 'services', s.id, 'server.js'));
       expect(args).toContain('--max-semi-space-size=1');
+      // each process's own flags (scripts/fleet/plan.ts): --optimize-for-size for the tool services
+      expect(args.slice(1, -1)).toEqual(defaultNodeArgs(s.id));
       expect(args.join(' ')).not.toMatch(/tsx/);
     }
     // the gateway's descendants (its stdio server, in the OS sandbox where there is one)

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { tempDir } from '@mcp-fleet/testing';
 import {
   BUILD_FORMAT,
+  builtCheck,
   builtEntry,
   builtLauncher,
   declaredEnvFile,
@@ -45,7 +46,7 @@ beforeEach(() => {
   tmp = tempDir('build-stamp-');
   root = tmp.dir;
   for (const rel of ['services/a-mcp/src/server.ts', 'services/b-mcp/src/server.ts', 'packages/kit/src/index.ts']) write(rel);
-  for (const file of [builtEntry('a-mcp', root), builtEntry('b-mcp', root), builtLauncher(root), declaredEnvFile(root)])
+  for (const file of [builtEntry('a-mcp', root), builtEntry('b-mcp', root), builtLauncher(root), builtCheck(root), declaredEnvFile(root)])
     write(path.relative(root, file), '{}', BUILT_AT + 1000);
   writeStamp();
 });
@@ -82,7 +83,7 @@ describe('staleReason', () => {
     expect(staleReason(root)).toBe('service b-mcp was built but its source is gone');
   });
 
-  it('finds a missing bundle, launcher or variable list', () => {
+  it("finds a missing bundle, launcher, variable list or ./fleet's check", () => {
     fs.rmSync(builtEntry('a-mcp', root));
     expect(staleReason(root)).toBe('dist/services/a-mcp/server.js is missing');
     write(path.relative(root, builtEntry('a-mcp', root)));
@@ -91,6 +92,9 @@ describe('staleReason', () => {
     write(path.relative(root, builtLauncher(root)));
     fs.rmSync(declaredEnvFile(root));
     expect(staleReason(root)).toBe('dist/declared-env.json is missing');
+    write(path.relative(root, declaredEnvFile(root)));
+    fs.rmSync(builtCheck(root));
+    expect(staleReason(root)).toBe('dist/fleet/check.js is missing');
   });
 
   it('rebuilds when the build script or the installed dependencies changed, or the build has another format', () => {

@@ -1,0 +1,9 @@
+/**
+ * Built to dist/fleet/check.js: exits 0 when the build is current, 1 when it is stale (silently;
+ * `./fleet build --check` says why). ./fleet runs it before the built launcher, so a current build
+ * costs a plain node start of a few milliseconds rather than loading tsx (about a CPU-second), and
+ * rebuilds through tsx only when something changed, the launcher's own source included.
+ */
+import { staleReason } from './stamp';
+
+process.exitCode = staleReason() ? 1 : 0;

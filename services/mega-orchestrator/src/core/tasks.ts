@@ -16,12 +16,11 @@ import type { Principal } from '../auth/auth';
 import type { CallHistory } from '../history/call-history';
 import type { Catalog } from './catalog';
 import type { ClientRequester, ProgressListener } from '../downstream/http-client';
-import { cannotAnswer, checkAnswers, clientCan, OpenRequests } from '../mcp/client-requests';
+import { cannotAnswer, checkAnswers, clientCan, OpenRequests } from './client-requests';
 import type { HistoryDb } from '../history/history-db';
 import { ownerOf } from '../auth/ownership';
 import { TaskChannel } from './task-channel';
-import { withoutMcpErrorPrefix } from '../mcp/jsonrpc';
-import { HeldElsewhere } from '../mcp/rev-2026-07-28/peer-forward';
+import { HeldElsewhere, withoutMcpErrorPrefix } from './held-elsewhere';
 
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 

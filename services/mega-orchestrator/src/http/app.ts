@@ -12,6 +12,7 @@ import { McpSessionTransport } from '../mcp/rev-2025-11-25/session-transport';
 import { createMcpServer } from '../mcp/rev-2025-11-25/sdk-server';
 import { contextOfSession } from '../mcp/rev-2025-11-25/codec';
 import { runMethod } from '../mcp/methods';
+import { paramHeaderScans } from '../mcp/rev-2026-07-28/param-headers';
 import type { McpContext } from '../mcp/context';
 import { InputExchanges } from '../mcp/client-requests';
 import { ResourceWatch } from '../downstream/resource-watch';
@@ -197,7 +198,8 @@ function buildParts(deps: GatewayDeps) {
     }),
     // set once the MCP endpoint exists (createApp)
     mcpSessionCount: () => 0,
-    discovery: createDiscovery(config, logger, registry),
+    // a tool the MCP listing leaves out (invalid x-mcp-header declarations) is not found either
+    discovery: createDiscovery(config, logger, registry, (catalog, name) => paramHeaderScans(catalog, logger).get(name)?.valid === false),
   };
   stats.watchDownstreams(() =>
     registry.services.map((s) => ({

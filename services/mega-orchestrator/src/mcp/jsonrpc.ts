@@ -9,10 +9,8 @@ export function rpcError(id: RpcId, code: number, message: string, data?: unknow
   return { jsonrpc: '2.0', id, error: { code, message, ...(data !== undefined ? { data } : {}) } };
 }
 
-/** The SDK's McpError puts "MCP error <code>: " before its message (again when wrapped); the code travels on its own. */
-export function withoutMcpErrorPrefix(message: string): string {
-  return message.replace(/^(MCP error -?\d+: )+/, '');
-}
+/** The SDK's McpError message prefix taken off (core/held-elsewhere.ts, where core needs it too). */
+export { withoutMcpErrorPrefix } from '../core/held-elsewhere';
 
 export function idOf(m: Record<string, unknown>): RpcId {
   const id = m.id;

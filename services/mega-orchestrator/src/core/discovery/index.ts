@@ -1,7 +1,7 @@
 import type { Logger } from '@mcp-fleet/kit';
 import { OpenAIEmbedder } from '@mcp-fleet/kit/embedder';
 import type { Config } from '../config';
-import { paramHeaderScans } from '../../mcp/rev-2026-07-28/param-headers';
+import type { Catalog } from '../catalog';
 import type { Registry } from '../registry';
 import { Discovery } from './discovery';
 
@@ -13,7 +13,13 @@ export { CALL_TOOL, DESCRIBE_TOOL, SEARCH_TOOLS } from './meta-tools';
  * (after the change is announced, off the request path). undefined in full mode, where it costs
  * nothing: the call paths test one field.
  */
-export function createDiscovery(config: Config, logger: Logger, registry: Registry): Discovery | undefined {
+export function createDiscovery(
+  config: Config,
+  logger: Logger,
+  registry: Registry,
+  /** A tool the MCP listing leaves out, which is not found either (the protocol layer says which: invalid x-mcp-header declarations). */
+  hidden: (catalog: Catalog, name: string) => boolean,
+): Discovery | undefined {
   if (config.MCP_DISCOVERY !== 'meta') return undefined;
   const remote = config.DISCOVERY_EMBEDDINGS_URL
     ? new OpenAIEmbedder({
@@ -27,8 +33,7 @@ export function createDiscovery(config: Config, logger: Logger, registry: Regist
   const discovery = new Discovery({
     logger,
     remote,
-    // a tool the MCP listing leaves out (invalid x-mcp-header declarations) is not found either
-    hidden: (catalog, name) => paramHeaderScans(catalog, logger).get(name)?.valid === false,
+    hidden,
   });
   let pending = false;
   registry.on('catalog', () => {

@@ -25,16 +25,8 @@ const proofOf = (secret: string, at: number, body: string) => createHmac('sha256
 /** The FORWARD_PROOF_HEADER value for a body sent as this text. */
 export const forwardProof = (secret: string, bodyText: string, at = Date.now()): string => `${at}.${proofOf(secret, at, bodyText)}`;
 
-/** Thrown where a request turns out to belong to another instance (its MCP endpoint URL). */
-export class HeldElsewhere extends Error {
-  constructor(
-    readonly instanceUrl: string,
-    /** What the client is told when the request cannot be forwarded (already forwarded, or unreachable). */
-    readonly refusal: string,
-  ) {
-    super(refusal);
-  }
-}
+/** Thrown where a request turns out to belong to another instance (core/held-elsewhere.ts). */
+export { HeldElsewhere } from '../../core/held-elsewhere';
 
 const CONNECT_TIMEOUT_MS = 5000;
 

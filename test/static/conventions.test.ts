@@ -3,6 +3,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { SERVICES } from '@mcp-fleet/inventory';
+import { configSource } from '../../scripts/build/stamp';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -44,7 +45,8 @@ describe('conventions', () => {
   });
 
   it('builds configuration from the kit helpers (int, ms, bool, csv, optionalUrl), not local copies', () => {
-    const configs = serviceDirs.map((d) => path.join(ROOT, 'services', d, 'src', 'config.ts')).filter((f) => fs.existsSync(f));
+    const configs = serviceDirs.flatMap((d) => configSource(d) ?? []);
+    expect(configs.some((f) => f.endsWith(path.join('mega-orchestrator', 'src', 'core', 'config.ts')))).toBe(true);
     const offenders = configs.flatMap((f) => {
       const text = fs.readFileSync(f, 'utf8');
       const found: string[] = [];

@@ -10,13 +10,16 @@ import { SERVICES, envPrefix, type Env } from '@mcp-fleet/inventory';
 import { tempDir } from '@mcp-fleet/testing';
 import { isSecretName } from '../../packages/kit/src/logger';
 import { planFleet, REPO_ROOT } from '../../scripts/fleet/plan';
+import { configSource } from '../../scripts/build/stamp';
 import { RUNTIME_NAMES, RUNTIME_PREFIXES, runtimeEnv } from '../../scripts/fleet/service-env';
 import { GIT_ENV_PASSTHROUGH } from '../../services/git-mcp/src/config';
 import { CHILD_ENV_NAMES } from '../../services/terminal-mcp/src/config';
 
 function declared(id: string): string[] {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { configSchema } = require(path.join(REPO_ROOT, 'services', id, 'src', 'config.ts')) as { configSchema: z.ZodType };
+  const { configSchema } = require(configSource(id) ?? path.join(REPO_ROOT, 'services', id, 'src', 'config.ts')) as {
+    configSchema: z.ZodType;
+  };
   return Object.keys((z.toJSONSchema(configSchema, { io: 'input', unrepresentable: 'any' }) as { properties: object }).properties);
 }
 

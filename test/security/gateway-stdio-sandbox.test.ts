@@ -15,7 +15,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { tempDir, testLogger } from '@mcp-fleet/testing';
 import { configuredMcpServers } from '../../services/mega-orchestrator/src/downstream/mcp-servers-config';
-import { McpDownstream } from '../../services/mega-orchestrator/src/downstream/mcp-server';
+import { McpDownstream } from '../../services/mega-orchestrator/src/downstream/mcp';
 import { stdioLauncher } from '../../services/mega-orchestrator/src/downstream/stdio-sandbox';
 import { startGateway, type RunningGateway } from '../../services/mega-orchestrator/test/helpers';
 

@@ -13,10 +13,11 @@ import request from 'supertest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { tempDir } from '@mcp-fleet/testing';
-import { McpDownstream } from '../src/downstream/mcp-server';
+import { tempDir, testLogger } from '@mcp-fleet/testing';
+import { McpDownstream } from '../src/downstream/mcp';
 import type { DownstreamSpec } from '../src/core/types';
 import { buildFixtureServer } from './fixtures/mcp-fixture-server';
+import { dualEraFronts } from './fidelity';
 import { startGateway, type RunningGateway } from './helpers';
 
 const REPO = path.resolve(__dirname, '../../..');
@@ -297,4 +298,59 @@ describe('MCP servers as downstreams', () => {
     await broken.close();
     await call('read_graph').expect(200);
   });
+});
+
+/**
+ * A stdio server declared to no era is asked server/discover first (the v2 client asks a short-lived
+ * sibling of the same command), as an HTTP one is: a server of both eras is spoken to in 2026-07-28,
+ * a 2025-only one (it answers -32601, or exits) in 2025, its kept process started once; one that
+ * answers neither is a startup error that says so.
+ */
+describe('a stdio server declared to no era: server/discover first', () => {
+  const logger = testLogger('stdio-era');
+  const options = (id: string) => ({ id, logger, maxResponseBytes: 1 << 20, restartBackoffMs: 5000, version: '1.0.0' });
+  const opened: McpDownstream[] = [];
+  const open = (id: string, spec: ConstructorParameters<typeof McpDownstream>[0]) => {
+    const d = new McpDownstream(spec, options(id));
+    opened.push(d);
+    return d;
+  };
+  afterAll(async () => {
+    await Promise.all(opened.map((d) => d.close()));
+  });
+
+  it('a server of both eras (the dual-era fixture over stdio) is spoken to in 2026-07-28', async () => {
+    const stdio = dualEraFronts('').find((f) => f.name === 'stdio, found')!.mcp;
+    expect(stdio.protocolVersion).toBeUndefined();
+    const dual = open('dual', stdio);
+    expect(await dual.health({ timeoutMs: 30_000 })).toMatchObject({ status: 200, json: { protocolVersion: '2026-07-28' } });
+    expect(dual.protocolEra).toBe('2026-07-28');
+    expect(dual.starts).toBe(1);
+    const answer = await dual.callTool('dual_echo', { text: 'hi' }, { timeoutMs: 10_000 });
+    expect(answer.status).toBe(200);
+    expect(JSON.stringify(answer.json)).toContain('hi');
+  }, 60_000);
+
+  it('@modelcontextprotocol/server-everything (2025 only) is spoken to in 2025, its process started once', async () => {
+    const everything = require.resolve('@modelcontextprotocol/server-everything/dist/index.js', { paths: [REPO] });
+    const d = open('everything', { transport: 'stdio', command: process.execPath, args: [everything, 'stdio'], cwd: REPO, env: {} });
+    expect(await d.health({ timeoutMs: 30_000 })).toMatchObject({ status: 200, json: { status: 'healthy' } });
+    expect(d.protocolEra).toBe('2025-11-25');
+    expect(d.starts).toBe(1);
+    const tools = await d.listTools({ timeoutMs: 10_000 });
+    expect((tools.json as { tools: { name: string }[] }).tools.map((t) => t.name)).toContain('echo');
+    const echo = await d.callTool('echo', { message: 'hi' }, { timeoutMs: 10_000 });
+    expect(echo).toMatchObject({ status: 200, json: { success: true, mcp: { content: [{ type: 'text', text: 'Echo: hi' }] } } });
+  }, 60_000);
+
+  it('a server that answers neither server/discover nor initialize is a startup error that says so', async () => {
+    // reads its stdin and never answers
+    const mute = open('mute', { transport: 'stdio', command: process.execPath, args: ['-e', 'process.stdin.resume()'], env: {} });
+    const failure = await mute.health({ timeoutMs: 45_000 }).catch((err: unknown) => err);
+    expect(failure).toMatchObject({
+      kind: 'refused',
+      message: expect.stringMatching(/^mute did not start: it answered neither server\/discover \(.+\) nor initialize \(.+\)$/s),
+    });
+    expect(mute.protocolEra).toBe('2025-11-25');
+  }, 60_000);
 });

@@ -133,7 +133,7 @@ describe('@modelcontextprotocol/server-everything behind the gateway', () => {
       '2026-07-28, HTTP, declared 2025-11-25': [],
       '2026-07-28, stdio, found': [],
     });
-  }, 120_000);
+  }, 300_000);
 
   it('lists the same tools, prompts and resources, and answers the same calls, directly and through the gateway (both client eras)', async () => {
     const direct = await connect(new StreamableHTTPClientTransport(new URL(url)));

@@ -1,4 +1,4 @@
-import { readInbound } from '../src/downstream/rev-2026-07-28';
+import { readInbound } from '../src/downstream/mcp';
 
 // Regression: a server that answered server/discover but left ttlMs/cacheScope out of its tools/list was
 // refused by the v2 client ("Invalid result for tools/list"), and the whole server read as unhealthy.

@@ -7,8 +7,7 @@ import { invalidMessage, looksLikeJsonRpc, withoutMcpErrorPrefix } from '../src/
 import { FORWARD_PROOF_HEADER, FORWARDED_HEADER, forwardProof, isProvenForward } from '../src/mcp/rev-2026-07-28/peer-forward';
 import { ARGS_MAX, summarizeArgs } from '../src/history/call-history';
 import { displayUrl } from '../src/downstream/http-client';
-import { withInFlightTables } from '../src/downstream/mcp-server';
-import { asMcpError } from '../src/downstream/rev-2026-07-28';
+import { asMcpError, withInFlightTables } from '../src/downstream/mcp';
 import { SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { InFlight } from '@mcp-fleet/kit';

@@ -225,7 +225,6 @@ export class Dispatcher {
     traceparent: string,
   ): Promise<{ kind: 'answer' | 'final' | 'next'; result: Omit<CallResult, 'durationMs'> }> {
     const { service } = target;
-    const body = `{"name":${JSON.stringify(target.toolName)},"arguments":${argsJson}}`;
     const idempotent = target.tool?.annotations?.idempotentHint === true;
     for (let attempt = 0; ; attempt++) {
       if (!service.breaker.tryAcquire()) {
@@ -241,10 +240,8 @@ export class Dispatcher {
         };
       }
       try {
-        const answer = await service.upstream.request({
-          method: 'POST',
-          path: '/tools/call',
-          body,
+        const answer = await service.upstream.callTool(target.toolName, req.args, {
+          argsJson,
           requestId: req.requestId,
           traceparent,
           timeoutMs: req.timeoutMs ?? this.options.timeoutMs,

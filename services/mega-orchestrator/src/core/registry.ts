@@ -8,8 +8,10 @@ import { boundList, LIST_LIMIT_DEFAULTS, listBackoffMs, type ListKind, type List
 import { changedFields, definitionOf, type ChangedTool, type PinMode, type PinStore } from './pins';
 import type { DownstreamPrompt, DownstreamResource, DownstreamSpec, DownstreamTool, ServiceHealth } from './types';
 import type { StdioLauncher } from '../downstream/stdio-sandbox';
-import { DownstreamClient, DownstreamFailure, type Downstream, type DownstreamAnswer } from '../downstream/http-client';
-import { McpDownstream } from '../downstream/mcp-server';
+import { DownstreamClient } from '../downstream/http-client';
+import { DownstreamFailure, listOf, listRoute, type Downstream, type DownstreamAnswer, type ListName } from '../downstream/downstream';
+import { McpDownstream } from '../downstream/mcp';
+import { VERSION } from './config';
 
 export interface RegistryOptions {
   pollMs: number;
@@ -107,6 +109,7 @@ export class ServiceState {
       ? new McpDownstream(spec.mcp, {
           id: spec.id,
           logger: options.logger,
+          version: VERSION,
           maxResponseBytes: options.maxResponseBytes,
           listCaps: { tools: this.limits.tools, prompts: this.limits.prompts, resources: this.limits.resources },
           ...(spec.secrets?.length ? { secrets: spec.secrets, shownUrl: spec.url } : {}),
@@ -371,13 +374,15 @@ export class Registry extends EventEmitter {
     return catalog;
   }
 
-  private async probe(s: ServiceState, path: string): Promise<DownstreamAnswer> {
-    const req = { method: 'GET' as const, path, timeoutMs: this.options.healthTimeoutMs };
+  /** One of a downstream's polls (its health, or one of its lists); a keep-alive socket the downstream closed gets one fresh attempt. */
+  private async probe(s: ServiceState, what: 'health' | ListName): Promise<DownstreamAnswer> {
+    const options = { timeoutMs: this.options.healthTimeoutMs };
+    const ask = () => (what === 'health' ? s.upstream.health(options) : listOf(s.upstream, what, options));
     try {
-      return await s.upstream.request(req);
+      return await ask();
     } catch (err) {
       // A keep-alive socket the downstream closed (e.g. it restarted): one fresh attempt.
-      if (err instanceof DownstreamFailure && err.kind === 'connection') return s.upstream.request(req);
+      if (err instanceof DownstreamFailure && err.kind === 'connection') return ask();
       throw err;
     }
   }
@@ -388,7 +393,7 @@ export class Registry extends EventEmitter {
     let reason: string | undefined;
     let reported: string | undefined;
     try {
-      const health = await this.probe(s, '/health');
+      const health = await this.probe(s, 'health');
       reported = typeof (health.json as { status?: unknown })?.status === 'string' ? (health.json as { status: string }).status : undefined;
       if (health.status !== 200) {
         reason = `health answered ${health.status}`;
@@ -396,7 +401,7 @@ export class Registry extends EventEmitter {
         // its lists broke a cap: left as they are until the backoff ends (a pin approved meanwhile still counts)
         if (s.held.size || s.changed.size) await this.evaluateTools(s);
       } else {
-        const list = await this.probe(s, '/tools/list');
+        const list = await this.probe(s, 'tools');
         if (list.status !== 200) reason = `tools/list answered ${list.status}`;
         else if (!isToolList(list.json)) reason = `tools/list answered ${list.problem ?? 'JSON without a tools array'}`;
         else {
@@ -445,7 +450,7 @@ export class Registry extends EventEmitter {
    */
   private async readPrompts(s: ServiceState): Promise<void> {
     try {
-      const res = await this.probe(s, '/prompts/list');
+      const res = await this.probe(s, 'prompts');
       const listed = res.status === 404 ? [] : (res.json as { prompts?: unknown })?.prompts;
       if ((res.status !== 200 && res.status !== 404) || !Array.isArray(listed)) return;
       const { kept: raw, refusal } = boundList(listed, 'prompts', s.limits, (res.json as { more?: unknown })?.more === true);
@@ -477,9 +482,9 @@ export class Registry extends EventEmitter {
    * leaves the last good lists.
    */
   private async readResources(s: ServiceState): Promise<void> {
-    const read = async (path: string, key: 'resources' | 'resourceTemplates', uriKey: 'uri' | 'uriTemplate') => {
+    const read = async (key: 'resources' | 'resourceTemplates', uriKey: 'uri' | 'uriTemplate') => {
       try {
-        const res = await this.probe(s, path);
+        const res = await this.probe(s, key);
         if (res.status === 404) return [];
         const listed = (res.json as Record<string, unknown> | undefined)?.[key];
         if (res.status !== 200 || !Array.isArray(listed)) return undefined;
@@ -490,12 +495,12 @@ export class Registry extends EventEmitter {
             typeof r === 'object' && r !== null && typeof r[uriKey] === 'string' && r[uriKey].length <= 2048 && typeof r.name === 'string',
         );
       } catch (err) {
-        this.options.logger.debug(`${s.id} ${path} failed`, { error: (err as Error).message });
+        this.options.logger.debug(`${s.id} ${listRoute(key)} failed`, { error: (err as Error).message });
         return undefined;
       }
     };
-    s.resources = (await read('/resources/list', 'resources', 'uri')) ?? s.resources;
-    s.resourceTemplates = (await read('/resources/templates/list', 'resourceTemplates', 'uriTemplate')) ?? s.resourceTemplates;
+    s.resources = (await read('resources', 'uri')) ?? s.resources;
+    s.resourceTemplates = (await read('resourceTemplates', 'uriTemplate')) ?? s.resourceTemplates;
   }
 
   /** The healthy downstreams' resources (the first owner of a URI keeps it) and templates, each with its service. */

@@ -25,6 +25,7 @@ import {
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { allows, type Principal } from '../auth/auth';
 import type { Registry, ServiceState } from './registry';
+import type { CallOptions, Downstream, DownstreamAnswer } from '../downstream/downstream';
 
 /** What the gateway declares (both eras): the extension, directory reads included (forwarded to the skill's service). */
 export const SKILLS_EXTENSION_CAPABILITY = { [SKILLS_EXTENSION]: { directoryRead: true } } as const;
@@ -132,7 +133,9 @@ export class GatewaySkills {
       throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'params.uri must be the skill:// URI of a SKILL.md (skills/list shows them).');
     const target = this.visible(uri, principal);
     if (!target || !uri.endsWith('/SKILL.md')) throw notFound(uri);
-    const answer = await this.ask(target.service, 'POST', '/skills/get', { uri: target.inner }, signal);
+    const answer = await this.ask(target.service, signal, (d, o) =>
+      d.request({ ...o, method: 'POST', path: '/skills/get', body: JSON.stringify({ uri: target.inner }) }),
+    );
     if (answer.status === 404 || answer.status === 400) throw notFound(uri);
     const raw = isPlainObject(answer.json) ? answer.json.skill : undefined;
     const skill = answer.status === 200 ? this.check(target.service.id, raw, target.inner) : undefined;
@@ -155,7 +158,7 @@ export class GatewaySkills {
     if (!routed) return undefined;
     const target = this.visible(uri, principal);
     if (!target || !plainPath(target.inner)) throw notFound(uri, notFoundCode, 'No skill file is served at');
-    const answer = await this.ask(target.service, 'POST', '/resources/read', { uri: target.inner }, signal);
+    const answer = await this.ask(target.service, signal, (d, o) => d.readResource(target.inner, o));
     if (answer.status === 404 || answer.status === 400) throw notFound(uri, notFoundCode, 'No skill file is served at');
     const contents = isPlainObject(answer.json) ? answer.json.contents : undefined;
     const own =
@@ -189,12 +192,13 @@ export class GatewaySkills {
       throw new McpError(JSONRPC_CODES.INVALID_PARAMS, `${uri.slice(0, 300)} is not a directory resource of a skill.`, {
         uri: uri.slice(0, MAX_URI),
       });
-    const answer = await this.ask(
-      target.service,
-      'POST',
-      '/resources/directory/read',
-      { uri: target.inner, ...(cursor ? { cursor } : {}) },
-      signal,
+    const answer = await this.ask(target.service, signal, (d, o) =>
+      d.request({
+        ...o,
+        method: 'POST',
+        path: '/resources/directory/read',
+        body: JSON.stringify({ uri: target.inner, ...(cursor ? { cursor } : {}) }),
+      }),
     );
     if (answer.status === 404 || answer.status === 400)
       throw new McpError(JSONRPC_CODES.INVALID_PARAMS, `${uri.slice(0, 300)} is not a directory resource of a skill.`, {
@@ -231,20 +235,18 @@ export class GatewaySkills {
   }
 
   /** One request to a service; a service that is down or does not answer is UPSTREAM_UNAVAILABLE. */
-  private async ask(s: ServiceState, method: 'GET' | 'POST', path: string, body: unknown, signal?: AbortSignal) {
+  private async ask(
+    s: ServiceState,
+    signal: AbortSignal | undefined,
+    send: (upstream: Downstream, options: CallOptions) => Promise<DownstreamAnswer>,
+  ): Promise<DownstreamAnswer> {
     if (!s.healthy)
       throw new McpError(
         ERROR_CODES.UPSTREAM_UNAVAILABLE.rpc,
         `${s.id} is unavailable (${s.unavailableReason()}); try again once it is healthy.`,
       );
     try {
-      return await s.upstream.request({
-        method,
-        path,
-        ...(method === 'POST' ? { body: JSON.stringify(body) } : {}),
-        timeoutMs: this.options.timeoutMs,
-        signal,
-      });
+      return await send(s.upstream, { timeoutMs: this.options.timeoutMs, signal });
     } catch (err) {
       throw new McpError(ERROR_CODES.UPSTREAM_UNAVAILABLE.rpc, `${s.id} is unavailable: ${(err as Error).message.slice(0, 300)}`);
     }

@@ -2,47 +2,8 @@ import type { ToolAnnotations, ToolExecution } from '@mcp-fleet/kit';
 import type { ListLimits } from './list-limits';
 import type { PinMode } from './pins';
 
-/** How to reach a real MCP server (downstream/mcp-server.ts speaks to it): a stdio child or Streamable HTTP. */
-export interface StdioServerSpec {
-  transport: 'stdio';
-  command: string;
-  args: string[];
-  cwd?: string;
-  /** Added to the SDK's safe default environment (PATH, HOME, ...); the gateway's own secrets are not passed. */
-  env: Record<string, string>;
-  /**
-   * Its era, when declared: 2026-07-28 (the stateless revision) is spoken to with the v2 client
-   * (downstream/rev-2026-07-28.ts), 2025-11-25 with initialize only; undeclared, an HTTP server is asked
-   * server/discover first and a stdio one initialize first.
-   */
-  protocolVersion?: '2025-11-25' | '2026-07-28';
-  /** Its OS sandbox (stdio-sandbox.ts): default sandboxed with the network; false runs it unsandboxed. */
-  sandbox?: false | StdioSandboxPolicy;
-}
-
-/** What a sandboxed stdio server may reach besides the system's directories and its own home. */
-export interface StdioSandboxPolicy {
-  /** Share the host's network (default true: most servers call an API or download their package). */
-  network?: boolean;
-  /** Directories (or files) mounted read-only at the same path. */
-  readOnly?: string[];
-  /** Directories (or files) mounted read-write at the same path, e.g. a filesystem server's roots. */
-  writable?: string[];
-}
-
-export interface HttpServerSpec {
-  transport: 'streamable-http';
-  url: string;
-  headers: Record<string, string>;
-  /**
-   * Its era, when declared: 2026-07-28 (the stateless revision) is spoken to with the v2 client
-   * (downstream/rev-2026-07-28.ts), 2025-11-25 with initialize only; undeclared, an HTTP server is asked
-   * server/discover first and a stdio one initialize first.
-   */
-  protocolVersion?: '2025-11-25' | '2026-07-28';
-}
-
-export type McpServerSpec = StdioServerSpec | HttpServerSpec;
+export type { HttpServerSpec, McpServerSpec, StdioSandboxPolicy, StdioServerSpec } from '../downstream/mcp/spec';
+import type { McpServerSpec } from '../downstream/mcp/spec';
 
 /** One downstream the gateway routes to (the registry is injected; config.ts builds it from the inventory). */
 export interface DownstreamSpec {

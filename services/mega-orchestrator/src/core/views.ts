@@ -1,6 +1,6 @@
 import type { ToolAnnotations } from '@mcp-fleet/kit';
 import { allows, type Principal } from '../auth/auth';
-import { McpDownstream } from '../downstream/mcp-server';
+import { McpDownstream } from '../downstream/mcp';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { Catalog } from './catalog';
 import type { GatewayContext } from './context';

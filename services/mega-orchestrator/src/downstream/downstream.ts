@@ -5,6 +5,16 @@
  * so each imports it without an import cycle (issue 29).
  */
 
+/** URL without credentials or query string, safe to show in /services and errors. */
+export function displayUrl(raw: string): string {
+  try {
+    const u = new URL(raw);
+    return `${u.protocol}//${u.host}${u.pathname === '/' ? '' : u.pathname.replace(/\/+$/, '')}`;
+  } catch {
+    return '(invalid url)';
+  }
+}
+
 /** Why a request to a downstream got no HTTP answer. */
 export type FailureKind = 'refused' | 'connection' | 'timeout' | 'aborted';
 
@@ -38,22 +48,11 @@ export function answerTooLarge(maxBytes: number, status = 502): DownstreamAnswer
   return { status, json: undefined, problem: `an answer larger than ${maxBytes} bytes`, tooLarge: true };
 }
 
-export interface DownstreamRequest {
+/** A request to a kit service's REST route (DownstreamClient), by method and path. */
+export interface DownstreamRequest extends CallOptions {
   method: 'GET' | 'POST';
   path: string;
   body?: string;
-  requestId?: string;
-  /** W3C traceparent of the gateway's span for this call. */
-  traceparent?: string;
-  timeoutMs: number;
-  /** Aborted when the caller goes away. */
-  signal?: AbortSignal;
-  /** Asks the downstream to stream its progress (NDJSON) and receives each report. */
-  onProgress?: ProgressListener;
-  /** Puts what an MCP server asks its client during this tool call to the gateway's caller. */
-  onClientRequest?: ClientRequester;
-  /** Receives the log messages (notifications/message params) an MCP server sends during this tool call. */
-  onLog?: LogListener;
 }
 
 export type LogListener = (message: { level: string; logger?: string; data: unknown }) => void;
@@ -70,7 +69,7 @@ export type ClientRequestMethod = (typeof CLIENT_REQUEST_METHODS)[number];
  * the server receives as the JSON-RPC error; the signal aborts when the server withdraws the
  * request), what the caller declared it can be asked, and the answers it sent up front (2026-07-28
  * inputResponses on a first request). The last two reach a 2026-07-28 server in the request itself
- * (downstream/rev-2026-07-28.ts).
+ * (downstream/mcp/client-2026-07-28.ts).
  */
 export interface ClientRequester {
   (
@@ -98,12 +97,129 @@ export function budgetText(timeoutMs: number): string {
 }
 let lastBudget = { timeoutMs: -1, text: '' };
 
-/** What the registry and the dispatcher talk to: an HTTP service of the kit, or an MCP server behind an adapter. */
+/** The options of one operation on a downstream: its time limit, its cancellation, and its caller's side. */
+export interface CallOptions {
+  timeoutMs: number;
+  /** Aborted when the caller goes away (the operation is cancelled at the downstream). */
+  signal?: AbortSignal;
+  requestId?: string;
+  /** W3C traceparent of the gateway's span for this call. */
+  traceparent?: string;
+  /** Asks the downstream to stream its progress and receives each report. */
+  onProgress?: ProgressListener;
+  /** Puts what an MCP server asks its client during this operation to the gateway's caller. */
+  onClientRequest?: ClientRequester;
+  /** Receives the log messages (notifications/message params) an MCP server sends during this operation. */
+  onLog?: LogListener;
+}
+
+/** A tool call's options: besides the call's, its arguments as JSON text when the caller has it (sent as they are, not serialized again). */
+export interface ToolCallOptions extends CallOptions {
+  argsJson?: string;
+}
+
+/** completion/complete's params (MCP's CompleteRequest params). */
+export interface CompleteParams {
+  ref: { type: 'ref/prompt'; name: string } | { type: 'ref/resource'; uri: string };
+  argument: { name: string; value: string };
+  context?: { arguments?: Record<string, string> };
+}
+
+/**
+ * What the registry and the dispatcher talk to: an HTTP service of the kit (http-client.ts, which
+ * maps each operation to its REST route) or an MCP server (mcp/mcp-downstream.ts, which speaks MCP).
+ * Each operation answers a DownstreamAnswer: status 200 with
+ *   health: `{status}`; the lists: `{tools | prompts | resources | resourceTemplates: [...], more?}`;
+ *   callTool: the fleet's envelope (`{success, result, ...}`; an MCP server's own blocks in `mcp`),
+ *     with resultText when the service wrote the result's JSON text itself;
+ *   getPrompt, readResource, complete: MCP's result (`{messages}`, `{contents}`, `{completion}`);
+ *   subscribe, unsubscribe: `{}`;
+ * else a status and the fleet's error envelope (404: the downstream offers no such thing). A
+ * downstream that could not be reached, timed out or whose caller went away throws DownstreamFailure.
+ */
 export interface Downstream {
   /** Where it is, safe to show (no credentials). */
   readonly url: string;
   readonly port: number;
+  health(options: CallOptions): Promise<DownstreamAnswer>;
+  listTools(options: CallOptions): Promise<DownstreamAnswer>;
+  listPrompts(options: CallOptions): Promise<DownstreamAnswer>;
+  listResources(options: CallOptions): Promise<DownstreamAnswer>;
+  listResourceTemplates(options: CallOptions): Promise<DownstreamAnswer>;
+  callTool(name: string, args: Record<string, unknown>, options: ToolCallOptions): Promise<DownstreamAnswer>;
+  getPrompt(name: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<DownstreamAnswer>;
+  readResource(uri: string, options: CallOptions): Promise<DownstreamAnswer>;
+  complete(params: CompleteParams, options: CallOptions): Promise<DownstreamAnswer>;
+  subscribe(uri: string, options: CallOptions): Promise<DownstreamAnswer>;
+  unsubscribe(uri: string, options: CallOptions): Promise<DownstreamAnswer>;
+  /**
+   * A REST route of a kit service by path (its skills: GET /skills/list, POST /skills/get). An MCP
+   * server answers the routes of the operations above (a compatibility path: routeRequest) and 404 to the rest.
+   */
   request(req: DownstreamRequest): Promise<DownstreamAnswer>;
   close(): Promise<void>;
   destroy(): Promise<void>;
+}
+
+/** The kit's REST route of each list. */
+const LIST_ROUTES = {
+  tools: '/tools/list',
+  prompts: '/prompts/list',
+  resources: '/resources/list',
+  resourceTemplates: '/resources/templates/list',
+} as const;
+export type ListName = keyof typeof LIST_ROUTES;
+
+/**
+ * A request by path answered through the downstream's operations (for a downstream that has no
+ * REST routes of its own, an MCP server): the routes of the kit that have an MCP operation; any
+ * other is 404 `unknown`.
+ */
+export function routeRequest(d: Downstream, req: DownstreamRequest, unknown: () => DownstreamAnswer): Promise<DownstreamAnswer> {
+  const route = `${req.method} ${req.path}`;
+  if (route === 'GET /health') return d.health(req);
+  for (const [kind, path] of Object.entries(LIST_ROUTES)) if (route === `GET ${path}`) return listOf(d, kind as ListName, req);
+  if (req.method !== 'POST') return Promise.resolve(unknown());
+  const body = (() => {
+    try {
+      return JSON.parse(req.body ?? '{}') as Record<string, unknown>;
+    } catch {
+      return {};
+    }
+  })();
+  switch (req.path) {
+    case '/tools/call':
+      return d.callTool(String(body.name), (body.arguments ?? {}) as Record<string, unknown>, req);
+    case '/prompts/get':
+      return d.getPrompt(String(body.name), body.arguments as Record<string, unknown> | undefined, req);
+    case '/resources/read':
+      return d.readResource(String(body.uri), req);
+    case '/resources/subscribe':
+      return d.subscribe(String(body.uri), req);
+    case '/resources/unsubscribe':
+      return d.unsubscribe(String(body.uri), req);
+    case '/completion/complete':
+      return d.complete(body as unknown as CompleteParams, req);
+    default:
+      return Promise.resolve(unknown());
+  }
+}
+
+/** One of a downstream's lists by name. */
+export function listOf(d: Downstream, kind: ListName, options: CallOptions): Promise<DownstreamAnswer> {
+  switch (kind) {
+    case 'tools':
+      return d.listTools(options);
+    case 'prompts':
+      return d.listPrompts(options);
+    case 'resources':
+      return d.listResources(options);
+    case 'resourceTemplates':
+      return d.listResourceTemplates(options);
+  }
+}
+
+/** The kit's REST route of a list. */
+export function listRoute(kind: ListName): string {
+  return LIST_ROUTES[kind];
 }

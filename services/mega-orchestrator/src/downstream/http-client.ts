@@ -5,11 +5,16 @@ import { DownstreamChannel } from './channel';
 import {
   answerTooLarge,
   budgetText,
+  displayUrl,
   DownstreamFailure,
+  listRoute,
+  type CallOptions,
+  type CompleteParams,
   type Downstream,
   type DownstreamAnswer,
   type DownstreamRequest,
   type ProgressListener,
+  type ToolCallOptions,
 } from './downstream';
 
 // The downstream's contract lives in downstream.ts; re-exported for the files that import it from here.
@@ -29,16 +34,6 @@ const NOT_DELIVERED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTU
 interface Stop {
   reason: 'timeout' | 'aborted' | undefined;
   out: http.ClientRequest | undefined;
-}
-
-/** URL without credentials or query string, safe to show in /services and errors. */
-export function displayUrl(raw: string): string {
-  try {
-    const u = new URL(raw);
-    return `${u.protocol}//${u.host}${u.pathname === '/' ? '' : u.pathname.replace(/\/+$/, '')}`;
-  } catch {
-    return '(invalid url)';
-  }
 }
 
 /**
@@ -150,6 +145,72 @@ export class DownstreamClient implements Downstream {
     const settled = () => this.active.delete(key);
     void pending.then(settled, settled);
     return pending;
+  }
+
+  health(options: CallOptions): Promise<DownstreamAnswer> {
+    return this.route('GET', '/health', options);
+  }
+
+  listTools(options: CallOptions): Promise<DownstreamAnswer> {
+    return this.route('GET', listRoute('tools'), options);
+  }
+
+  listPrompts(options: CallOptions): Promise<DownstreamAnswer> {
+    return this.route('GET', listRoute('prompts'), options);
+  }
+
+  listResources(options: CallOptions): Promise<DownstreamAnswer> {
+    return this.route('GET', listRoute('resources'), options);
+  }
+
+  listResourceTemplates(options: CallOptions): Promise<DownstreamAnswer> {
+    return this.route('GET', listRoute('resourceTemplates'), options);
+  }
+
+  /** POST /tools/call; the arguments' JSON text as the caller has it (argsJson), else serialized here. */
+  callTool(name: string, args: Record<string, unknown>, options: ToolCallOptions): Promise<DownstreamAnswer> {
+    return this.route(
+      'POST',
+      '/tools/call',
+      options,
+      `{"name":${JSON.stringify(name)},"arguments":${options.argsJson ?? JSON.stringify(args)}}`,
+    );
+  }
+
+  getPrompt(name: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<DownstreamAnswer> {
+    return this.route('POST', '/prompts/get', options, JSON.stringify({ name, arguments: args ?? {} }));
+  }
+
+  readResource(uri: string, options: CallOptions): Promise<DownstreamAnswer> {
+    return this.route('POST', '/resources/read', options, JSON.stringify({ uri }));
+  }
+
+  complete(params: CompleteParams, options: CallOptions): Promise<DownstreamAnswer> {
+    return this.route('POST', '/completion/complete', options, JSON.stringify(params));
+  }
+
+  subscribe(uri: string, options: CallOptions): Promise<DownstreamAnswer> {
+    return this.route('POST', '/resources/subscribe', options, JSON.stringify({ uri }));
+  }
+
+  unsubscribe(uri: string, options: CallOptions): Promise<DownstreamAnswer> {
+    return this.route('POST', '/resources/unsubscribe', options, JSON.stringify({ uri }));
+  }
+
+  /** One operation as its REST route (the same shape of request every time: one hidden class on the hot path). */
+  private route(method: 'GET' | 'POST', path: string, o: CallOptions, body?: string): Promise<DownstreamAnswer> {
+    return this.request({
+      method,
+      path,
+      body,
+      requestId: o.requestId,
+      traceparent: o.traceparent,
+      timeoutMs: o.timeoutMs,
+      signal: o.signal,
+      onProgress: o.onProgress,
+      onClientRequest: o.onClientRequest,
+      onLog: o.onLog,
+    });
   }
 
   /** A plain tool call over the channel, or over HTTP when there is none. */

@@ -19,7 +19,7 @@ import YAML from 'yaml';
 import { z } from 'zod';
 import type { DownstreamSpec } from '../core/types';
 import { PIN_MODES } from '../core/pins';
-import { shownUrl, VARIABLE } from '../core/secret-mask';
+import { shownUrl, VARIABLE } from './secret-mask';
 
 const SERVICE_ID = 'mega-orchestrator';
 export const MCP_SERVER_ID = /^[a-z0-9][a-z0-9-]{0,39}$/;

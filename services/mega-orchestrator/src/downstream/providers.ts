@@ -2,7 +2,6 @@ import fs from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import type { request as undiciRequest } from 'undici';
-import type { Config } from '../core/config';
 import { displayUrl } from './http-client';
 
 export interface ProviderReport {
@@ -19,23 +18,25 @@ export interface ProviderReport {
   detail?: Record<string, unknown>;
 }
 
-type ProbeConfig = Pick<
-  Config,
-  | 'LLM_BASE_URL'
-  | 'LLM_API_KEY'
-  | 'EMBEDDINGS_URL'
-  | 'EMBEDDINGS_API_KEY'
-  | 'STT_URL'
-  | 'RESEARCH_SOURCES'
-  | 'SMTP_URL'
-  | 'IMAP_URL'
-  | 'MARKETPLACE_URL'
-  | 'MARKETPLACE_JWT_TOKEN'
-  | 'downstreams'
-  | 'PROVIDER_PROBE_TTL_MS'
-  | 'PROVIDER_PROBE_TIMEOUT_MS'
-  | 'PATH'
->;
+/** What /providers reads of the gateway's configuration (core/config.ts's Config has these; passed in, not imported). */
+export interface ProbeConfig {
+  LLM_BASE_URL?: string;
+  LLM_API_KEY?: string;
+  EMBEDDINGS_URL?: string;
+  EMBEDDINGS_API_KEY?: string;
+  STT_URL?: string;
+  RESEARCH_SOURCES: string[];
+  SMTP_URL?: string;
+  IMAP_URL?: string;
+  MARKETPLACE_URL?: string;
+  MARKETPLACE_JWT_TOKEN?: string;
+  /** The downstreams (the marketplace's URL when MARKETPLACE_URL is unset). */
+  downstreams?: readonly { id: string; url: string }[];
+  PROVIDER_PROBE_TTL_MS: number;
+  PROVIDER_PROBE_TIMEOUT_MS: number;
+  /** Where the local programs probed are looked for. */
+  PATH?: string;
+}
 
 const DEFAULT_PORTS: Record<string, number> = { 'smtp:': 25, 'smtps:': 465, 'imap:': 143, 'imaps:': 993 };
 

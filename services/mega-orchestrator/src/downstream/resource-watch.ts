@@ -7,7 +7,12 @@
  */
 import { JSONRPC_CODES, type Logger } from '@mcp-fleet/kit';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import type { Registry } from '../core/registry';
+import type { Downstream } from './downstream';
+
+/** Where the watch finds the server that serves a URI (the registry, as far as the watch needs it). */
+export interface DownstreamLookup {
+  get(service: string): { readonly upstream: Downstream } | undefined;
+}
 
 interface Watched {
   service: string;
@@ -21,7 +26,7 @@ export class ResourceWatch {
   private readonly byWatcher = new Map<string, Set<string>>();
 
   constructor(
-    private readonly registry: Registry,
+    private readonly registry: DownstreamLookup,
     private readonly options: { timeoutMs: number; logger: Logger },
   ) {}
 
@@ -86,12 +91,8 @@ export class ResourceWatch {
     let status: number;
     let error: unknown;
     try {
-      const answer = await upstream.request({
-        method: 'POST',
-        path: `/resources/${what}`,
-        body: JSON.stringify({ uri }),
-        timeoutMs: this.options.timeoutMs,
-      });
+      const options = { timeoutMs: this.options.timeoutMs };
+      const answer = await (what === 'subscribe' ? upstream.subscribe(uri, options) : upstream.unsubscribe(uri, options));
       status = answer.status;
       error = (answer.json as { error?: unknown } | undefined)?.error;
     } catch (err) {

@@ -15,7 +15,7 @@ import path from 'node:path';
 import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { AppError, processEnv, type Logger } from '@mcp-fleet/kit';
 import { Sandbox } from '@mcp-fleet/sandbox';
-import type { StdioServerSpec } from '../core/types';
+import type { StdioServerSpec } from './mcp/spec';
 
 /** What one stdio server's process is started as: the program, its arguments, its directory and environment. */
 export interface StdioLaunch {

@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { McpDownstream } from '../../downstream/mcp-server';
+import { McpDownstream } from '../../downstream/mcp';
 import type { GatewayContext } from '../../core/context';
 import { servicesView } from '../../core/views';
 import { openRegular } from './files';

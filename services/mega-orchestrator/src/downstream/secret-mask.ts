@@ -5,7 +5,7 @@
  * masked in whatever the gateway says about the server: /services, errors to callers, its log lines.
  */
 import type { Logger } from '@mcp-fleet/kit';
-import { displayUrl } from '../downstream/http-client';
+import { displayUrl } from './downstream';
 
 export const VARIABLE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 /** Values shorter than this are not masked: they would mask ordinary words, and are no secret anyway. */

@@ -1,0 +1,139 @@
+/**
+ * An MCP server's answers as the gateway's downstream answers (../downstream.ts): a tool result as
+ * the fleet's envelope (its own content blocks ride along in `mcp` for MCP clients), a list's pages
+ * as one list, the fleet's error envelope, and why the SDK refused an answer the server sent.
+ */
+import { setMaxListeners } from 'node:events';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { isErrorCode, statusForCode, type ErrorCode as FleetCode } from '@mcp-fleet/kit';
+import type { DownstreamAnswer } from '../downstream';
+
+const MAX_LIST_PAGES = 100;
+
+/** An MCP error's message without the SDK's `MCP error -32602: ` prefixes. */
+export function withoutPrefix(message: string): string {
+  return message.replace(/^(MCP error -?\d+: )+/, '');
+}
+
+/** The fleet's error envelope, from MCP server `service`. */
+export function errorEnvelope(service: string, code: FleetCode, message: string, details?: unknown): Record<string, unknown> {
+  return {
+    success: false,
+    error: message,
+    code,
+    service,
+    timestamp: new Date().toISOString(),
+    ...(details !== undefined ? { details } : {}),
+  };
+}
+
+/** An MCP tool result as the fleet's envelope; the server's own content blocks ride along in `mcp` for MCP clients. */
+export function toEnvelope(service: string, result: CallToolResult): DownstreamAnswer {
+  // (its size was counted on the wire: stream-budget.ts)
+  const content = Array.isArray(result.content) ? result.content : [];
+  if (result.isError) {
+    const text = content
+      .filter((c): c is { type: 'text'; text: string } => c.type === 'text')
+      .map((c) => c.text)
+      .join('\n')
+      .slice(0, 2000);
+    // A fleet service over MCP carries its own code (its envelope, or {code, message} as text); keep it and its status.
+    const own = fleetError(result.structuredContent) ?? fleetError(parseJson(text));
+    if (own) return { status: statusForCode(own.code), json: { ...errorEnvelope(service, own.code, own.message), mcp: { content } } };
+    // SDK servers report bad arguments as a tool result that starts with the JSON-RPC code
+    const invalid = /^MCP error -32602: (.*)$/s.exec(text);
+    if (invalid)
+      return { status: 400, json: { ...errorEnvelope(service, 'VALIDATION_ERROR', `${service}: ${invalid[1]}`), mcp: { content } } };
+    return {
+      status: 502,
+      json: { ...errorEnvelope(service, 'UPSTREAM_ERROR', `${service}: ${text || 'the tool reported an error'}`), mcp: { content } },
+    };
+  }
+  const structured = result.structuredContent;
+  const body = structured !== undefined ? structured : contentResult(content);
+  return {
+    status: 200,
+    json: {
+      success: true,
+      service,
+      result: body,
+      mcp: { content, ...(structured !== undefined ? { structuredContent: structured } : {}) },
+      timestamp: new Date().toISOString(),
+    },
+  };
+}
+
+/** The tool's answer for REST callers when it has no structuredContent: its text, parsed if it is JSON. */
+function contentResult(content: CallToolResult['content']): unknown {
+  if (content.length === 1 && content[0].type === 'text') {
+    const text = content[0].text;
+    try {
+      return JSON.parse(text);
+    } catch {
+      return { text };
+    }
+  }
+  return { content };
+}
+
+/**
+ * Every page of an MCP list (tools/list, prompts/list, ...) under its key, up to MAX_LIST_PAGES
+ * pages; once more than `max` items are read, the pages left are not (`more`: the registry refuses
+ * the excess and says so).
+ */
+export async function listAnswer(
+  key: string,
+  list: (params: { cursor: string } | undefined) => Promise<object>,
+  max = Infinity,
+  signal?: AbortSignal,
+): Promise<DownstreamAnswer> {
+  // every page's request listens on the one signal (more than Node's default of 10 is no leak here)
+  if (signal) setMaxListeners(MAX_LIST_PAGES + 10, signal);
+  let out: unknown[] = [];
+  let cursor: string | undefined;
+  let more = false;
+  for (let page = 0; page < MAX_LIST_PAGES; page++) {
+    const res = (await list(cursor ? { cursor } : undefined)) as Record<string, unknown> & { nextCursor?: string };
+    const items = Array.isArray(res[key]) ? (res[key] as unknown[]) : [];
+    out = out.length ? out.concat(items) : items;
+    cursor = res.nextCursor;
+    if (!cursor) break;
+    if (out.length > max) {
+      more = true;
+      break;
+    }
+  }
+  return { status: 200, json: { [key]: out, ...(more ? { more: true } : {}) } };
+}
+
+/** The v2 client's codes for an answer it refused (the server sent it; the connection is fine). */
+const REFUSED_ANSWER_CODES: ReadonlySet<string> = new Set(['INVALID_RESULT', 'UNSUPPORTED_RESULT_TYPE', 'INPUT_REQUIRED_ROUNDS_EXCEEDED']);
+
+/**
+ * Why the SDK refused an answer the server sent (either client: the v2 client's SdkError, the v1
+ * client's schema check, a ZodError), or undefined for any other failure.
+ */
+export function brokenAnswer(err: unknown): string | undefined {
+  if (!(err instanceof Error)) return undefined;
+  const { code, issues } = err as Error & { code?: unknown; issues?: unknown };
+  if (typeof code === 'string' && REFUSED_ANSWER_CODES.has(code)) return err.message.slice(0, 500);
+  if (Array.isArray(issues)) return `an answer that does not match the MCP schema (${err.message.replace(/\s+/g, ' ').slice(0, 400)})`;
+  return undefined;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** `{code, error}` (the fleet's envelope) or `{code, message}` with a code of the fleet's table. */
+function fleetError(v: unknown): { code: FleetCode; message: string } | undefined {
+  if (typeof v !== 'object' || v === null) return undefined;
+  const o = v as { code?: unknown; error?: unknown; message?: unknown };
+  if (!isErrorCode(o.code)) return undefined;
+  const message = typeof o.error === 'string' ? o.error : typeof o.message === 'string' ? o.message : undefined;
+  return message === undefined ? undefined : { code: o.code, message };
+}

@@ -1,0 +1,451 @@
+/**
+ * The 2026-07-28 client of an MCP server behind the gateway: no initialize, every request stands
+ * alone (server/discover first), and what the server needs from the client (elicitation, sampling,
+ * roots) comes back in-band as an `input_required` result (SEP-2322) instead of a server-to-client
+ * request. Such a server is declared with `"protocolVersion": "2026-07-28"` in MCP_SERVERS, or found
+ * (it answered server/discover), and spoken to with the official v2 client, pinned to that revision,
+ * with its automatic fulfilment off: the gateway puts each round's requests to the caller of the
+ * very call that got them (keyed as the server keyed them) and sends the request again with the
+ * answers and the server's `requestState`. List changes and resource updates come over one
+ * subscriptions/listen stream, opened again with backoff when the server ends it.
+ */
+import { randomUUID } from 'node:crypto';
+import { Client, StreamableHTTPClientTransport, type McpSubscription, type SubscriptionFilter } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { isPlainObject } from '@mcp-fleet/kit';
+import { CLIENT_REQUEST_METHODS, DownstreamFailure, type ClientRequestMethod, type CompleteParams, type ListName } from '../downstream';
+import type { StreamBudget } from '../stream-budget';
+import { askable, FORWARDED_CAPABILITIES, SessionBase, type CallSlot, type EraHost, type EraSession, type Scope } from './calls';
+import { MAX_BACKOFF_MS, STABLE_MS, START_TIMEOUT_MS } from './stdio-supervisor';
+
+export const REV_2026 = '2026-07-28';
+/** Rounds of questions one request may take before the gateway gives up on it (the v2 client's own default). */
+const MAX_ROUNDS = 10;
+const ASKABLE: ReadonlySet<string> = new Set(CLIENT_REQUEST_METHODS);
+
+/** Asks the caller one of the server's input requests; `key` is the server's name for it. */
+export type InputAsker = (method: ClientRequestMethod, params: Record<string, unknown>, key: string) => Promise<Record<string, unknown>>;
+
+/** Where a 2026-07-28 server is: a URL (Streamable HTTP), or a program to start (stdio; its stderr piped). */
+export type Rev2026Target =
+  | { url: string; headers: Record<string, string> }
+  | { command: string; args: string[]; cwd?: string; env: Record<string, string>; onStderr: (chunk: Buffer) => void };
+
+/**
+ * Connects (server/discover) to a 2026-07-28 server; `capabilities` are what the gateway may be asked;
+ * `budget` counts what the server sends and closes a request's stream with it; `takeFirst` sees
+ * each message as it is read, before the client, and keeps those it returns true for.
+ */
+export async function connect2026(
+  target: Rev2026Target,
+  capabilities: Record<string, unknown>,
+  timeoutMs: number,
+  budget: StreamBudget,
+  takeFirst: (message: unknown) => boolean = () => false,
+  version = '0.0.0',
+): Promise<Client> {
+  const client = new Client({ name: 'mcp-fleet-gateway', version }, {
+    capabilities,
+    versionNegotiation: { mode: { pin: REV_2026 } },
+    inputRequired: { autoFulfill: false },
+  } as ConstructorParameters<typeof Client>[1]);
+  let transport: StreamableHTTPClientTransport | StdioClientTransport;
+  if ('url' in target)
+    transport = budget.http(
+      (fetch) => new StreamableHTTPClientTransport(new URL(target.url), { requestInit: { headers: target.headers }, fetch }),
+    );
+  else {
+    const { command, args, cwd, env, onStderr } = target;
+    transport = budget.stdio(new StdioClientTransport({ command, args, cwd, env, stderr: 'pipe', maxBufferSize: budget.stdioBufferSize }));
+    transport.stderr?.on('data', onStderr);
+  }
+  readInbound(transport, takeFirst);
+  try {
+    await client.connect(transport, { timeout: timeoutMs } as never);
+  } catch (err) {
+    await client.close().catch(() => undefined);
+    throw err;
+  }
+  return client;
+}
+
+/** Results the revision makes cacheable: lists and reads. */
+const CACHEABLE = ['tools', 'prompts', 'resources', 'resourceTemplates', 'contents'];
+
+/**
+ * What a sloppy server leaves out, filled in as the revision reads an older server's result: no
+ * `resultType` is complete; a list or read without `ttlMs`/`cacheScope` is not to be cached (0 ms,
+ * private), never a reason to refuse the answer (the v2 client refused it, and the whole server read
+ * as unhealthy).
+ */
+export function withDefaults(result: Record<string, unknown>): Record<string, unknown> {
+  const cacheable = CACHEABLE.some((k) => Array.isArray(result[k]));
+  const badScope = result.cacheScope !== 'public' && result.cacheScope !== 'private';
+  if ('resultType' in result && (!cacheable || (typeof result.ttlMs === 'number' && !badScope))) return result;
+  const out: Record<string, unknown> = { ...result };
+  if (!('resultType' in out)) out.resultType = 'complete';
+  if (cacheable && typeof out.ttlMs !== 'number') out.ttlMs = 0;
+  if (cacheable && badScope) out.cacheScope = 'private';
+  return out;
+}
+
+/**
+ * What the transport delivers, as the gateway reads it before the client: a message `takeFirst`
+ * keeps goes no further; a result gets what a sloppy server left out (withDefaults), so that one
+ * sloppy answer no longer looks like a broken server.
+ */
+export function readInbound(transport: object, takeFirst: (message: unknown) => boolean): void {
+  type Handler = (message: unknown, extra?: unknown) => void;
+  const bridged =
+    (handler: Handler): Handler =>
+    (message, extra) => {
+      if (takeFirst(message)) return;
+      const m = message as { id?: unknown; result?: unknown };
+      handler(m.id !== undefined && isPlainObject(m.result) ? { ...m, result: withDefaults(m.result) } : message, extra);
+    };
+  // on top of an accessor already there (the stream budget's), else a plain slot
+  const own = Object.getOwnPropertyDescriptor(transport, 'onmessage');
+  let slot = own?.value as Handler | undefined;
+  const get = own?.get ? (own.get.bind(transport) as () => Handler | undefined) : () => slot;
+  const set = own?.set ? (own.set.bind(transport) as (h: Handler | undefined) => void) : (h: Handler | undefined) => (slot = h);
+  Object.defineProperty(transport, 'onmessage', {
+    configurable: true,
+    enumerable: true,
+    get,
+    set: (handler?: Handler) => set(handler ? bridged(handler) : undefined),
+  });
+}
+
+/**
+ * Sends a request that the server may answer `input_required`: each round's requests go to `ask`
+ * (all of a round at once), then the request again with `inputResponses` and the server's
+ * `requestState`, until a complete result.
+ */
+export async function withInputRounds<T>(
+  what: string,
+  send: (extra: Record<string, unknown>) => Promise<unknown>,
+  ask: InputAsker,
+  /** What the first request carries besides (answers the caller sent up front). */
+  first: Record<string, unknown> = {},
+): Promise<T> {
+  let extra: Record<string, unknown> = first;
+  for (let round = 1; ; round++) {
+    const result = await send(extra);
+    if (!isPlainObject(result) || result.resultType !== 'input_required') return result as T;
+    const requests = isPlainObject(result.inputRequests) ? Object.entries(result.inputRequests) : [];
+    if (round > MAX_ROUNDS)
+      throw new McpError(ErrorCode.InternalError, `${what} still asked for input after ${MAX_ROUNDS} rounds; the gateway gave up on it.`);
+    for (const [key, request] of requests)
+      if (!isPlainObject(request) || typeof request.method !== 'string' || !ASKABLE.has(request.method))
+        throw new McpError(ErrorCode.InternalError, `${what} asked for input the gateway cannot put to a client (${key}).`);
+    const answers = await Promise.all(
+      requests.map(async ([key, request]) => {
+        const { method, params } = request as { method: ClientRequestMethod; params?: unknown };
+        return [key, await ask(method, isPlainObject(params) ? params : {}, key)] as const;
+      }),
+    );
+    extra = {
+      inputResponses: Object.fromEntries(answers),
+      ...(typeof result.requestState === 'string' ? { requestState: result.requestState } : {}),
+    };
+  }
+}
+
+/** A v2 client's error as the v1 McpError the rest of the gateway reads (code, message, data; its prefixes are stripped there). */
+export function asMcpError(err: unknown): unknown {
+  if (err instanceof McpError || !(err instanceof Error)) return err;
+  const { code, data } = err as Error & { code?: unknown; data?: unknown };
+  if (typeof code === 'number') return new McpError(code, err.message, data);
+  // An HTTP error status whose body is the server's JSON-RPC error (the revision answers -32601 with
+  // 404 and header mismatches with 400): that error, not a failed transport.
+  const text = isPlainObject(data) && typeof data.status === 'number' && typeof data.text === 'string' ? data.text : undefined;
+  if (text === undefined) return err;
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return err;
+  }
+  const error = isPlainObject(body) && isPlainObject(body.error) ? body.error : undefined;
+  if (typeof error?.code !== 'number' || typeof error.message !== 'string') return err;
+  return new McpError(error.code, error.message, error.data);
+}
+
+/** The gateway's listen stream at a 2026-07-28 server: what it listens for (as sent), on which client, what the server honoured. */
+interface Watch {
+  key: string;
+  client: Client;
+  subscription: McpSubscription;
+  honored: SubscriptionFilter;
+}
+
+/** The 2026-07-28 client of one server: connected (server/discover) on first use and again after a failure. */
+export class Rev2026Client {
+  private connecting?: Promise<Rev2026Session>;
+  /** The session once connected (for the stdio child's pid). */
+  private session?: Rev2026Session;
+  private watch?: Watch;
+  /** Listen streams are opened one at a time (each change of what to listen for waits for the one before). */
+  private watchChain: Promise<unknown> = Promise.resolve();
+  private rewatchTimer?: NodeJS.Timeout;
+  /** How long after the next listen stream that ends early it is opened again (1 s doubling to 30 s; 1 s after one that lasted STABLE_MS). */
+  private listenDelayMs = 1000;
+
+  constructor(private readonly host: EraHost) {}
+
+  get pid(): number | undefined {
+    return this.session?.pid;
+  }
+
+  /** The connected session (server/discover on first use, and again after a failure). */
+  connected(timeoutMs: number): Promise<Rev2026Session> {
+    const { host } = this;
+    if (host.closed) return Promise.reject(new DownstreamFailure('refused', `${host.id} is stopped`, false));
+    if (this.connecting) return this.connecting;
+    // connecting (every request comes here; only a new connection clears a stdio child's stderr)
+    const { spec, supervisor } = host;
+    const capabilities = host.forwardClientRequests ? FORWARDED_CAPABILITIES : {};
+    const target =
+      spec.transport === 'streamable-http'
+        ? { url: spec.url, headers: spec.headers }
+        : (() => {
+            const run = supervisor.launch(spec);
+            return run instanceof DownstreamFailure ? run : { ...run, onStderr: supervisor.onStderr };
+          })();
+    if (target instanceof DownstreamFailure) return Promise.reject(target);
+    const connecting = connect2026(
+      target,
+      capabilities,
+      Math.min(timeoutMs, START_TIMEOUT_MS),
+      host.budget,
+      host.calls.takeFirst,
+      host.version,
+    ).then(
+      (client) => {
+        supervisor.starts += 1;
+        supervisor.up();
+        const session = new Rev2026Session(client, host, this);
+        this.session = session;
+        const server = client.getServerVersion();
+        host.logger.info(`${host.id} connected over MCP ${REV_2026}`, {
+          server: server ? `${server.name} ${server.version}` : undefined,
+        });
+        this.hear(client);
+        return session;
+      },
+      (err: Error) => {
+        if (this.connecting === connecting) this.connecting = undefined;
+        supervisor.lastProblem = `${err.message}${supervisor.stderrTail()}`;
+        throw new DownstreamFailure('refused', `${host.id} did not answer server/discover: ${supervisor.lastProblem}`, false, {
+          cause: err,
+        });
+      },
+    );
+    this.connecting = connecting;
+    return connecting;
+  }
+
+  /**
+   * What the server says on the gateway's listen stream goes where a 2025 server's unsolicited
+   * notifications go; the stream opens at once when the server offers list changes or the gateway's
+   * clients already watch some of its resources.
+   */
+  private hear(client: Client): void {
+    const { id, logger } = this.host;
+    for (const kind of ['tools', 'prompts', 'resources'] as const)
+      client.setNotificationHandler(`notifications/${kind}/list_changed`, this.host.listChanged(kind));
+    client.setNotificationHandler('notifications/resources/updated', (n) => this.host.resourceUpdated(n.params.uri));
+    if (Object.keys(this.filter(client)).length > 0)
+      this.listen(client).catch((err: Error) => {
+        logger.warn(`${id}: could not listen for its changes; trying again`, { err: err.message });
+        this.listenLater(err);
+      });
+  }
+
+  /** What the gateway listens for: the list changes the server offers, and updates of the resources the gateway's clients watch. */
+  private filter(client: Client): SubscriptionFilter {
+    const caps = client.getServerCapabilities() ?? {};
+    const { subscribed } = this.host;
+    return {
+      ...(caps.tools?.listChanged ? { toolsListChanged: true } : {}),
+      ...(caps.prompts?.listChanged ? { promptsListChanged: true } : {}),
+      ...(caps.resources?.listChanged ? { resourcesListChanged: true } : {}),
+      ...(caps.resources?.subscribe && subscribed.size > 0 ? { resourceSubscriptions: [...subscribed].sort() } : {}),
+    };
+  }
+
+  /**
+   * Opens the listen stream again when what to listen for changed (a new stream, acknowledged, then
+   * the old one closed, so no update falls between them); none when there is nothing to listen for.
+   * Answers what the server honoured. A stream the server ends is opened again (listenLater).
+   */
+  listen(client: Client, timeoutMs = START_TIMEOUT_MS): Promise<SubscriptionFilter> {
+    const run = this.watchChain.then(async () => {
+      const filter = this.filter(client);
+      const key = JSON.stringify(filter);
+      const current = this.watch;
+      if (current?.key === key && current.client === client) return current.honored;
+      let next: Watch | undefined;
+      if (Object.keys(filter).length > 0) {
+        const subscription = await client.listen(filter, { timeout: timeoutMs });
+        const watch = { key, client, subscription, honored: subscription.honoredFilter };
+        const openedAt = Date.now();
+        next = watch;
+        void subscription.closed.then((how) => {
+          if (how === 'local' || this.watch !== watch) return;
+          this.watch = undefined;
+          // a server (or a proxy) that ends every stream soon after it opens is asked again less and less often
+          const delay = Date.now() - openedAt >= STABLE_MS ? 1000 : this.listenDelayMs;
+          this.listenDelayMs = Math.min(delay * 2, MAX_BACKOFF_MS);
+          this.host.logger.warn(`${this.host.id} ended the gateway's listen stream (${how}); listening again in ${delay} ms`);
+          this.listenLater(undefined, delay);
+        });
+      }
+      this.watch = next;
+      await current?.subscription.close();
+      return next?.honored ?? {};
+    });
+    this.watchChain = run.catch(() => undefined);
+    return run;
+  }
+
+  /**
+   * Listens again after the stream ended or could not open, with backoff (1 s doubling to 30 s).
+   * What changed meanwhile was not heard: the lists are read again and watchers of its resources told.
+   */
+  private listenLater(failure?: unknown, delayMs = 1000): void {
+    if (this.host.closed || this.rewatchTimer) return;
+    const refused = asMcpError(failure);
+    if (refused instanceof McpError && refused.code === ErrorCode.MethodNotFound) {
+      this.host.logger.warn(`${this.host.id} has no subscriptions/listen: its changes are found by polling only`);
+      return;
+    }
+    this.rewatchTimer = setTimeout(() => {
+      this.rewatchTimer = undefined;
+      this.connected(START_TIMEOUT_MS)
+        .then((session) => this.listen(session.client))
+        .then(() => this.host.missed())
+        .catch((err: unknown) => this.listenLater(err, Math.min(delayMs * 2, MAX_BACKOFF_MS)));
+    }, delayMs);
+    this.rewatchTimer.unref();
+  }
+
+  /** Forgets the client (the next request connects again) and closes it. */
+  async drop(): Promise<void> {
+    const connecting = this.connecting;
+    const watch = this.watch;
+    this.connecting = undefined;
+    this.session = undefined;
+    this.watch = undefined;
+    await watch?.subscription.close().catch(() => undefined);
+    const session = await connecting?.catch(() => undefined);
+    await session?.client.close().catch(() => undefined);
+  }
+
+  async close(): Promise<void> {
+    if (this.rewatchTimer) clearTimeout(this.rewatchTimer);
+    await this.drop();
+  }
+}
+
+/** A 2026-07-28 server's session: MCP's operations on the v2 client, each request standing alone. */
+class Rev2026Session extends SessionBase<Client> implements EraSession {
+  constructor(
+    client: Client,
+    private readonly host: EraHost,
+    private readonly owner: Rev2026Client,
+  ) {
+    super(client);
+  }
+
+  /** The SDK's options of a request (the gateway polls the lists itself: the v2 client's response cache is not used). */
+  private opts(call: Scope, inputRequired = false) {
+    return { ...call.opts, cacheMode: 'bypass' as const, ...(inputRequired ? { allowInputRequired: true } : {}) } as never;
+  }
+
+  /** What the request carries in _meta: what this caller can be asked (of what the gateway forwards), and its log level when someone listens. */
+  private meta(call: Scope): Record<string, unknown> {
+    const caller = call.options.onClientRequest;
+    // Its log messages are asked for (every level: the caller's own filter applies) only when someone listens.
+    return {
+      'io.modelcontextprotocol/clientCapabilities': askable(this.host.forwardClientRequests ? caller?.capabilities : undefined),
+      ...(call.options.onLog ? { 'io.modelcontextprotocol/logLevel': 'debug' } : {}),
+    };
+  }
+
+  /**
+   * A request the server may answer input_required: what it asks goes to the caller of this very
+   * call (no attribution rule needed), keyed as the server keyed it; the answers the caller sent up
+   * front go with the first request.
+   */
+  private rounds<T>(what: string, label: string, call: Scope, send: (extra: Record<string, unknown>) => Promise<unknown>): Promise<T> {
+    const caller = call.options.onClientRequest;
+    const first = caller?.inputResponses ? { inputResponses: caller.inputResponses } : {};
+    return this.host.calls.inFlight(what, call, (slot: CallSlot) =>
+      withInputRounds<T>(label, send, (method, params, key) => this.host.calls.askCaller(slot, method, params, call.signal, key), first),
+    );
+  }
+
+  async health(call: Scope): Promise<Record<string, unknown>> {
+    await this.client.discover(this.opts(call));
+    return { status: 'healthy', transport: this.host.spec.transport, protocolVersion: REV_2026 };
+  }
+
+  list(kind: ListName, call: Scope, max?: number) {
+    return this.pages(kind, call, this.opts(call), max);
+  }
+
+  async callTool(name: string, args: Record<string, unknown>, call: Scope): Promise<CallToolResult> {
+    // the call's own progressToken, its reports delivered as read (takeFirst), before its answer
+    const onProgress = call.options.onProgress;
+    const progressToken = onProgress ? `gateway-${randomUUID()}` : undefined;
+    const { progress } = this.host.calls;
+    if (progressToken) progress.set(progressToken, onProgress!);
+    const params = { name, arguments: args, _meta: { ...this.meta(call), ...(progressToken ? { progressToken } : {}) } };
+    const opts = this.opts(call, true);
+    try {
+      return await this.rounds<CallToolResult>(name, `The tool ${name}`, call, (extra) =>
+        this.client.callTool({ ...params, ...extra }, opts),
+      );
+    } finally {
+      if (progressToken) progress.delete(progressToken);
+    }
+  }
+
+  getPrompt(name: string, args: Record<string, unknown> | undefined, call: Scope): Promise<unknown> {
+    const _meta = this.meta(call);
+    const opts = this.opts(call, true);
+    return this.rounds(`prompt ${name}`, `The prompt ${name}`, call, (extra) =>
+      this.client.getPrompt({ name, arguments: args as Record<string, string> | undefined, _meta, ...extra }, opts),
+    );
+  }
+
+  readResource(uri: string, call: Scope): Promise<unknown> {
+    const _meta = this.meta(call);
+    const opts = this.opts(call, true);
+    return this.rounds(`resource ${uri}`, `Reading ${uri}`, call, (extra) => this.client.readResource({ uri, _meta, ...extra }, opts));
+  }
+
+  complete(params: CompleteParams, call: Scope): Promise<unknown> {
+    return this.client.complete(params as never, this.opts(call));
+  }
+
+  async subscribe(uri: string, call: Scope): Promise<boolean> {
+    const { subscribed } = this.host;
+    subscribed.add(uri);
+    const honored = await this.owner.listen(this.client, call.options.timeoutMs).catch((err: unknown) => {
+      subscribed.delete(uri);
+      throw err;
+    });
+    if (honored.resourceSubscriptions?.includes(uri)) return true;
+    subscribed.delete(uri);
+    void this.owner.listen(this.client).catch(() => undefined);
+    return false;
+  }
+
+  async unsubscribe(uri: string, call: Scope): Promise<void> {
+    this.host.subscribed.delete(uri);
+    await this.owner.listen(this.client, call.options.timeoutMs);
+  }
+}

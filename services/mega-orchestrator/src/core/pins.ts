@@ -17,8 +17,8 @@ import { createHash } from 'node:crypto';
 import type { Logger } from '@mcp-fleet/kit';
 import type { HistoryDb } from '../history/history-db';
 
-export const PIN_MODES = ['off', 'notify', 'hold'] as const;
-export type PinMode = (typeof PIN_MODES)[number];
+export { PIN_MODES, type PinMode } from '../downstream/mcp/spec';
+import type { PinMode } from '../downstream/mcp/spec';
 
 /** The fields of a tool's definition a pin covers. */
 export const PINNED_FIELDS = ['name', 'title', 'description', 'inputSchema', 'outputSchema', 'annotations'] as const;

@@ -17,8 +17,7 @@ import { ConfigError, type Env } from '@mcp-fleet/kit';
 import { SERVICES, type ServiceEntry } from '@mcp-fleet/inventory';
 import YAML from 'yaml';
 import { z } from 'zod';
-import type { DownstreamSpec } from '../core/types';
-import { PIN_MODES } from '../core/pins';
+import { PIN_MODES, type McpServerEntry } from './mcp/spec';
 import { shownUrl, VARIABLE } from './secret-mask';
 
 const SERVICE_ID = 'mega-orchestrator';
@@ -145,7 +144,7 @@ function parseDocument(text: string, variable: string, problems: Problem[]): Rec
  * The configured MCP servers as downstream specs. Throws ConfigError naming every bad entry, as the
  * rest of the configuration does.
  */
-export function configuredMcpServers(env: Env, inventory: readonly ServiceEntry[] = SERVICES): DownstreamSpec[] {
+export function configuredMcpServers(env: Env, inventory: readonly ServiceEntry[] = SERVICES): McpServerEntry[] {
   const problems: Problem[] = [];
   const sources: [string, Record<string, unknown>][] = [];
   const file = env.MCP_SERVERS_FILE?.trim();
@@ -172,7 +171,7 @@ export function configuredMcpServers(env: Env, inventory: readonly ServiceEntry[
     }
   }
 
-  const specs: DownstreamSpec[] = [];
+  const specs: McpServerEntry[] = [];
   const seen = new Set<string>();
   const taken = new Set(inventory.map((s) => s.id));
   for (const [variable, servers] of sources) {
@@ -309,8 +308,8 @@ export function inventoryStdioServers(
   inventory: readonly ServiceEntry[] = SERVICES,
   repoRoot = path.resolve(__dirname, '../../../..'),
   built = RUNS_BUILT,
-): { specs: DownstreamSpec[]; skipped: string[] } {
-  const specs: DownstreamSpec[] = [];
+): { specs: McpServerEntry[]; skipped: string[] } {
+  const specs: McpServerEntry[] = [];
   const skipped: string[] = [];
   const passed: Record<string, string> = {};
   for (const [k, v] of Object.entries(env)) if (v !== undefined && PASSED_TO_STDIO.test(k)) passed[k] = v;

@@ -1,6 +1,6 @@
 /**
  * How an MCP server behind the gateway is declared (an mcpServers entry, ../mcp-servers-config.ts):
- * the downstream side's own types, which core/types.ts re-exports for the registry.
+ * the downstream side's own types, which core/types.ts and core/pins.ts re-export.
  */
 /** How to reach a real MCP server (mcp-downstream.ts speaks to it): a stdio child or Streamable HTTP. */
 export interface StdioServerSpec {
@@ -43,3 +43,22 @@ export interface HttpServerSpec {
 }
 
 export type McpServerSpec = StdioServerSpec | HttpServerSpec;
+
+/** What a change of a pinned tool definition does at a server (core/pins.ts): nothing, served and reported, or held back. */
+export const PIN_MODES = ['off', 'notify', 'hold'] as const;
+export type PinMode = (typeof PIN_MODES)[number];
+
+/** An mcpServers entry as the registry takes it (core/types.ts's DownstreamSpec, as far as an entry fills it in). */
+export interface McpServerEntry {
+  id: string;
+  /** For display only: its declared URL template, or `stdio:<id>`. */
+  url: string;
+  mcp: McpServerSpec;
+  tools?: string[];
+  primaryFor?: string[];
+  pin?: PinMode;
+  /** Caps on what it lists (core/list-limits.ts's ListLimits, each optional). */
+  limits?: Partial<Record<'tools' | 'prompts' | 'resources' | 'descriptionBytes' | 'schemaBytes', number>>;
+  /** Values `${VAR}` put into its URL, headers, environment or arguments. */
+  secrets?: string[];
+}

@@ -18,7 +18,6 @@ import type { Logger } from '@mcp-fleet/kit';
 import type { HistoryDb } from '../history/history-db';
 
 export { PIN_MODES, type PinMode } from '../downstream/mcp/spec';
-import type { PinMode } from '../downstream/mcp/spec';
 
 /** The fields of a tool's definition a pin covers. */
 export const PINNED_FIELDS = ['name', 'title', 'description', 'inputSchema', 'outputSchema', 'annotations'] as const;

@@ -118,6 +118,8 @@ export async function startFleet(
       FLEET_DATA_DIR: dataDir,
       WORKSPACE_ROOTS: workspace,
       NO_COLOR: '1',
+      // a machine shared with other work can take longer than the launcher's 60 s to start 24 processes
+      FLEET_START_TIMEOUT_MS: '180000',
       ...extra.env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

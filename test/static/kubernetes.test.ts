@@ -6,8 +6,11 @@ import YAML from 'yaml';
 import { GATEWAY_ID, SERVICES, envPrefix } from '@mcp-fleet/inventory';
 import { composedServices } from '../../scripts/gen/generate';
 import {
+  FOOTPRINT_RESULTS,
   GATEWAY_REQUIRED_SECRETS,
+  idleRssMib,
   KUBERNETES_DIR,
+  memoryRequestMib,
   NAMESPACE,
   NODE_UID,
   PERSISTENT_DATA,
@@ -16,6 +19,7 @@ import {
   selectorLabels,
 } from '../../scripts/gen/kubernetes';
 import { secretVariables } from '../../scripts/gen/secret-variables';
+import { configSource } from '../../scripts/build/stamp';
 import { isSecretName } from '../../packages/kit/src/logger';
 import { hostOriginRule } from '@mcp-fleet/kit';
 
@@ -291,6 +295,25 @@ describe('Kubernetes manifests (deploy/kubernetes)', () => {
       }
   });
 
+  it("request each container's measured idle RSS (the built fleet's, from the footprint bench) plus a quarter", () => {
+    const mib = (q: string) => (q.endsWith('Gi') ? parseFloat(q) * 1024 : parseFloat(q));
+    const rss = idleRssMib();
+    // the built fleet's figures, not the tsx era's (those were 94-308 MiB): every service measured
+    const { result } = JSON.parse(fs.readFileSync(FOOTPRINT_RESULTS, 'utf8'));
+    const built = result.results.find((r: { mode: string }) => r.mode === 'built');
+    expect(Object.keys(rss).sort()).toEqual(Object.keys(built.idleRssKiB).sort());
+    for (const d of ofKind('Deployment')) {
+      const id = d.metadata.name;
+      expect(rss[id]).toBeGreaterThan(0);
+      const request = mib(d.spec.template.spec.containers[0].resources.requests.memory);
+      expect(request).toBe(memoryRequestMib(id, rss));
+      expect(request).toBeGreaterThanOrEqual(rss[id] * 1.25);
+      expect(request).toBeLessThan(rss[id] * 1.25 + 16);
+    }
+    // a service the bench has not measured yet gets the fixed allowance, not nothing
+    expect(memoryRequestMib('a-new-service', {})).toBe(160);
+  });
+
   it('scale the stateless gateway on CPU, with its history, contexts, rate limits and signing key shared through PostgreSQL, Redis and a Secret', () => {
     const hpa = named('HorizontalPodAutoscaler', GATEWAY_ID);
     expect(hpa.spec.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: GATEWAY_ID });
@@ -367,7 +390,7 @@ describe('Kubernetes manifests (deploy/kubernetes)', () => {
         else if (!e.valueFrom.secretKeyRef?.optional) env[e.name] = sample[e.name];
       }
       // eslint-disable-next-line @typescript-eslint/no-require-imports
-      const { readConfig } = require(path.join(ROOT, 'services', s.id, 'src/config.ts')) as {
+      const { readConfig } = require(configSource(s.id)!) as {
         readConfig: (env: Record<string, string>) => Obj;
       };
       const config = readConfig(env);

@@ -106,15 +106,20 @@ export class Rev2025Client {
     client.setNotificationHandler(PromptListChangedNotificationSchema, host.listChanged('prompts'));
     client.setNotificationHandler(ResourceListChangedNotificationSchema, host.listChanged('resources'));
     client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => host.resourceUpdated(n.params.uri));
-    if (await this.probe.ask('first')) {
+    // A server declared to no era is asked server/discover: over HTTP before initialize; over stdio
+    // beside it (the v2 client asks a sibling process), so a 2025-only server starts no later.
+    const stdio = host.spec.transport === 'stdio';
+    const asked = this.probe.ask('first');
+    if (!stdio && (await asked)) {
       await transport.close().catch(() => undefined);
       throw SPEAKS_2026;
     }
-    supervisor.starts += 1;
     try {
       await client.connect(transport, { timeout: START_TIMEOUT_MS });
     } catch (err) {
       await transport.close().catch(() => undefined);
+      if (stdio && (await asked)) throw SPEAKS_2026;
+      supervisor.starts += 1;
       // A server that answered initialize with an error may be of the 2026-07-28 revision (a process
       // that exited or did not answer is not asked).
       const answered = err instanceof McpError && err.code !== ErrorCode.ConnectionClosed && err.code !== ErrorCode.RequestTimeout;
@@ -127,6 +132,12 @@ export class Rev2025Client {
       supervisor.failed(`${why}${supervisor.stderrTail()}`);
       throw new DownstreamFailure('refused', `${id} did not start: ${supervisor.lastProblem}`, false, { cause: err });
     }
+    if (stdio && (await asked)) {
+      // a server of both eras: spoken to in the newer revision (its own process runs already)
+      await client.close().catch(() => undefined);
+      throw SPEAKS_2026;
+    }
+    supervisor.starts += 1;
     deliverFirst(transport, host.calls.takeFirst);
     const session = new Rev2025Session(client, host);
     // set after connect: a failed start is handled above, not by the close handler

@@ -267,14 +267,13 @@ export class McpDownstream implements Downstream, EraHost {
   }
 
   /**
-   * Whether a server declared to no era speaks 2026-07-28, asked by the 2025 client before
-   * initialize ('first'), over either transport: a server of both eras is spoken to in the newer
-   * revision. A stdio server is asked within PROBE_TIMEOUT_MS (the v2 client asks a short-lived
-   * sibling process of the same command, so a server that exits on a request before initialize
-   * costs nothing; the one the gateway keeps is started once, in the era found); one that answers
-   * -32601, an error, nothing, or exits is then spoken to in 2025. A stdio server that refused
-   * initialize is asked again with the full start time ('refused'), in case the first question ran
-   * out of time.
+   * Whether a server declared to no era speaks 2026-07-28 ('first'): asked by the 2025 client before
+   * initialize over HTTP, beside it over stdio, where the v2 client asks a short-lived sibling process
+   * of the same command within PROBE_TIMEOUT_MS (a server that exits on a request before initialize
+   * costs nothing). One that answers is spoken to in the newer revision, a server of both eras
+   * included; one that answers -32601, an error, nothing, or exits, in 2025. A stdio server that
+   * refused initialize is asked again with the full start time ('refused'), in case the first
+   * question ran out of time.
    */
   private readonly probe: EraProbe = {
     ask: async (when) => {

@@ -1,0 +1,50 @@
+/**
+ * Each process's Node flags in the fleet's plan (scripts/fleet/plan.ts, issue 32): the tool
+ * services tuned for memory, the gateway for throughput, the launcher as ./fleet starts it; the
+ * variables that replace them, and a clear error for a value that is not a flag.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { GATEWAY_ID } from '@mcp-fleet/inventory';
+import { tempDir } from '@mcp-fleet/testing';
+import { GATEWAY_NODE_ARGS, LAUNCHER_NODE_ARGS, planFleet, REPO_ROOT, SERVICE_NODE_ARGS } from '../../scripts/fleet/plan';
+
+const tmp = tempDir('fleet-node-args-');
+afterAll(() => tmp.cleanup());
+const base = { PATH: '/usr/bin:/bin', FLEET_DATA_DIR: path.join(tmp.dir, 'data'), WORKSPACE_ROOTS: path.join(tmp.dir, 'ws') };
+const argsById = (env: Record<string, string>) =>
+  Object.fromEntries(planFleet({ env: { ...base, ...env } }).specs.map((s) => [s.entry.id, s.nodeArgs]));
+
+describe("the fleet's Node flags", () => {
+  it('tune the tool services for memory and leave the gateway its speed', () => {
+    const args = argsById({});
+    expect(SERVICE_NODE_ARGS).toEqual(['--max-semi-space-size=1', '--optimize-for-size']);
+    expect(GATEWAY_NODE_ARGS).toEqual(['--max-semi-space-size=1']);
+    expect(args[GATEWAY_ID]).toEqual(GATEWAY_NODE_ARGS);
+    const tools = Object.keys(args).filter((id) => id !== GATEWAY_ID);
+    expect(tools.length).toBeGreaterThan(20);
+    for (const id of tools) expect([id, args[id]]).toEqual([id, SERVICE_NODE_ARGS]);
+  });
+
+  it('are replaced by FLEET_NODE_ARGS (every service but the gateway) and FLEET_GATEWAY_NODE_ARGS, "-" for none', () => {
+    const args = argsById({ FLEET_NODE_ARGS: ' --max-semi-space-size=2   --single-threaded-gc ', FLEET_GATEWAY_NODE_ARGS: '-' });
+    expect(args[GATEWAY_ID]).toEqual([]);
+    expect(args['system-mcp']).toEqual(['--max-semi-space-size=2', '--single-threaded-gc']);
+    expect(argsById({ FLEET_GATEWAY_NODE_ARGS: '--optimize-for-size' })[GATEWAY_ID]).toEqual(['--optimize-for-size']);
+    // empty is unset, as the services read variables
+    expect(argsById({ FLEET_NODE_ARGS: '  ' })['system-mcp']).toEqual(SERVICE_NODE_ARGS);
+  });
+
+  it('refuse a value that is not a flag, naming the variable and the word', () => {
+    expect(() => argsById({ FLEET_NODE_ARGS: '--optimize-for-size server.js' })).toThrow(
+      'FLEET_NODE_ARGS takes Node flags (--name or --name=value), got "server.js"',
+    );
+    expect(() => argsById({ FLEET_GATEWAY_NODE_ARGS: '-r x' })).toThrow('FLEET_GATEWAY_NODE_ARGS takes Node flags');
+  });
+
+  it('start the launcher in ./fleet with LAUNCHER_NODE_ARGS', () => {
+    const script = fs.readFileSync(path.join(REPO_ROOT, 'fleet'), 'utf8');
+    const launch = /exec node (.*) dist\/fleet\/cli\.js/.exec(script);
+    expect(launch?.[1].split(' ')).toEqual(LAUNCHER_NODE_ARGS);
+  });
+});

@@ -1,7 +1,6 @@
 import fs from 'node:fs/promises';
 import { decodeCursor, encodeCursor, redact, type Logger } from '@mcp-fleet/kit';
 import { openPostgresHistory, openSqliteHistory, type HistoryDb, type Statement } from './history-db';
-import type { RoutingMode, Transport } from '../core/types';
 import { historyKey, type Owner } from '../auth/ownership';
 
 export interface CallRecord {
@@ -11,8 +10,10 @@ export interface CallRecord {
   contextId?: string;
   tool: string;
   service?: string;
-  transport: Transport;
-  mode: RoutingMode;
+  /** How the call came in (core/types.ts's Transport: native, jsonrpc, service, proxy): stored as given. */
+  transport: string;
+  /** Its routing mode (core/types.ts's RoutingMode: auto, primary): stored as given. */
+  mode: string;
   success: boolean;
   code?: string;
   durationMs: number;

@@ -29,33 +29,11 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   downstream: [],
 };
 
-/** Today's exceptions, `from -> to` (paths under src/ without .ts). Remove an entry when its edge is gone. */
-const KNOWN = new Set<string>([
-  'core/context -> mcp/subscriptions',
-  'core/context -> mcp/client-requests',
-  'core/tasks -> mcp/client-requests',
-  'core/tasks -> mcp/jsonrpc',
-  'core/tasks -> mcp/rev-2026-07-28/peer-forward',
-  'core/discovery/index -> mcp/rev-2026-07-28/param-headers',
-  'core/virtual-servers/index -> mcp/rev-2026-07-28/param-headers',
-  'core/virtual-servers/index -> mcp/rev-2025-11-25/session-transport',
-  'core/virtual-servers/index -> mcp/subscriptions',
-  'core/virtual-servers/index -> http/routes/native',
-  'core/virtual-servers/routes -> http/routes/admin',
-  'downstream/mcp-server -> core/config',
-  'downstream/mcp-server -> core/types',
-  'downstream/mcp-server -> mcp/client-requests',
-  'downstream/mcp-server -> mcp/jsonrpc',
-  'downstream/mcp-server -> core/secret-mask',
-  'downstream/stdio-sandbox -> core/types',
-  'downstream/rev-2026-07-28 -> core/config',
-  'downstream/resource-watch -> core/registry',
-  'downstream/mcp-servers-config -> core/types',
-  'downstream/mcp-servers-config -> core/pins',
-  'downstream/mcp-servers-config -> core/secret-mask',
-  'downstream/providers -> core/config',
-  'history/call-history -> core/types',
-]);
+/**
+ * Exceptions, `from -> to` (paths under src/ without .ts): none since the downstream and protocol
+ * sides were reworked (24 at the move into folders). Keep it empty; an entry must name an edge that exists.
+ */
+const KNOWN = new Set<string>([]);
 
 function files(dir: string): string[] {
   return fs

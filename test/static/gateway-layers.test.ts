@@ -104,3 +104,21 @@ describe("the gateway's layers", () => {
     expect([...KNOWN].filter((e) => !present.has(e))).toEqual([]);
   });
 });
+
+describe("docs/gateway.md's file table", () => {
+  const doc = fs.readFileSync(path.resolve(__dirname, '../../docs/gateway.md'), 'utf8');
+  const rows = [...doc.matchAll(/^\| `(src\/[^`]+)`/gm)].map((m) => m[1]);
+
+  it('names only files and folders that exist', () => {
+    expect(rows.length).toBeGreaterThan(50);
+    expect(rows.filter((r) => !fs.existsSync(path.join(SRC, '..', r)))).toEqual([]);
+  });
+
+  it('names every file of src/, itself or by its folder', () => {
+    const unlisted = files(SRC)
+      .concat(fs.readdirSync(path.join(SRC, 'http', 'ui')).map((f) => path.join(SRC, 'http', 'ui', f)))
+      .map((f) => `src/${path.relative(SRC, f).split(path.sep).join('/')}`)
+      .filter((f) => !rows.includes(f) && !rows.some((r) => r.endsWith('/') && f.startsWith(r)));
+    expect([...new Set(unlisted)]).toEqual([]);
+  });
+});

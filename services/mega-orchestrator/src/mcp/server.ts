@@ -294,13 +294,10 @@ export async function complete(
     );
   const service = ctx.registry.get(entry.service)!;
   try {
-    const answer = await service.upstream.request({
-      method: 'POST',
-      path: '/completion/complete',
-      body: JSON.stringify({ ref: { type: 'ref/prompt', name: entry.prompt.name }, argument, ...(context ? { context } : {}) }),
-      timeoutMs: ctx.config.DOWNSTREAM_TIMEOUT_MS,
-      signal,
-    });
+    const answer = await service.upstream.complete(
+      { ref: { type: 'ref/prompt', name: entry.prompt.name }, argument, ...(context ? { context } : {}) },
+      { timeoutMs: ctx.config.DOWNSTREAM_TIMEOUT_MS, signal },
+    );
     const completion = (answer.json as { completion?: { values?: unknown; total?: unknown; hasMore?: unknown } } | undefined)?.completion;
     // Kit services have no completions (404); an answer that is not a completion counts as none.
     if (answer.status !== 200 || !Array.isArray(completion?.values)) return NO_COMPLETION;
@@ -332,10 +329,7 @@ export async function getPrompt(
   const entry = promptEntry(ctx, p.name, principal);
   const service = ctx.registry.get(entry.service)!;
   try {
-    const answer = await service.upstream.request({
-      method: 'POST',
-      path: '/prompts/get',
-      body: JSON.stringify({ name: entry.prompt.name, arguments: p.arguments ?? {} }),
+    const answer = await service.upstream.getPrompt(entry.prompt.name, (p.arguments ?? {}) as Record<string, unknown>, {
       timeoutMs: ctx.config.DOWNSTREAM_TIMEOUT_MS,
       signal,
       onClientRequest,
@@ -417,10 +411,7 @@ export async function readResource(
   if (RESOURCE_URIS.has(uri)) return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(views[uri]()) }] };
   const service = uri.length <= 2048 ? resourceOwner(ctx, uri, principal) : undefined;
   if (!service) throw resourceNotFound(uri, notFoundCode);
-  const answer = await ctx.registry.get(service)!.upstream.request({
-    method: 'POST',
-    path: '/resources/read',
-    body: JSON.stringify({ uri }),
+  const answer = await ctx.registry.get(service)!.upstream.readResource(uri, {
     timeoutMs: ctx.config.DOWNSTREAM_TIMEOUT_MS,
     signal,
     onClientRequest,

@@ -45,8 +45,8 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
   {
-    // The secrets UI's browser script.
-    files: ['services/*/src/ui/**/*.js'],
+    // Browser scripts: the secrets UI's and the gateway's status page (src/http/ui/).
+    files: ['services/*/src/ui/**/*.js', 'services/*/src/http/ui/**/*.js'],
     languageOptions: { sourceType: 'script', globals: { document: 'readonly', window: 'readonly', fetch: 'readonly' } },
   },
   {

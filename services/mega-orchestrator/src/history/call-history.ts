@@ -71,6 +71,16 @@ function stored(value: unknown, max: number, media = false): string {
   return truncated ? JSON.stringify({ truncated: true, excerpt: text, length }) : text;
 }
 
+/** A row of the sessions table (one per history key: its transport, first and last call, counts). */
+export interface SessionRow {
+  session_id: string;
+  transport: string;
+  created_at: number;
+  last_seen: number;
+  calls: number;
+  errors: number;
+}
+
 interface CallRow {
   id: number;
   context_id: string | null;
@@ -271,14 +281,7 @@ export class CallHistory {
     const key = historyKey(sessionId, owner);
     await this.flush();
     if (!this.db) return undefined;
-    const session = await this.db.get<{
-      session_id: string;
-      transport: string;
-      created_at: number;
-      last_seen: number;
-      calls: number;
-      errors: number;
-    }>('SELECT * FROM sessions WHERE session_id = ?', [key]);
+    const session = await this.db.get<SessionRow>('SELECT * FROM sessions WHERE session_id = ?', [key]);
     if (!session) return undefined;
     const contexts = await this.db.all<{ context_id: string | null; calls: number; errors: number; first_at: number; last_at: number }>(
       `SELECT context_id, COUNT(*) AS calls, SUM(1 - success) AS errors, MIN(at) AS first_at, MAX(at) AS last_at

@@ -7,7 +7,7 @@
  * nothing else is listed (not a key whose owner merely ends the same).
  */
 import { AppError } from '@mcp-fleet/kit';
-import type { CallHistory } from '../../history/call-history';
+import type { CallHistory, SessionRow } from '../../history/call-history';
 import { historyKey, type Owner } from '../../auth/ownership';
 
 export interface SessionSummary {
@@ -15,15 +15,6 @@ export interface SessionSummary {
   transport: string;
   createdAt: string;
   lastSeen: string;
-  calls: number;
-  errors: number;
-}
-
-interface SessionRow {
-  session_id: string;
-  transport: string;
-  created_at: number;
-  last_seen: number;
   calls: number;
   errors: number;
 }

@@ -186,6 +186,23 @@ describe('questions from MCP servers behind the gateway', () => {
       expect((await call('test_simple_text')).result).toMatchObject({ resultType: 'complete', isError: false });
     });
 
+    it('refuses only the server’s roots/list when the caller did not declare roots (a server also asks it unprompted), and the call goes on', async () => {
+      const r = await call('ask_roots', {}, {}, { elicitation: {} });
+      expect(r.status).toBe(200);
+      expect(r.result).toMatchObject({ resultType: 'complete' });
+      expect(text(r)).toMatch(/^no roots: .*did not declare the "roots" capability/);
+      expect(g.gw.ctx.inputs.waiting).toBe(0);
+      const asked = await call('ask_roots');
+      expect(asked.result).toMatchObject({ resultType: 'input_required' });
+      const key = Object.keys(asked.result!.inputRequests)[0];
+      const answered = await call(
+        'ask_roots',
+        {},
+        { inputResponses: { [key]: { roots: [{ uri: 'file:///w', name: 'w' }] } }, requestState: asked.result!.requestState },
+      );
+      expect(text(answered)).toBe('roots: file:///w');
+    });
+
     it('drops a call whose client never comes back after MCP_INPUT_TIMEOUT_MS; its state is then unknown', async () => {
       const first = await call('test_elicitation', { message: 'm' });
       expect(g.gw.ctx.inputs.waiting).toBe(1);

@@ -119,6 +119,9 @@ export class InputExchanges {
     };
     const requester: ClientRequester = (method, params, signal, key) => {
       if (clientCan(caller.capabilities, method, params)) return ex.asked.ask(method, params, signal, key);
+      // roots/list is also asked unprompted (server-everything asks it 350 ms after it starts), and a
+      // stdio server's request names no call: it may not be this call's, so only the server is refused.
+      if (method === 'roots/list') return Promise.reject(cannotAnswer(method, params));
       // A 2026-07-28 server must not rely on an undeclared capability: the client is told which one (-32021).
       const need = neededCapability(method, params);
       this.settle(

@@ -34,6 +34,40 @@ const SANDBOXED = ['terminal-mcp', 'git-mcp', 'media-mcp', 'transcriber-mcp', 'm
 /** Services that serve PostgreSQL read-only (database-mcp's `main`, sql-mcp-wrapper). */
 const READ_ONLY_SQL = ['database-mcp', 'sql-mcp-wrapper'];
 
+/**
+ * Storage, least privilege (docs/deployment.md, "Compose"): each service has its own named volumes,
+ * so a service tricked into running something reaches no other service's data, logs or secrets.
+ *   <id>-data  its DATA_DIR (/data), mounted into it alone;
+ *   <id>-logs  its LOG_FILE's folder (/logs/<id>), read-write into it, read-only into the log readers;
+ *   <id>-env   the runtime secrets secrets-ui exports for it, read-write into secrets-ui
+ *              (DATA_DIR/secrets-ui/env/<id>/, which it then writes to), read-only into the service at
+ *              /data/secrets-ui/env, where the image's start command reads <id>.env.
+ * The image has these folders, owned by its user, so that an empty volume takes that owner (docker/Dockerfile).
+ */
+export const dataVolume = (id: string) => `${id}-data`;
+export const logVolume = (id: string) => `${id}-logs`;
+export const envVolume = (id: string) => `${id}-env`;
+export const LOG_ROOT = '/logs';
+const logFolder = (id: string) => `${LOG_ROOT}/${id}`;
+const SECRETS_UI = 'secrets-ui';
+const EXPORT_DIR = `/data/${SECRETS_UI}/env`;
+/** The services that read every service's log: log-mcp (its tools) and the gateway (the console's log tail). */
+export const LOG_READERS = ['log-mcp', GATEWAY_ID];
+
+/** The services whose runtime secrets secrets-ui exports into a volume of their own (its own stay in its data). */
+function exported(): ServiceEntry[] {
+  return composedServices().filter((s) => s.id !== SECRETS_UI);
+}
+
+function serviceVolumes(s: ServiceEntry): string[] {
+  const volumes = [`${dataVolume(s.id)}:/data`, `${logVolume(s.id)}:${logFolder(s.id)}`];
+  if (s.id !== SECRETS_UI) volumes.push(`${envVolume(s.id)}:${EXPORT_DIR}:ro`);
+  if (LOG_READERS.includes(s.id))
+    for (const o of composedServices()) if (o.id !== s.id) volumes.push(`${logVolume(o.id)}:${logFolder(o.id)}:ro`);
+  if (s.id === SECRETS_UI) for (const o of exported()) volumes.push(`${envVolume(o.id)}:${EXPORT_DIR}/${o.id}`);
+  return [...volumes, './:/workspace:ro'];
+}
+
 function backendEnv(s: ServiceEntry): Record<string, string> {
   const env: Record<string, string> = {};
   // Compose interpolates the password from the environment or .env; no secret is written in the file.
@@ -85,12 +119,14 @@ export function buildCompose(): Record<string, unknown> {
         PORT: String(s.port),
         DATA_DIR: '/data',
         WORKSPACE_ROOTS: '/workspace',
-        LOG_FILE: `/data/logs/${s.id}.log`,
+        LOG_FILE: `${logFolder(s.id)}/${s.id}.log`,
+        // log-mcp reads every service's folder under /logs
+        ...(s.id === 'log-mcp' ? { LOG_ROOTS: LOG_ROOT } : {}),
         ...backendEnv(s),
         ...urls,
       },
       ports: [`127.0.0.1:${s.port}:${s.port}`],
-      volumes: ['fleet-data:/data', './:/workspace:ro'],
+      volumes: serviceVolumes(s),
       healthcheck: {
         test: ['CMD', 'node', '-e', `fetch('http://127.0.0.1:${s.port}/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))`],
         interval: '10s',
@@ -204,7 +240,10 @@ export function buildCompose(): Record<string, unknown> {
     promtail: {
       image: 'grafana/promtail:3.3.2',
       command: ['-config.file=/etc/promtail/promtail.yml'],
-      volumes: ['./monitoring/promtail/promtail.yml:/etc/promtail/promtail.yml:ro', 'fleet-data:/data:ro'],
+      volumes: [
+        './monitoring/promtail/promtail.yml:/etc/promtail/promtail.yml:ro',
+        ...composedServices().map((s) => `${logVolume(s.id)}:${logFolder(s.id)}:ro`),
+      ],
       depends_on: ['loki'],
       restart,
     },
@@ -214,7 +253,8 @@ export function buildCompose(): Record<string, unknown> {
     services,
     volumes: Object.fromEntries(
       [
-        'fleet-data',
+        ...composedServices().flatMap((s) => [dataVolume(s.id), logVolume(s.id)]),
+        ...exported().map((s) => envVolume(s.id)),
         'postgres-data',
         'redis-data',
         'qdrant-data',

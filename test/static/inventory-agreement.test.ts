@@ -4,7 +4,17 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import YAML from 'yaml';
 import { SERVICES, collisions, downstreamServices, launchedServices, GATEWAY_ID } from '@mcp-fleet/inventory';
-import { COMPOSE_FILE, COMPOSE_VAULT_FILE, MONITORING_PORTS, PROMETHEUS_FILE, composedServices, render } from '../../scripts/gen/generate';
+import {
+  COMPOSE_FILE,
+  COMPOSE_VAULT_FILE,
+  MONITORING_PORTS,
+  PROMETHEUS_FILE,
+  composedServices,
+  dataVolume,
+  envVolume,
+  logVolume,
+  render,
+} from '../../scripts/gen/generate';
 import { planFleet } from '../../scripts/fleet/plan';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -94,8 +104,77 @@ describe('inventory agreement', () => {
     expect(compose.services.mosquitto.volumes.length).toBeGreaterThan(0);
     expect(compose.services.dovecot.profiles).toEqual(['mail']);
     const named = Object.keys(compose.volumes);
-    for (const v of ['fleet-data', 'postgres-data', 'redis-data', 'prometheus-data', 'grafana-data', 'loki-data'])
-      expect(named).toContain(v);
+    // one shared fleet-data volume was replaced by each service's own (the next test)
+    for (const v of ['postgres-data', 'redis-data', 'prometheus-data', 'grafana-data', 'loki-data']) expect(named).toContain(v);
+    for (const s of composedServices()) expect(named).toEqual(expect.arrayContaining([dataVolume(s.id), logVolume(s.id)]));
+  });
+
+  it('gives each service its own data, logs and secrets exports: no volume is written by two services, the log readers read logs only', () => {
+    const base = YAML.parse(fs.readFileSync(COMPOSE_FILE, 'utf8'));
+    const overlay = YAML.parse(fs.readFileSync(COMPOSE_VAULT_FILE, 'utf8'));
+    const declared = new Set(Object.keys({ ...base.volumes, ...overlay.volumes }));
+    // every mount of a named volume, in either file: [service, volume, target, read-only]
+    const mounts: [string, string, string, boolean][] = [];
+    for (const file of [base, overlay])
+      for (const [id, svc] of Object.entries<{ volumes?: string[] }>(file.services))
+        for (const m of svc.volumes ?? []) {
+          const [source, target, mode] = m.split(':');
+          if (source.startsWith('.') || source.startsWith('/')) {
+            // a bind mount of the checkout or its config: read-only, except none
+            expect([id, m, mode]).toEqual([id, m, 'ro']);
+            continue;
+          }
+          expect([id, source, declared.has(source)]).toEqual([id, source, true]);
+          mounts.push([id, source, target, mode === 'ro']);
+        }
+    const writers = new Map<string, string[]>();
+    for (const [id, volume, , ro] of mounts) if (!ro) writers.set(volume, [...(writers.get(volume) ?? []), id]);
+    for (const [volume, ids] of writers) expect([volume, ids]).toEqual([volume, [ids[0]]]);
+
+    const readers = ['log-mcp', GATEWAY_ID, 'promtail'];
+    for (const s of composedServices()) {
+      const svc = base.services[s.id];
+      const own = mounts.filter(([id]) => id === s.id);
+      // its DATA_DIR and its LOG_FILE's folder: its own volumes, read-write, mounted nowhere else but read-only
+      expect(own.find(([, , target]) => target === svc.environment.DATA_DIR)).toEqual([s.id, dataVolume(s.id), '/data', false]);
+      expect(own.find(([, , target]) => target === path.posix.dirname(svc.environment.LOG_FILE))).toEqual([
+        s.id,
+        logVolume(s.id),
+        `/logs/${s.id}`,
+        false,
+      ]);
+      expect(mounts.filter(([id, v]) => v === dataVolume(s.id) && id !== s.id)).toEqual([]);
+      // its logs reach the readers only, read-only; every reader gets them
+      const logReaders = mounts.filter(([id, v]) => v === logVolume(s.id) && id !== s.id);
+      expect(logReaders.every(([, , target, ro]) => ro && target === `/logs/${s.id}`)).toBe(true);
+      expect(logReaders.map(([id]) => id).sort()).toEqual(readers.filter((r) => r !== s.id).sort());
+      // the secrets secrets-ui exports for it: written by secrets-ui only, read by it only, where the image reads them
+      if (s.id !== 'secrets-ui') {
+        expect(mounts.filter(([, v]) => v === envVolume(s.id)).sort()).toEqual(
+          [
+            ['secrets-ui', envVolume(s.id), `/data/secrets-ui/env/${s.id}`, false],
+            [s.id, envVolume(s.id), '/data/secrets-ui/env', true],
+          ].sort(),
+        );
+      }
+      // no other service's data, logs or secrets, except the readers' logs
+      const foreign = own.filter(([, v]) => !v.startsWith(`${s.id}-`));
+      if (readers.includes(s.id)) expect(foreign.every(([, v, , ro]) => ro && /-logs$/.test(v))).toBe(true);
+      else if (s.id === 'secrets-ui') expect(foreign.every(([, v, , ro]) => !ro && /-env$/.test(v))).toBe(true);
+      else expect(foreign).toEqual([]);
+    }
+    expect(base.services['log-mcp'].environment.LOG_ROOTS).toBe('/logs');
+    // promtail reads the same folders its config ships
+    expect(fs.readFileSync(path.join(ROOT, 'monitoring/promtail/promtail.yml'), 'utf8')).toContain('__path__: /logs/*/*.log');
+  });
+
+  it('makes the image hold every folder compose mounts a volume on, owned by its user', () => {
+    const dockerfile = fs.readFileSync(path.join(ROOT, 'docker/Dockerfile'), 'utf8');
+    expect(dockerfile).toMatch(/mkdir -p "\/logs\/\$id"/);
+    expect(dockerfile).toMatch(/mkdir -p "\/data\/secrets-ui\/env\/\$id"/);
+    expect(dockerfile).toMatch(/chown -R node:node \/data \/logs /);
+    // the start command reads the export where each service's own export volume is mounted
+    expect(dockerfile).toContain('${DATA_DIR:-/data}/secrets-ui/env/${SERVICE}.env');
   });
 
   it('keeps Vault in the variant B overlay, which points the secret readers at it with a mounted token file', () => {

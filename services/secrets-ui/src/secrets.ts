@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { AppError, renderEnvFile, type KeyedSerial } from '@mcp-fleet/kit';
@@ -37,7 +38,16 @@ export function restartHint(deps: SecretsDeps, service: string) {
   };
 }
 
-export const exportFileOf = (deps: SecretsDeps, service: string) => path.join(deps.exportDir, `${service}.env`);
+/**
+ * `<export dir>/<service>.env`, or `<export dir>/<service>/<service>.env` when that folder is there: compose
+ * mounts each service's own export volume on it (docs/deployment.md, "Compose"), which the service reads as
+ * its `/data/secrets-ui/env/<service>.env`.
+ */
+export function exportFileOf(deps: SecretsDeps, service: string): string {
+  const own = path.join(deps.exportDir, service);
+  const folder = statSync(own, { throwIfNoEntry: false })?.isDirectory();
+  return path.join(folder ? own : deps.exportDir, `${service}.env`);
+}
 
 /** One service's secrets with every value masked. */
 export function maskedView(deps: SecretsDeps, svc: ServiceSecrets, record: SecretRecord) {
@@ -138,7 +148,7 @@ async function writeNow(deps: SecretsDeps, svc: ServiceSecrets, values: Record<s
 
 export async function writeExportFile(deps: SecretsDeps, service: string, record: SecretRecord): Promise<string> {
   const file = exportFileOf(deps, service);
-  await fs.mkdir(deps.exportDir, { recursive: true, mode: 0o700 });
+  await fs.mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
   const text = renderEnvFile(record.values, [
     `Runtime secrets of ${service}, version ${record.version}; written by secrets-ui, do not edit by hand.`,
     `Load with: set -a; . ${file}; set +a`,

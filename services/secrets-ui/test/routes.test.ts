@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import path from 'node:path';
 import request from 'supertest';
 import { SERVICES } from '@mcp-fleet/inventory';
 import { parseEnvFile } from '@mcp-fleet/kit';
@@ -247,5 +248,33 @@ describe('secrets-ui health without a token file', () => {
     const res = await request(t.app).get('/health');
     expect(res.status).toBe(503);
     expect(res.body.checks.token).toMatchObject({ status: 'error', error: expect.stringContaining('/nonexistent/secrets-ui-token') });
+  });
+});
+
+describe('secrets-ui exports into a per-service folder (compose)', () => {
+  const t = makeApp();
+  afterAll(() => t.cleanup());
+
+  it('writes <export dir>/<service>/<service>.env when that folder is there, else <service>.env beside the others', async () => {
+    // compose mounts security-mcp's own export volume on env/security-mcp (docs/deployment.md, "Compose")
+    const folder = path.join(t.dir, 'secrets-ui', 'env', 'security-mcp');
+    fs.mkdirSync(folder, { recursive: true });
+    const inFolder = path.join(folder, 'security-mcp.env');
+    const res = await request(t.app)
+      .put('/api/secrets/security-mcp')
+      .set(auth)
+      .send({ values: { JWT_SECRET: VALUE } });
+    expect(res.status).toBe(200);
+    expect(res.body.result.exportFile).toBe(inFolder);
+    expect(parseEnvFile(fs.readFileSync(inFolder, 'utf8'))).toEqual({ JWT_SECRET: VALUE });
+    expect(fs.existsSync(t.exportFile('security-mcp'))).toBe(false);
+    expect((await request(t.app).get('/api/secrets/security-mcp').set(auth)).body.result.exportFile).toBe(inFolder);
+    // a service without its folder: the flat layout the launcher reads
+    const flat = await request(t.app)
+      .put('/api/secrets/mega-orchestrator')
+      .set(auth)
+      .send({ values: { LLM_API_KEY: 'value-0123456789' } });
+    expect(flat.body.result.exportFile).toBe(t.exportFile('mega-orchestrator'));
+    expect(parseEnvFile(fs.readFileSync(t.exportFile('mega-orchestrator'), 'utf8'))).toEqual({ LLM_API_KEY: 'value-0123456789' });
   });
 });

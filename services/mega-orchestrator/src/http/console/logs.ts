@@ -1,6 +1,8 @@
 /**
  * A service's live log tail for the console (admins only): the last lines of its JSON log
- * (<log dir>/<service id>.log, where the launcher writes each service's LOG_FILE), then every line
+ * (<log dir>/<service id>.log, where the launcher writes each service's LOG_FILE, or
+ * <log root>/<service id>/<service id>.log when the gateway's own log is in a folder named after it, as
+ * compose mounts them), then every line
  * written after, as server-sent events. The service is named by its id, looked up among the
  * inventory and the registry; no path comes from the request. The file is polled (a rename or a
  * truncation starts it over); at most MAX_STREAMS tails are open at once.
@@ -35,7 +37,10 @@ export class LogTails {
     if (!loggedServices(this.ctx).includes(id))
       throw new AppError('NOT_FOUND', `No service "${id.slice(0, 100)}"; GET /console/api/fleet lists the services.`);
     if (id === this.ctx.service && this.ctx.config.LOG_FILE) return this.ctx.config.LOG_FILE;
-    return path.join(logDir(this.ctx), `${id}.log`);
+    const dir = logDir(this.ctx);
+    // A folder per service, named after it (compose: each service's log volume at /logs/<id>): the others are its siblings.
+    if (path.basename(dir) === this.ctx.service) return path.join(path.dirname(dir), id, `${id}.log`);
+    return path.join(dir, `${id}.log`);
   }
 
   /** GET /console/api/logs/:service: SSE, one `data:` event per log line (JSON), `event: reset` when the file starts over. */

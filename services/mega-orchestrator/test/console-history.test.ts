@@ -9,7 +9,7 @@
 import path from 'node:path';
 import { describeWithBackend, pgScratchSchema, tempDir, testLogger, type PgScratchSchema } from '@mcp-fleet/testing';
 import { SqliteDb } from '@mcp-fleet/kit/sqlite';
-import { CallHistory, RESULT_MAX, type CallRecord } from '../src/history/call-history';
+import { CallHistory, RESULT_MAX, storedText, type CallRecord } from '../src/history/call-history';
 import { listSessions } from '../src/http/console/history';
 
 const BOB = 'api-key:bob';
@@ -87,6 +87,73 @@ async function checkResults(history: CallHistory): Promise<void> {
   expect(await history.read('r', 'api-key:eve', 10)).toBeUndefined();
 }
 
+/**
+ * The same results and arguments with the JSON texts the call path already had (CallRecord.argsText,
+ * resultText, as the channel gives them): the history keeps exactly what it keeps from the values,
+ * secrets redacted however the text spells them (an escaped name too), media noted, deep nesting cut.
+ */
+async function checkTexts(history: CallHistory): Promise<void> {
+  const now = Date.now();
+  const png = 'iVBORw0KGgo'.repeat(400);
+  let deep: unknown = 'bottom';
+  for (let i = 0; i < 12; i++) deep = { down: deep };
+  const cases: { name: string; args: Record<string, unknown>; argsText?: string; result: Record<string, unknown>; resultText?: string }[] =
+    [
+      { name: 'plain', args: { path: '.' }, result: { success: true, service: 'demo', result: { entries: ['a', 'b'], n: 2 } } },
+      { name: 'secret', args: { user: 'ann', api_key: 'k1' }, result: { success: true, result: { note: 'kept', token: 'abc123' } } },
+      // "\u0074oken" is "token" once parsed: the text does not show the name, the value does
+      {
+        name: 'escaped',
+        args: { q: 1 },
+        result: { success: true, result: { tok: 1, token: 'abc123' } },
+        resultText: '{"tok":1,"\\u0074oken":"abc123"}',
+      },
+      { name: 'password value', args: { q: 'password' }, result: { success: true, result: 'no secret, just the word password' } },
+      { name: 'media', args: {}, result: { success: true, result: { content: [{ type: 'image', mimeType: 'image/png', data: png }] } } },
+      { name: 'deep', args: { deep }, result: { success: true, result: { deep } } },
+      { name: 'long', args: { text: 'x'.repeat(5000) }, result: { success: true, result: 'y'.repeat(RESULT_MAX * 2) } },
+      { name: 'bare', args: {}, result: { result: [1, 2] } },
+    ];
+  const base = { owner: BOB, transport: 'jsonrpc', mode: 'auto', durationMs: 2, success: true } as const;
+  cases.forEach((c, i) => {
+    const { result: value } = c.result;
+    const texts = { argsText: c.argsText ?? JSON.stringify(c.args), resultText: c.resultText ?? JSON.stringify(value) };
+    history.enqueue({ ...base, sessionId: 'from-values', tool: c.name, at: now - 100 + i, args: c.args, result: c.result });
+    history.enqueue({ ...base, sessionId: 'from-texts', tool: c.name, at: now - 100 + i, args: c.args, result: c.result, ...texts });
+  });
+  const calls = async (id: string) =>
+    ((await history.read(id, BOB, 100)) as { calls: { tool: string; arguments: unknown; result: unknown }[] }).calls.map(
+      ({ tool, arguments: args, result }) => ({ tool, args, result }),
+    );
+  const fromValues = await calls('from-values');
+  const fromTexts = await calls('from-texts');
+  expect(fromTexts).toEqual(fromValues);
+  const byTool = Object.fromEntries(fromTexts.map((c) => [c.tool, c]));
+  expect(byTool.plain.result).toEqual(cases[0].result);
+  expect(byTool.secret).toMatchObject({
+    args: { user: 'ann', api_key: '[redacted]' },
+    result: { result: { note: 'kept', token: '[redacted]' } },
+  });
+  expect(byTool.escaped.result).toEqual({ success: true, result: { tok: 1, token: '[redacted]' } });
+  expect(JSON.stringify(fromTexts)).not.toMatch(/abc123|k1/);
+  expect(JSON.stringify(byTool.media.result)).not.toContain(png);
+  expect(JSON.stringify(byTool.deep)).toContain('[redacted: nested too deeply]');
+  expect(byTool.long.args).toMatchObject({ truncated: true, length: JSON.stringify(cases[6].args).length });
+  expect(byTool.long.result).toMatchObject({ truncated: true, length: RESULT_MAX * 2 + '{"success":true,"result":""}'.length });
+  // the texts that need no rewriting are kept as they are; the others take the full path
+  expect(storedText('{"entries":["a","b"],"n":2}', 100)).toBe('{"entries":["a","b"],"n":2}');
+  expect(storedText('"abcdef"', 3)).toBe('{"truncated":true,"excerpt":"\\"ab","length":8}');
+  for (const text of ['{"token":"x"}', '{"\\u0074oken":"x"}', JSON.stringify(deep)]) expect(storedText(text, 100)).toBeUndefined();
+  expect(storedText('{"data":"QUJD"}', 100)).toBe('{"data":"QUJD"}');
+  // brackets and escaped quotes inside strings do not count as nesting, nor hide it
+  let tricky: unknown = 'x';
+  for (let i = 0; i < 12; i++) tricky = { 'a\\': tricky, b: '}]"\\' };
+  expect(storedText(JSON.stringify(tricky), 1000)).toBeUndefined();
+  const shallow = JSON.stringify({ 'a\\': { b: '}}}}}}}}}}]"' }, c: ['{{{{{{{{{{[[['] });
+  expect(storedText(shallow, 1000)).toBe(shallow);
+  expect(storedText('{"data":"QUJD"}', 100, true)).toBeUndefined();
+}
+
 /** A calls table as a store made before results were kept has it, with one call in it. */
 const OLD_CALLS = `CREATE TABLE calls (id INTEGER PRIMARY KEY, session_id TEXT NOT NULL, context_id TEXT, tool TEXT NOT NULL, service TEXT,
   transport TEXT NOT NULL, mode TEXT NOT NULL, success INTEGER NOT NULL, code TEXT, duration_ms REAL NOT NULL, at BIGINT NOT NULL, args TEXT)`;
@@ -124,6 +191,7 @@ describe('console history listing [sqlite]', () => {
 
   it('lists exactly the owner’s sessions', () => checkListing(history));
   it('keeps each call’s result, redacted and bounded', () => checkResults(history));
+  it('keeps the same from the texts the call path had', () => checkTexts(history));
 
   it('reads calls recorded before results were kept', async () => {
     const file = path.join(tmp.dir, 'old.sqlite');
@@ -162,6 +230,7 @@ describeWithBackend('postgres', 'console history listing', () => {
 
   it('lists exactly the owner’s sessions', () => checkListing(history));
   it('keeps each call’s result, redacted and bounded', () => checkResults(history));
+  it('keeps the same from the texts the call path had', () => checkTexts(history));
 
   it('reads calls recorded before results were kept', async () => {
     const old = await pgScratchSchema('console_history_old');

@@ -105,6 +105,7 @@ export class Dispatcher {
       attributes: { 'mcp_fleet.tool': req.tool.slice(0, 64), 'mcp_fleet.transport': req.transport },
     });
     let result: Omit<CallResult, 'durationMs'>;
+    let argsJson: string | undefined;
     try {
       let route: Route;
       if (req.service !== undefined) {
@@ -115,7 +116,8 @@ export class Dispatcher {
         route = this.resolver.resolve(req.tool, req.mode);
       }
       if (req.principal) route = this.permitted(route, req);
-      result = await this.forward(route, req, span);
+      argsJson = JSON.stringify(req.args);
+      result = await this.forward(route, req, argsJson, span);
     } catch (err) {
       result = this.failure(toAppError(err), undefined, span);
     }
@@ -157,7 +159,9 @@ export class Dispatcher {
         durationMs,
         at: Date.now(),
         args: req.args,
+        ...(argsJson !== undefined ? { argsText: argsJson } : {}),
         result: result.body,
+        ...(result.resultText !== undefined ? { resultText: result.resultText } : {}),
       });
     }
     if (this.debug) {
@@ -202,8 +206,7 @@ export class Dispatcher {
     };
   }
 
-  private async forward(route: Route, req: CallRequest, span: FleetSpan): Promise<Omit<CallResult, 'durationMs'>> {
-    const argsJson = JSON.stringify(req.args);
+  private async forward(route: Route, req: CallRequest, argsJson: string, span: FleetSpan): Promise<Omit<CallResult, 'durationMs'>> {
     let last: Omit<CallResult, 'durationMs'> | undefined;
     for (let i = 0; i < route.candidates.length; i++) {
       const target = route.candidates[i];

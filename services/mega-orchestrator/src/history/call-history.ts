@@ -1,5 +1,5 @@
 import fs from 'node:fs/promises';
-import { decodeCursor, encodeCursor, redact, type Logger } from '@mcp-fleet/kit';
+import { decodeCursor, encodeCursor, isSecretName, redact, type Logger } from '@mcp-fleet/kit';
 import { openPostgresHistory, openSqliteHistory, type HistoryDb, type Statement } from './history-db';
 import { historyKey, type Owner } from '../auth/ownership';
 
@@ -20,8 +20,16 @@ export interface CallRecord {
   at: number;
   /** Redacted and cut to ARGS_MAX characters when written, not on the call's path. */
   args: unknown;
+  /** The arguments' JSON text as sent downstream (JSON.stringify(args)), when the caller has it: stored as it is when nothing in it needs redacting. */
+  argsText?: string;
   /** What the call answered (its envelope): redacted and cut to RESULT_MAX characters when written, as the arguments are. */
   result?: unknown;
+  /**
+   * The JSON text of the envelope's `result` as the service wrote it (DownstreamAnswer.resultText), when
+   * the answer carried it: the envelope is then stored from this text without serializing the result
+   * again, when nothing in it needs redacting or a note for media (else as `result`).
+   */
+  resultText?: string;
 }
 
 export interface CallHistoryOptions {
@@ -45,6 +53,14 @@ const BATCH = 200;
 /** Rows per multi-row INSERT (12 parameters each). */
 const INSERT_ROWS = 50;
 const QUEUE_MAX = 10_000;
+/** Characters of argument and result text the queue holds before the oldest records are dropped. */
+const QUEUE_TEXT_MAX = 32 * 1024 * 1024;
+/** At most one log line about dropped records per this many ms. */
+const DROP_LOG_MS = 60_000;
+/** Nesting redact() keeps: an object or array deeper than this many brackets becomes its note. */
+const REDACT_BRACKETS = 9;
+/** A media key with a string value, in JSON text (withoutMedia may rewrite it). */
+const MEDIA_KEY_TEXT = /"(?:data|blob|base64)"\s*:\s*"/;
 
 /** Arguments as stored: secret-looking keys redacted, cut to ARGS_MAX characters. */
 export function summarizeArgs(args: unknown, max = ARGS_MAX, media = false): { text: string; truncated: boolean; length: number } {
@@ -68,8 +84,65 @@ function withoutMedia(key: string, value: unknown): unknown {
 /** A call's arguments or result as its column holds it: the JSON, or {truncated, excerpt, length} when it was cut. */
 function stored(value: unknown, max: number, media = false): string {
   const { text, truncated, length } = summarizeArgs(value, max, media);
+  return cut(text, truncated, length);
+}
+
+function cut(text: string, truncated: boolean, length: number): string {
   return truncated ? JSON.stringify({ truncated: true, excerpt: text, length }) : text;
 }
+
+/**
+ * A JSON text (of a value parsed from JSON) as its column holds it, taken as it is when summarizeArgs
+ * would change nothing in it: no secret-looking name anywhere in it (isSecretName over the whole text,
+ * so also in values, and no \u escape that could spell one), no media key with a string value, nothing
+ * nested deeper than redact() keeps. Otherwise undefined, and the value takes the full path.
+ */
+export function storedText(text: string, max: number, media = false): string | undefined {
+  if (text.includes('\\u') || isSecretName(text) || (media && MEDIA_KEY_TEXT.test(text)) || !nestedAtMost(text, REDACT_BRACKETS))
+    return undefined;
+  return cut(text.length <= max ? text : text.slice(0, max), text.length > max, text.length);
+}
+
+/** True when no object or array in the JSON text is nested deeper than `max` brackets (strings are skipped whole, with indexOf). */
+function nestedAtMost(text: string, max: number): boolean {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 34) {
+      // on to the string's closing quote: the next quote after an even run of backslashes
+      for (;;) {
+        i = text.indexOf('"', i + 1);
+        if (i < 0) return false;
+        let b = i - 1;
+        while (text.charCodeAt(b) === 92) b--;
+        if ((i - 1 - b) % 2 === 0) break;
+      }
+    } else if (c === 123 || c === 91) {
+      if (++depth > max) return false;
+    } else if (c === 125 || c === 93) depth--;
+  }
+  return true;
+}
+
+/** An envelope's JSON text with the result's own text in place of its `result` (kept last, as the service wrote it). */
+function envelopeText(envelope: unknown, resultText: string): string | undefined {
+  if (envelope === null || typeof envelope !== 'object' || Array.isArray(envelope)) return undefined;
+  const { result, ...rest } = envelope as Record<string, unknown>;
+  if (result === undefined) return undefined;
+  const head = JSON.stringify(rest);
+  return head === '{}' ? `{"result":${resultText}}` : `${head.slice(0, -1)},"result":${resultText}}`;
+}
+
+/** What the call's columns hold: from the texts the call path already had when they need no rewriting, else redacted and serialized here. */
+function columns(r: CallRecord): { args: string; result: string | null } {
+  const args = (r.argsText !== undefined ? storedText(r.argsText, ARGS_MAX) : undefined) ?? stored(r.args, ARGS_MAX);
+  if (r.result === undefined) return { args, result: null };
+  const text = r.resultText !== undefined ? envelopeText(r.result, r.resultText) : undefined;
+  return { args, result: (text !== undefined ? storedText(text, RESULT_MAX, true) : undefined) ?? stored(r.result, RESULT_MAX, true) };
+}
+
+/** Characters of text a record holds in the queue (its texts; the parsed values they came with are counted as nothing). */
+const heldText = (r: CallRecord) => (r.argsText?.length ?? 0) + (r.resultText?.length ?? 0);
 
 /** A row of the sessions table (one per history key: its transport, first and last call, counts). */
 export interface SessionRow {
@@ -105,6 +178,9 @@ export class CallHistory {
   private db?: HistoryDb;
   private readonly ready: Promise<void>;
   private queue: CallRecord[] = [];
+  private queueText = 0;
+  private dropLoggedAt = 0;
+  private droppedSinceLog = 0;
   private timer?: NodeJS.Timeout;
   private pruneTimer?: NodeJS.Timeout;
   private flushing: Promise<void> = Promise.resolve();
@@ -151,13 +227,21 @@ export class CallHistory {
     return this.db !== undefined;
   }
 
+  /**
+   * Queues a call for the next batch write; nothing is redacted or serialized here. Past QUEUE_MAX
+   * records or QUEUE_TEXT_MAX characters of text held, the oldest records are dropped (counted in
+   * `dropped`, the history queue's metric, and logged at most once a minute).
+   */
   enqueue(record: CallRecord): void {
     if (this.closed || this.failure) return;
-    if (this.queue.length >= QUEUE_MAX) {
-      this.queue.shift();
-      this.dropped += 1;
-    }
     this.queue.push(record);
+    this.queueText += heldText(record);
+    let dropped = 0;
+    while (this.queue.length > 1 && (this.queue.length > QUEUE_MAX || this.queueText > QUEUE_TEXT_MAX)) {
+      this.queueText -= heldText(this.queue.shift()!);
+      dropped++;
+    }
+    if (dropped > 0) this.droppedRecords(dropped, 'the queue was full');
     if (this.queue.length >= BATCH) this.schedule(0);
     else this.schedule(this.options.flushMs);
   }
@@ -193,6 +277,7 @@ export class CallHistory {
     const db = this.db!;
     while (this.queue.length > 0) {
       const batch = this.queue.splice(0, BATCH);
+      for (const r of batch) this.queueText -= heldText(r);
       try {
         await db.batch(this.statementsFor(batch));
         this.written += batch.length;
@@ -201,6 +286,20 @@ export class CallHistory {
         this.options.logger.error('could not write session records; they are dropped', { err, count: batch.length });
       }
     }
+  }
+
+  private droppedRecords(count: number, why: string): void {
+    this.dropped += count;
+    this.droppedSinceLog += count;
+    const now = Date.now();
+    if (now - this.dropLoggedAt < DROP_LOG_MS) return;
+    this.options.logger.warn(`session records dropped: ${why} (the store is not keeping up)`, {
+      count: this.droppedSinceLog,
+      dropped: this.dropped,
+      queued: this.queue.length,
+    });
+    this.dropLoggedAt = now;
+    this.droppedSinceLog = 0;
   }
 
   /**
@@ -214,6 +313,7 @@ export class CallHistory {
       const rows = batch.slice(i, i + INSERT_ROWS);
       const params: unknown[] = [];
       rows.forEach((r, j) => {
+        const { args, result } = columns(r);
         params.push(
           keys[i + j],
           r.contextId ?? null,
@@ -225,8 +325,8 @@ export class CallHistory {
           r.code ?? null,
           r.durationMs,
           r.at,
-          stored(r.args, ARGS_MAX),
-          r.result === undefined ? null : stored(r.result, RESULT_MAX, true),
+          args,
+          result,
         );
       });
       out.push({

@@ -193,6 +193,12 @@ describe('console history listing [sqlite]', () => {
   it('keeps each call’s result, redacted and bounded', () => checkResults(history));
   it('keeps the same from the texts the call path had', () => checkTexts(history));
 
+  it('makes a new store with 8 KiB pages, in WAL mode', async () => {
+    const db = (await history.database())!;
+    expect(await db.get('PRAGMA page_size')).toEqual({ page_size: 8192 });
+    expect(await db.get('PRAGMA journal_mode')).toEqual({ journal_mode: 'wal' });
+  });
+
   it('reads calls recorded before results were kept', async () => {
     const file = path.join(tmp.dir, 'old.sqlite');
     const db = await SqliteDb.open(file);
@@ -203,6 +209,8 @@ describe('console history listing [sqlite]', () => {
     const old = new CallHistory({ file, maxCallsPerSession: 100, flushMs: 10, retentionHours: 24, logger: testLogger('history') });
     try {
       await checkOldCall(old);
+      // a store made before keeps its pages
+      expect(await (await old.database())!.get('PRAGMA page_size')).toEqual({ page_size: 4096 });
     } finally {
       await old.close();
     }

@@ -15,7 +15,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { z } from 'zod';
 import { createLogger, createServiceApp, defineTool, type Logger, type RunningServer } from '@mcp-fleet/kit';
 import { describeWithProgram, serve, tempDir, testConfig } from '@mcp-fleet/testing';
@@ -83,6 +83,19 @@ describeWithProgram('chromium', 'chromium', 'the gateway console in a browser', 
   let createdKey = '';
   /** The trace id the console showed for the good plan_trip call. */
   let traceId = '';
+
+  /**
+   * The element's text once it shows `expected` (or after 20 s, whatever it shows then): the console
+   * fills what it shows after its requests answer, which on a loaded machine is not at once.
+   */
+  async function textWith(locator: Locator, expected: string): Promise<string> {
+    await locator
+      .filter({ hasText: expected })
+      .first()
+      .waitFor({ timeout: 20_000 })
+      .catch(() => undefined);
+    return (await locator.first().textContent()) ?? '';
+  }
 
   /** axe-core in the page (evaluated through the DevTools protocol: the page's CSP stays as it is). */
   async function axeCheck(p: Page, where: string): Promise<void> {
@@ -170,7 +183,7 @@ describeWithProgram('chromium', 'chromium', 'the gateway console in a browser', 
     await shot(page, 'login');
     await page.getByLabel('API key or access token').fill('mcpf_not-a-key');
     await page.getByRole('button', { name: 'Log in' }).click();
-    await expect(page.locator('#login-error').textContent()).resolves.toContain('not known');
+    expect(await textWith(page.locator('#login-error'), 'not known')).toContain('not known');
     await page.getByLabel('API key or access token').fill(admin.key);
     await page.getByRole('button', { name: 'Log in' }).click();
     await page.getByRole('heading', { level: 1, name: 'Fleet' }).waitFor();
@@ -186,15 +199,15 @@ describeWithProgram('chromium', 'chromium', 'the gateway console in a browser', 
     await page.locator('#services tr[data-service="demo-mcp"]').waitFor();
     const row = (id: string) => page.locator(`#services tr[data-service="${id}"]`);
     await expect(row('demo-mcp').getAttribute('data-status')).resolves.toBe('healthy');
-    await expect(row('demo-mcp').textContent()).resolves.toContain('2 (launcher)');
-    await expect(row('demo-mcp').textContent()).resolves.toContain('closed');
+    expect(await textWith(row('demo-mcp'), '2 (launcher)')).toContain('2 (launcher)');
+    expect(await textWith(row('demo-mcp'), 'closed')).toContain('closed');
     await expect(row('studio-mcp').getAttribute('data-status')).resolves.toBe('healthy');
     // an inventory service this gateway does not poll says why
-    await expect(row('alpha-mcp').textContent()).resolves.toContain('not in this gateway');
-    await expect(row('memory-mcp').textContent()).resolves.toContain('not built yet');
+    expect(await textWith(row('alpha-mcp'), 'not in this gateway')).toContain('not in this gateway');
+    expect(await textWith(row('memory-mcp'), 'not built yet')).toContain('not built yet');
     const server = page.locator('#mcp-servers tr[data-server="studio-mcp"]');
-    await expect(server.textContent()).resolves.toContain('stdio');
-    await expect(server.textContent()).resolves.toContain('2025 (initialize, sessions)');
+    expect(await textWith(server, 'stdio')).toContain('stdio');
+    expect(await textWith(server, '2025 (initialize, sessions)')).toContain('2025 (initialize, sessions)');
     await axeCheck(page, 'fleet');
     await shot(page, 'fleet');
   }, 60_000);
@@ -214,9 +227,9 @@ describeWithProgram('chromium', 'chromium', 'the gateway console in a browser', 
     await page.getByRole('button', { name: 'Add stops item' }).click();
     await page.getByRole('button', { name: 'Run' }).click();
     await page.locator('#error-summary').waitFor();
-    await expect(page.locator('[data-path="city"] .field-error').textContent()).resolves.toContain('is required');
-    await expect(page.locator('[data-path="days"] .field-error').textContent()).resolves.toContain('at most 14');
-    await expect(page.locator('[data-path="stops[0]"] .field-error').textContent()).resolves.toContain('is empty');
+    expect(await textWith(page.locator('[data-path="city"] .field-error'), 'is required')).toContain('is required');
+    expect(await textWith(page.locator('[data-path="days"] .field-error'), 'at most 14')).toContain('at most 14');
+    expect(await textWith(page.locator('[data-path="stops[0]"] .field-error'), 'is empty')).toContain('is empty');
     await expect(page.getByLabel(/^days/).getAttribute('aria-invalid')).resolves.toBe('true');
     expect(calls.plan).toBe(0);
     await axeCheck(page, 'tool form with errors');
@@ -228,7 +241,7 @@ describeWithProgram('chromium', 'chromium', 'the gateway console in a browser', 
     await page.getByLabel('Check the arguments against the schema before sending').uncheck();
     await page.getByRole('button', { name: 'Run' }).click();
     await page.locator('#result .result[data-outcome="VALIDATION_ERROR"]').waitFor();
-    await expect(page.locator('#result').textContent()).resolves.toContain('HTTP 400');
+    expect(await textWith(page.locator('#result'), 'HTTP 400')).toContain('HTTP 400');
     expect(calls.plan).toBe(0);
 
     // good: every kind of field, a secret among them
@@ -341,7 +354,7 @@ describeWithProgram('chromium', 'chromium', 'the gateway console in a browser', 
   it('creates a key with scopes, shows it once, revokes it, and the gateway refuses it after', async () => {
     await page.getByRole('link', { name: 'Access' }).click();
     await page.locator('#key-table tr[data-key="reader"]').waitFor();
-    await expect(page.locator('#vs-title').textContent()).resolves.toBe('Virtual servers');
+    expect(await textWith(page.locator('#vs-title'), 'Virtual servers')).toBe('Virtual servers');
     await page.locator('#audit-table tr[data-tool="plan_trip"]').first().waitFor();
     await axeCheck(page, 'access');
     await page.getByLabel('Name required').fill('ci-bot');
@@ -351,7 +364,9 @@ describeWithProgram('chromium', 'chromium', 'the gateway console in a browser', 
     await page.locator('#key-table tr[data-key="ci-bot"]').waitFor();
     createdKey = await page.getByLabel('The new key').inputValue();
     expect(createdKey).toMatch(/^mcpf_/);
-    await expect(page.locator('#key-table tr[data-key="ci-bot"]').textContent()).resolves.toContain('tools:read, service:demo-mcp:read');
+    expect(await textWith(page.locator('#key-table tr[data-key="ci-bot"]'), 'tools:read, service:demo-mcp:read')).toContain(
+      'tools:read, service:demo-mcp:read',
+    );
     await axeCheck(page, 'access with a new key');
     await shot(page, 'access');
     // the new key works at once, on the gateway's own routes
@@ -395,7 +410,7 @@ describeWithProgram('chromium', 'chromium', 'the gateway console in a browser', 
     await page.getByRole('button', { name: 'Create server' }).click();
     const row = page.locator('#server-table tr[data-server="trips"]');
     await row.waitFor();
-    await expect(row.textContent()).resolves.toContain('/servers/trips/mcp');
+    expect(await textWith(row, '/servers/trips/mcp')).toContain('/servers/trips/mcp');
     await page.locator('#status', { hasText: 'Virtual server trips created' }).waitFor();
     let def = (await (await adminGet('trips')).json()) as { definition: Record<string, unknown>; tools: string[] };
     expect(def.definition).toEqual({ description: 'What the trip planner may use.', discovery: 'full', tools: [{ tool: 'plan_trip' }] });
@@ -415,7 +430,7 @@ describeWithProgram('chromium', 'chromium', 'the gateway console in a browser', 
     await page.getByLabel('Description optional').fill('Plans and draws.');
     await page.getByRole('button', { name: 'Save server' }).click();
     await page.locator('#status', { hasText: 'Virtual server trips saved' }).waitFor();
-    await expect(row.textContent()).resolves.toContain('meta');
+    expect(await textWith(row, 'meta')).toContain('meta');
     def = (await (await adminGet('trips')).json()) as typeof def;
     expect(def.definition).toEqual({
       description: 'Plans and draws.',
@@ -438,7 +453,7 @@ describeWithProgram('chromium', 'chromium', 'the gateway console in a browser', 
   it("follows a service's log live", async () => {
     await page.goto(`${gateway.url}/console/#/logs/demo-mcp`);
     await page.locator('#log-lines li').first().waitFor();
-    await expect(page.locator('#log-lines').textContent()).resolves.toContain('demo-mcp listening');
+    expect(await textWith(page.locator('#log-lines'), 'demo-mcp listening')).toContain('demo-mcp listening');
     // the trace id the console showed for the call is the one the service logged it under
     await page.locator('#log-lines li', { hasText: traceId }).first().waitFor();
     await axeCheck(page, 'logs');

@@ -193,6 +193,39 @@ describe('console history listing [sqlite]', () => {
   it('keeps each call’s result, redacted and bounded', () => checkResults(history));
   it('keeps the same from the texts the call path had', () => checkTexts(history));
 
+  it('drops the oldest records past the text it may hold, counted and logged once', async () => {
+    const warnings: { message: string; meta: Record<string, unknown> }[] = [];
+    const base = testLogger('history');
+    const logger = Object.assign(Object.create(base) as typeof base, {
+      warn: (message: string, meta: Record<string, unknown>) => (warnings.push({ message, meta }), logger),
+    });
+    const h = new CallHistory({
+      file: path.join(tmp.dir, 'bounded.sqlite'),
+      maxCallsPerSession: 100,
+      flushMs: 60_000,
+      retentionHours: 24,
+      logger,
+    });
+    try {
+      await h.whenReady();
+      // 9 Mi characters of result text a call: the fourth and fifth go past 32 Mi held
+      const text = JSON.stringify('z'.repeat(9 * 1024 * 1024));
+      for (let i = 0; i < 5; i++)
+        h.enqueue({ ...record('big', BOB, Date.now() + i), tool: `t${i}`, result: { success: true, result: 'z' }, resultText: text });
+      expect(h.dropped).toBe(2);
+      expect(h.queued).toBe(3);
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0].message).toMatch(/session records dropped/);
+      expect(warnings[0].meta).toMatchObject({ count: 1, dropped: 1 });
+      await h.flush();
+      const view = (await h.read('big', BOB, 10)) as { calls: { tool: string; result: { truncated: boolean } }[] };
+      expect(view.calls.map((c) => c.tool)).toEqual(['t4', 't3', 't2']);
+      expect(view.calls[0].result).toMatchObject({ truncated: true, length: text.length + '{"success":true,"result":}'.length });
+    } finally {
+      await h.close();
+    }
+  });
+
   it('makes a new store with 8 KiB pages, in WAL mode', async () => {
     const db = (await history.database())!;
     expect(await db.get('PRAGMA page_size')).toEqual({ page_size: 8192 });

@@ -124,25 +124,67 @@ function nestedAtMost(text: string, max: number): boolean {
   return true;
 }
 
-/** An envelope's JSON text with the result's own text in place of its `result` (kept last, as the service wrote it). */
-function envelopeText(envelope: unknown, resultText: string): string | undefined {
-  if (envelope === null || typeof envelope !== 'object' || Array.isArray(envelope)) return undefined;
-  const { result, ...rest } = envelope as Record<string, unknown>;
-  if (result === undefined) return undefined;
+/**
+ * A record as the queue holds it until the batch write: with the texts the call path had, not the
+ * parsed values they came from (an answer's object graph, kept alive for SESSION_FLUSH_MS, is what
+ * the young generation's collections would copy and promote). With resultText, `result` is the
+ * envelope without its `result`; with argsText, `args` is not kept.
+ */
+type Queued = Omit<CallRecord, 'args' | 'result'> & { args?: unknown; result?: unknown };
+
+function queued(r: CallRecord): Queued {
+  if (r.argsText === undefined && r.resultText === undefined) return r;
+  const out: Queued = { ...r };
+  if (r.argsText !== undefined) out.args = undefined;
+  if (r.resultText !== undefined) {
+    const envelope = r.result;
+    if (
+      envelope !== null &&
+      typeof envelope === 'object' &&
+      !Array.isArray(envelope) &&
+      (envelope as { result?: unknown }).result !== undefined
+    ) {
+      const { result: _kept, ...rest } = envelope as Record<string, unknown>;
+      out.result = rest;
+    } else out.resultText = undefined; // no result to stand for: the envelope is kept as it is
+  }
+  return out;
+}
+
+/** The envelope's JSON text with the result's own text as its `result` (last, as the service wrote it). */
+function envelopeText(rest: unknown, resultText: string): string {
   const head = JSON.stringify(rest);
   return head === '{}' ? `{"result":${resultText}}` : `${head.slice(0, -1)},"result":${resultText}}`;
 }
 
-/** What the call's columns hold: from the texts the call path already had when they need no rewriting, else redacted and serialized here. */
-function columns(r: CallRecord): { args: string; result: string | null } {
-  const args = (r.argsText !== undefined ? storedText(r.argsText, ARGS_MAX) : undefined) ?? stored(r.args, ARGS_MAX);
-  if (r.result === undefined) return { args, result: null };
-  const text = r.resultText !== undefined ? envelopeText(r.result, r.resultText) : undefined;
-  return { args, result: (text !== undefined ? storedText(text, RESULT_MAX, true) : undefined) ?? stored(r.result, RESULT_MAX, true) };
+/** A text kept as it is when nothing in it needs rewriting, else parsed back and redacted, media noted and cut as a value is. */
+function storedFromText(text: string, max: number, media = false): string {
+  const kept = storedText(text, max, media);
+  if (kept !== undefined) return kept;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    value = '(unserializable)';
+  }
+  return stored(value, max, media);
 }
 
-/** Characters of text a record holds in the queue (its texts; the parsed values they came with are counted as nothing). */
-const heldText = (r: CallRecord) => (r.argsText?.length ?? 0) + (r.resultText?.length ?? 0);
+/** What the call's columns hold. */
+function columns(r: Queued): { args: string; result: string | null } {
+  const args = r.argsText !== undefined ? storedFromText(r.argsText, ARGS_MAX) : stored(r.args, ARGS_MAX);
+  if (r.result === undefined) return { args, result: null };
+  return {
+    args,
+    result:
+      r.resultText !== undefined
+        ? storedFromText(envelopeText(r.result, r.resultText), RESULT_MAX, true)
+        : stored(r.result, RESULT_MAX, true),
+  };
+}
+
+/** Characters of text a record holds in the queue. */
+const heldText = (r: Queued) => (r.argsText?.length ?? 0) + (r.resultText?.length ?? 0);
 
 /** A row of the sessions table (one per history key: its transport, first and last call, counts). */
 export interface SessionRow {
@@ -177,7 +219,7 @@ interface CallRow {
 export class CallHistory {
   private db?: HistoryDb;
   private readonly ready: Promise<void>;
-  private queue: CallRecord[] = [];
+  private queue: Queued[] = [];
   private queueText = 0;
   private dropLoggedAt = 0;
   private droppedSinceLog = 0;
@@ -234,8 +276,9 @@ export class CallHistory {
    */
   enqueue(record: CallRecord): void {
     if (this.closed || this.failure) return;
-    this.queue.push(record);
-    this.queueText += heldText(record);
+    const q = queued(record);
+    this.queue.push(q);
+    this.queueText += heldText(q);
     let dropped = 0;
     while (this.queue.length > 1 && (this.queue.length > QUEUE_MAX || this.queueText > QUEUE_TEXT_MAX)) {
       this.queueText -= heldText(this.queue.shift()!);
@@ -306,7 +349,7 @@ export class CallHistory {
    * A batch as a few statements: the calls in multi-row INSERTs, one upsert per session (its
    * counts summed), and one trim per session to its newest MAX_CALLS_PER_SESSION calls.
    */
-  private statementsFor(batch: readonly CallRecord[]): Statement[] {
+  private statementsFor(batch: readonly Queued[]): Statement[] {
     const out: Statement[] = [];
     const keys = batch.map((r) => historyKey(r.sessionId, r.owner ?? null));
     for (let i = 0; i < batch.length; i += INSERT_ROWS) {

@@ -1,5 +1,5 @@
 import { AppError, type Logger } from '@mcp-fleet/kit';
-import pg from 'pg';
+import type pg from 'pg';
 import { mapPgError } from './errors';
 import { inspectPgRole, privilegedRoleError, type PgRoleReport } from './pg-role';
 import { redactUrl, scrub, urlPassword } from './redact';
@@ -19,6 +19,12 @@ import type {
 } from './types';
 import { shapeRows } from './values';
 
+/* eslint-disable @typescript-eslint/no-require-imports */
+/** pg (2.8 MiB of heap), loaded by the first PostgreSQL pool: a service whose connections are all SQLite never holds it. */
+let pgModule: typeof pg | undefined;
+const pgLib = () => (pgModule ??= require('pg') as typeof pg);
+/* eslint-enable @typescript-eslint/no-require-imports */
+
 export interface PgPoolOptions {
   max?: number;
   connectTimeoutMs?: number;
@@ -31,7 +37,7 @@ export interface PgPoolOptions {
 
 /** A pg.Pool whose idle-client errors are logged (never thrown) and never carry the password. */
 export function createPgPool(url: string, options: PgPoolOptions = {}): pg.Pool {
-  const pool = new pg.Pool({
+  const pool = new (pgLib().Pool)({
     connectionString: url,
     max: options.max ?? 5,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
@@ -65,26 +71,31 @@ interface PgWire {
   sync(): void;
 }
 
+type CappedQuery = pg.Query & { suspended: boolean };
+let cappedQueryClass: (new (config: pg.QueryConfig) => CappedQuery) | undefined;
+
 /**
  * A query that stops at `rows` rows: when the portal is suspended (more rows exist) it closes the
  * portal instead of fetching the rest, so a huge result never travels or sits in memory.
- * It relies on pg's Submittable hooks, the same ones pg-cursor uses.
+ * It relies on pg's Submittable hooks, the same ones pg-cursor uses. Made from pg's Query when
+ * first used (pg is loaded by then: a query runs on a pool's client).
  */
-class CappedQuery extends pg.Query {
-  suspended = false;
+const cappedQuery = () =>
+  (cappedQueryClass ??= class extends pgLib().Query {
+    suspended = false;
 
-  handlePortalSuspended(connection: PgWire): void {
-    this.suspended = true;
-    connection.close({ type: 'P', name: (this as unknown as { portal: string }).portal ?? '' });
-    connection.sync();
-  }
+    handlePortalSuspended(connection: PgWire): void {
+      this.suspended = true;
+      connection.close({ type: 'P', name: (this as unknown as { portal: string }).portal ?? '' });
+      connection.sync();
+    }
 
-  /** With a row limit pg sends no Sync up front; after a server error the backend waits for one (as pg-cursor does). */
-  handleError(err: Error & { severity?: string }, connection: PgWire): void {
-    if (err.severity) connection.sync();
-    (pg.Query.prototype as unknown as { handleError(e: Error, c: PgWire): void }).handleError.call(this, err, connection);
-  }
-}
+    /** With a row limit pg sends no Sync up front; after a server error the backend waits for one (as pg-cursor does). */
+    handleError(err: Error & { severity?: string }, connection: PgWire): void {
+      if (err.severity) connection.sync();
+      (pgLib().Query.prototype as unknown as { handleError(e: Error, c: PgWire): void }).handleError.call(this, err, connection);
+    }
+  });
 
 interface ArrayResult {
   command: string | null;
@@ -95,7 +106,7 @@ interface ArrayResult {
 
 function runCapped(client: pg.PoolClient, text: string, values: unknown[], rows: number): Promise<{ result: ArrayResult; more: boolean }> {
   return new Promise((resolve, reject) => {
-    const q = new CappedQuery({ text, values, rows, rowMode: 'array' } as pg.QueryConfig);
+    const q = new (cappedQuery())({ text, values, rows, rowMode: 'array' } as pg.QueryConfig);
     q.once('end', (result: ArrayResult) => resolve({ result, more: q.suspended }));
     q.once('error', reject);
     client.query(q);

@@ -1,5 +1,6 @@
 import { AppError, type Logger } from '@mcp-fleet/kit';
-import { Redis, ReplyError } from 'ioredis';
+import type * as IoRedis from 'ioredis';
+import type { Redis } from 'ioredis';
 import {
   badCursor,
   decodeScanCursor,
@@ -38,6 +39,12 @@ end
 return redis.call('INCRBY', KEYS[1], ARGV[1])
 `;
 
+/* eslint-disable @typescript-eslint/no-require-imports */
+/** ioredis (1.8 MiB of heap), loaded by the first RedisKvStore: the in-process store (no REDIS_URL) never holds it. */
+let ioredisModule: typeof IoRedis | undefined;
+const ioredis = () => (ioredisModule ??= require('ioredis') as typeof IoRedis);
+/* eslint-enable @typescript-eslint/no-require-imports */
+
 type WithIncr = Redis & { mcpIncr(key: string, by: string): Promise<number> };
 
 /** Redis through ioredis: no offline queue, so an unreachable server answers at once with 503. */
@@ -47,7 +54,7 @@ export class RedisKvStore implements KvStore {
   private lastError = '';
 
   constructor(private readonly options: RedisKvOptions) {
-    this.client = new Redis(options.url, {
+    this.client = new (ioredis().Redis)(options.url, {
       lazyConnect: true,
       enableOfflineQueue: false,
       connectTimeout: options.connectTimeoutMs,
@@ -187,7 +194,8 @@ export class RedisKvStore implements KvStore {
 /** Redis failures as the fleet's codes; the URL and raw reply stay in the log. */
 export function mapRedisError(err: unknown): AppError {
   if (err instanceof AppError) return err;
-  if (err instanceof ReplyError) {
+  // a reply error exists only once ioredis is loaded
+  if (ioredisModule !== undefined && err instanceof ioredisModule.ReplyError) {
     const msg = String((err as Error).message);
     if (msg.includes('NOT_INTEGER')) return notInteger();
     if (msg.includes('OUT_OF_RANGE')) return outOfRange();

@@ -1,10 +1,8 @@
 import path from 'node:path';
 import { AppError } from '@mcp-fleet/kit';
-import dotenv from 'dotenv';
-import { parse as parseToml, stringify as stringifyToml, TomlError } from 'smol-toml';
-import YAML from 'yaml';
 import { z } from 'zod';
 import { lineColumn, locateJsonError } from './json-locate';
+import { dotenv, toml, yaml } from './lazy-modules';
 import { pointerSegment } from './secrets';
 
 export const FORMATS = ['json', 'yaml', 'toml', 'env'] as const;
@@ -78,7 +76,7 @@ export function parseConfig(text: string, format: ConfigFormat, options: { field
       }
     }
     case 'yaml': {
-      const doc = YAML.parseDocument(source, { uniqueKeys: true, prettyErrors: false, strict: true });
+      const doc = yaml().parseDocument(source, { uniqueKeys: true, prettyErrors: false, strict: true });
       if (doc.errors.length > 0) {
         throw parseError(
           'yaml',
@@ -104,16 +102,16 @@ export function parseConfig(text: string, format: ConfigFormat, options: { field
     }
     case 'toml': {
       try {
-        return toJsonValue(parseToml(source));
+        return toJsonValue(toml().parse(source));
       } catch (err) {
-        if (err instanceof TomlError) {
+        if (err instanceof toml().TomlError) {
           throw parseError('toml', field, [{ path: field, message: err.message.split('\n')[0], line: err.line, column: err.column }]);
         }
         throw parseError('toml', field, [{ path: field, message: 'not valid TOML' }]);
       }
     }
     case 'env': {
-      const flat = dotenv.parse(source);
+      const flat = dotenv().parse(source);
       return options.unflatten ? unflattenEnv(flat) : flat;
     }
   }
@@ -212,7 +210,7 @@ export function serializeConfig(data: unknown, to: ConfigFormat, indent = 2): st
     case 'json':
       return `${JSON.stringify(data, null, indent)}\n`;
     case 'yaml':
-      return YAML.stringify(data, { indent: Math.max(indent, 1) });
+      return yaml().stringify(data, { indent: Math.max(indent, 1) });
     case 'toml': {
       if (!isPlainObject(data))
         throw cannotConvert('toml', [{ path: '', message: 'TOML documents are tables; the top level must be an object' }]);
@@ -224,7 +222,7 @@ export function serializeConfig(data: unknown, to: ConfigFormat, indent = 2): st
           nulls.map((p) => ({ path: p, message: 'TOML has no null; remove the key or give it a value' })),
         );
       }
-      return `${stringifyToml(data)}\n`;
+      return `${toml().stringify(data)}\n`;
     }
     case 'env': {
       const { entries, issues } = flattenForEnv(data);

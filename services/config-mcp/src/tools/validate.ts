@@ -1,8 +1,8 @@
 import { AppError, defineTool } from '@mcp-fleet/kit';
-import YAML from 'yaml';
 import { z } from 'zod';
 import { type ConfigContext, loadDocument } from '../lib/context';
 import { type ConfigFormat, formatSchema } from '../lib/formats';
+import { yaml } from '../lib/lazy-modules';
 import { draftOf } from '../lib/schema-worker';
 
 const input = z
@@ -36,8 +36,8 @@ const input = z
 /** Line and column of the value at a JSON pointer, for YAML and JSON sources (JSON is YAML 1.2). */
 function locator(text: string, format: ConfigFormat): ((pointer: string) => { line: number; column: number } | undefined) | undefined {
   if (format !== 'yaml' && format !== 'json') return undefined;
-  const lineCounter = new YAML.LineCounter();
-  const doc = YAML.parseDocument(text, { lineCounter, keepSourceTokens: false });
+  const lineCounter = new (yaml().LineCounter)();
+  const doc = yaml().parseDocument(text, { lineCounter, keepSourceTokens: false });
   if (doc.errors.length > 0) return undefined;
   return (pointer) => {
     const segments =

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AppError, type Logger } from '@mcp-fleet/kit';
-import pg from 'pg';
+import type pg from 'pg';
 import type { ParsedQuery, Term } from '../query';
 import {
   lastPerKey,
@@ -83,7 +83,9 @@ export class PostgresMemoryStore implements MemoryStore {
   private ready?: Promise<void>;
 
   constructor(private readonly options: PostgresMemoryOptions) {
-    this.pool = new pg.Pool({
+    // pg (2.8 MiB of heap) is loaded by the first PostgresMemoryStore: a memory on SQLite never holds it
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    this.pool = new (require('pg') as typeof pg).Pool({
       connectionString: options.url,
       max: options.poolMax,
       connectionTimeoutMillis: 3000,

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { AppError, bearerToken, defineTool } from '@mcp-fleet/kit';
-import { SignJWT } from 'jose';
 import { z } from 'zod';
 import { AdminGuard } from '../admin';
 import type { SecurityDeps } from '../deps';
+import { jose } from './lazy-modules';
 import { audienceField, RESERVED_CLAIMS, scopeField, scopesOf } from './jwt-shared';
 
 export function jwtTokenTool({ config, jwtKey }: SecurityDeps) {
@@ -61,7 +61,7 @@ export function jwtTokenTool({ config, jwtKey }: SecurityDeps) {
       const now = Math.floor(Date.now() / 1000);
       const jti = randomUUID();
       const payload = { ...extra, scope: scopes.join(' ') };
-      let builder = new SignJWT(payload)
+      let builder = new (jose().SignJWT)(payload)
         .setProtectedHeader({ alg: config.JWT_ALGORITHM, typ: 'JWT' })
         .setSubject(args.subject)
         .setIssuer(config.JWT_ISSUER)

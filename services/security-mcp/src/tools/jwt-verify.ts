@@ -1,12 +1,13 @@
 import { AppError, defineTool } from '@mcp-fleet/kit';
-import { errors, jwtVerify } from 'jose';
 import { z } from 'zod';
 import type { SecurityDeps } from '../deps';
 import { audienceField, scopeField, scopesOf } from './jwt-shared';
+import { jose } from './lazy-modules';
 
 type Reason = 'expired' | 'not-yet-valid' | 'bad-signature' | 'wrong-algorithm' | 'claim-mismatch' | 'malformed' | 'missing-scope';
 
 function reasonOf(err: unknown): { reason: Reason; message: string } {
+  const { errors } = jose();
   if (err instanceof errors.JWTExpired) return { reason: 'expired', message: 'The token has expired.' };
   if (err instanceof errors.JWTClaimValidationFailed) {
     if (err.claim === 'nbf' || err.claim === 'iat')
@@ -42,7 +43,7 @@ export function jwtVerifyTool({ config, jwtKey }: SecurityDeps) {
       if (!jwtKey) throw new AppError('NOT_CONFIGURED', 'Token verification is off: JWT_SECRET is not set on security-mcp.');
       const token = args.token.replace(/^Bearer\s+/i, '').trim();
       try {
-        const { payload, protectedHeader } = await jwtVerify(token, jwtKey, {
+        const { payload, protectedHeader } = await jose().jwtVerify(token, jwtKey, {
           algorithms: [config.JWT_ALGORITHM],
           issuer: config.JWT_ISSUER,
           clockTolerance: 30,

@@ -1,9 +1,9 @@
 import { defineTool } from '@mcp-fleet/kit';
-import bcrypt from 'bcrypt';
 import { z } from 'zod';
 import { BCRYPT_CEILING, BCRYPT_FLOOR } from '../config';
 import type { SecurityDeps } from '../deps';
 import { passwordField } from './password-shared';
+import { bcrypt } from './lazy-modules';
 
 export function passwordHashTool({ config }: SecurityDeps) {
   return defineTool({
@@ -29,7 +29,7 @@ export function passwordHashTool({ config }: SecurityDeps) {
     timeoutMs: 60_000,
     handler: async (args) => {
       const cost = args.cost ?? config.BCRYPT_COST;
-      const hash = await bcrypt.hash(args.password, cost);
+      const hash = await bcrypt().hash(args.password, cost);
       return { hash, algorithm: 'bcrypt', cost };
     },
   });

@@ -1,9 +1,9 @@
 import { AppError, defineTool } from '@mcp-fleet/kit';
-import bcrypt from 'bcrypt';
 import { z } from 'zod';
 import { BCRYPT_CEILING } from '../config';
 import type { SecurityDeps } from '../deps';
 import { BCRYPT_HASH, passwordField } from './password-shared';
+import { bcrypt } from './lazy-modules';
 
 export function passwordVerifyTool({ config }: SecurityDeps) {
   return defineTool({
@@ -27,7 +27,7 @@ export function passwordVerifyTool({ config }: SecurityDeps) {
           details: [{ path: 'hash', message: 'cost out of range' }],
         });
       }
-      const valid = await bcrypt.compare(args.password, args.hash);
+      const valid = await bcrypt().compare(args.password, args.hash);
       return { valid, cost, needsRehash: cost < config.BCRYPT_COST };
     },
   });

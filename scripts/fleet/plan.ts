@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { defaultDataDir } from '../../packages/kit/src/config';
 import { parseEnvFile } from '../../packages/kit/src/envfile';
+import { SERVICE_NODE_ARGS } from '../../packages/kit/src/node-args';
 import {
   FLEET_PROFILES,
   GATEWAY_ID,
@@ -31,19 +32,8 @@ export interface LaunchSpec {
   logFile: string;
 }
 
-/**
- * Every tool service's Node flags, chosen for an idle process over a busy one (measured with
- * `pnpm bench footprint-flags`; the figures are in docs/operations.md, "The build and the footprint"):
- * - `--max-semi-space-size=1`: V8's young generation capped at 1 MiB per semi-space (Node's default
- *   grows it to 16 MiB): an idle service polled by the gateway every few seconds never shrinks it
- *   back, so each held 8-30 MiB of it for nothing;
- * - `--optimize-for-size`: V8 favours memory over speed (a smaller heap kept, pages given back
- *   sooner, less inlining); the optimizing compilers stay, so a service whose calls run hot loops
- *   of JavaScript keeps its speed.
- * Not `--lite-mode` (4-5 MiB less again per process): it turns WebAssembly off, which Node's own
- * fetch (undici's llhttp) and tree-sitter need; the launcher could not start with it.
- */
-export const SERVICE_NODE_ARGS: readonly string[] = ['--max-semi-space-size=1', '--optimize-for-size'];
+/** Every tool service's Node flags (why these: packages/kit/src/node-args.ts; the gateway gives them to its stdio servers too). */
+export { SERVICE_NODE_ARGS };
 
 /** The gateway's Node flags: its throughput is measured with them (`pnpm bench vs-supergateway`), apart from the idle tool services'. */
 export const GATEWAY_NODE_ARGS: readonly string[] = ['--max-semi-space-size=1'];

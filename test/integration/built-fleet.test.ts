@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { tempDir } from '@mcp-fleet/testing';
 import { builtCheck, configSource, declaredEnvFile, ensureBuiltApart, readStamp, staleReason } from '../../scripts/build/stamp';
-import { defaultNodeArgs } from '../../scripts/fleet/plan';
+import { defaultNodeArgs, SERVICE_NODE_ARGS } from '../../scripts/fleet/plan';
 import { declaredNames } from '../../scripts/fleet/service-env';
 import { getJson, postJson, REPO_ROOT, startFleet, type FleetHandle } from '../support/fleet-process';
 
@@ -79,6 +79,10 @@ describe('the built fleet', () => {
     const toolkit = path.join(REPO_ROOT, 'dist', 'services', 'toolkit-mcp-server', 'server.js');
     expect(stdio.filter((args) => args.at(-1) === toolkit).length).toBeGreaterThan(0);
     for (const args of stdio) expect(args.join(' ')).not.toMatch(/tsx/);
+    // node itself (inside the sandbox's wrapper where there is one) with the tool services' flags
+    const toolkitNode = stdio.filter((args) => args.at(-1) === toolkit && args[0] === process.execPath);
+    expect(toolkitNode.length).toBe(1);
+    expect(toolkitNode[0].slice(1, -1)).toEqual(SERVICE_NODE_ARGS);
   });
 
   it('starts each service with the variables its schema declares, as read from the source', () => {

@@ -24,3 +24,4 @@ export * from './credentials';
 export * from './worker';
 export * from './in-flight';
 export * from './secret-files';
+export * from './node-args';

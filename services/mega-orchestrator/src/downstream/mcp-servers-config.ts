@@ -13,7 +13,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { ConfigError, type Env } from '@mcp-fleet/kit';
+import { ConfigError, SERVICE_NODE_ARGS, type Env } from '@mcp-fleet/kit';
 import { SERVICES, type ServiceEntry } from '@mcp-fleet/inventory';
 import YAML from 'yaml';
 import { z } from 'zod';
@@ -329,7 +329,8 @@ export function inventoryStdioServers(
       mcp: {
         transport: 'stdio',
         command: process.execPath,
-        args: built ? [server] : ['--import', 'tsx', server],
+        // the tool services' Node flags, as the launcher gives them (packages/kit/src/node-args.ts)
+        args: [...SERVICE_NODE_ARGS, ...(built ? [] : ['--import', 'tsx']), server],
         cwd: repoRoot,
         env: passed,
         // sandboxed like any stdio server: this checkout (its cwd) and the workspace roots it reads, read-only

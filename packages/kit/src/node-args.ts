@@ -1,0 +1,16 @@
+/**
+ * Every tool service's Node flags, chosen for an idle process over a busy one (measured with
+ * `pnpm bench footprint-flags`; the figures are in docs/operations.md, "The build and the footprint"):
+ * - `--max-semi-space-size=1`: V8's young generation capped at 1 MiB per semi-space (Node's default
+ *   grows it to 16 MiB): an idle service polled by the gateway every few seconds never shrinks it
+ *   back, so each held 8-30 MiB of it for nothing;
+ * - `--optimize-for-size`: V8 favours memory over speed (a smaller heap kept, pages given back
+ *   sooner, less inlining); the optimizing compilers stay, so a service whose calls run hot loops
+ *   of JavaScript keeps its speed.
+ * Not `--lite-mode` (4-5 MiB less again per process): it turns WebAssembly off, which Node's own
+ * fetch (undici's llhttp) and tree-sitter need; the launcher could not start with it.
+ *
+ * The launcher starts every tool service with them (scripts/fleet/plan.ts), the gateway its stdio
+ * servers of the inventory (toolkit-mcp-server), and the image (docker/Dockerfile) its service.
+ */
+export const SERVICE_NODE_ARGS: readonly string[] = ['--max-semi-space-size=1', '--optimize-for-size'];

@@ -15,7 +15,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { builtEntry, ensureBuiltApart } from '../build/stamp';
-import { Launcher } from './launcher';
+import { Launcher, localGet } from './launcher';
 import { monitoringTable, startMonitoring, stopMonitoring, waitMonitoring, type MonitoringProcess } from './monitoring';
 import { planFleet, REPO_ROOT } from './plan';
 
@@ -129,12 +129,12 @@ async function catalogWhole(url: string, ms: number): Promise<void> {
   const end = Date.now() + ms;
   while (Date.now() < end) {
     try {
-      const res = await fetch(`${url}/status`, { signal: AbortSignal.timeout(1000) });
-      const body = (await res.json()) as { services?: { total?: number; polled?: number } };
+      const res = await localGet(`${url}/status`);
+      const body = JSON.parse(res?.body ?? '{}') as { services?: { total?: number; polled?: number } };
       if (body.services?.polled !== undefined && body.services.polled >= (body.services.total ?? 0)) return;
     } catch {
       // not answering yet
     }
-    await new Promise((r) => setTimeout(r, 200));
+    await new Promise((r) => setTimeout(r, 100));
   }
 }

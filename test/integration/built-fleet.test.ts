@@ -9,9 +9,11 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
-import { tempDir } from '@mcp-fleet/testing';
+import { freePort, tempDir } from '@mcp-fleet/testing';
 import { builtCheck, configSource, declaredEnvFile, ensureBuiltApart, readStamp, staleReason } from '../../scripts/build/stamp';
+import { localGet } from '../../scripts/fleet/launcher';
 import { defaultNodeArgs, SERVICE_NODE_ARGS } from '../../scripts/fleet/plan';
 import { declaredNames } from '../../scripts/fleet/service-env';
 import { getJson, postJson, REPO_ROOT, startFleet, type FleetHandle } from '../support/fleet-process';
@@ -138,5 +140,25 @@ describe('the built fleet', () => {
     const viaGateway = await postJson(`${fleet.gateway}/mcp`, { tool: 'fileretrieve', arguments: { paths: ['a.py'] } });
     expect(viaGateway.status).toBe(200);
     expect(JSON.stringify(viaGateway.body)).toContain('def main');
+  });
+});
+
+describe("the launcher's health GET (localGet: node's http, not fetch)", () => {
+  it('gives a status and body, and undefined for a closed port or a server silent past its time limit', async () => {
+    const silent = net.createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const silentPort = (silent.address() as net.AddressInfo).port;
+    try {
+      const health = await localGet(`${urlOf('config-mcp')}/health`);
+      expect(health?.status).toBe(200);
+      expect(JSON.parse(health!.body)).toMatchObject({ service: 'config-mcp' });
+      expect((await localGet(`${urlOf('config-mcp')}/no-such-route`))?.status).toBe(404);
+      expect(await localGet(`http://127.0.0.1:${await freePort()}/health`)).toBeUndefined();
+      const started = Date.now();
+      expect(await localGet(`http://127.0.0.1:${silentPort}/health`, 300)).toBeUndefined();
+      expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+    } finally {
+      silent.close();
+    }
   });
 });

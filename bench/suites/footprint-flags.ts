@@ -43,6 +43,10 @@ export const VARIANTS: Variant[] = [
   { name: 'v8-pool-size=1', services: [...BASE, '--v8-pool-size=1'] },
   { name: 'max-lazy', services: [...BASE, '--max-lazy'] },
   { name: 'malloc-arena-max=2', services: BASE, env: { MALLOC_ARENA_MAX: '2' } },
+  // on top of the fleet's defaults as they were before --single-threaded was taken (after the lazy loads of issue 32):
+  // V8 without background threads (taken: SERVICE_NODE_ARGS), and functions compiled only when called
+  { name: 'defaults+single-threaded', services: [...BASE, '--optimize-for-size', '--single-threaded'], launcher: LAUNCHER_NODE_ARGS },
+  { name: 'defaults+max-lazy', services: [...BASE, '--optimize-for-size', '--max-lazy'], launcher: LAUNCHER_NODE_ARGS },
 ];
 
 interface Sample {

@@ -6,11 +6,15 @@
  *   back, so each held 8-30 MiB of it for nothing;
  * - `--optimize-for-size`: V8 favours memory over speed (a smaller heap kept, pages given back
  *   sooner, less inlining); the optimizing compilers stay, so a service whose calls run hot loops
- *   of JavaScript keeps its speed.
+ *   of JavaScript keeps its speed;
+ * - `--single-threaded`: V8 does its garbage collection and optimizing compilation on the main
+ *   thread, with no background tasks: 34 MiB less anonymous memory over the fleet's tool services
+ *   (1.4 MiB each), and no measurable change in a tool call's first or warm latency (filesystem-mcp,
+ *   code-graph-mcp, advanced-memory-mcp, security-mcp, interleaved starts).
  * Not `--lite-mode` (4-5 MiB less again per process): it turns WebAssembly off, which Node's own
  * fetch (undici's llhttp) and tree-sitter need; the launcher could not start with it.
  *
  * The launcher starts every tool service with them (scripts/fleet/plan.ts), the gateway its stdio
  * servers of the inventory (toolkit-mcp-server), and the image (docker/Dockerfile) its service.
  */
-export const SERVICE_NODE_ARGS: readonly string[] = ['--max-semi-space-size=1', '--optimize-for-size'];
+export const SERVICE_NODE_ARGS: readonly string[] = ['--max-semi-space-size=1', '--optimize-for-size', '--single-threaded'];

@@ -87,6 +87,13 @@ async function checkResults(history: CallHistory): Promise<void> {
   expect(await history.read('r', 'api-key:eve', 10)).toBeUndefined();
 }
 
+/** An object `brackets` deep: {"n": {"n": ... [0] ...}}, its innermost an array. */
+function nest(brackets: number): Record<string, unknown> {
+  let v: unknown = [0];
+  for (let i = 1; i < brackets; i++) v = { n: v };
+  return v as Record<string, unknown>;
+}
+
 /**
  * The same results and arguments with the JSON texts the call path already had (CallRecord.argsText,
  * resultText, as the channel gives them): the history keeps exactly what it keeps from the values,
@@ -113,6 +120,9 @@ async function checkTexts(history: CallHistory): Promise<void> {
       { name: 'deep', args: { deep }, result: { success: true, result: { deep } } },
       { name: 'long', args: { text: 'x'.repeat(5000) }, result: { success: true, result: 'y'.repeat(RESULT_MAX * 2) } },
       { name: 'bare', args: {}, result: { result: [1, 2] } },
+      // exactly as deep as redact() inspects (9 brackets from the top), and one deeper
+      { name: 'edge', args: nest(9), result: { success: true, result: nest(8) } },
+      { name: 'over', args: nest(10), result: { success: true, result: nest(9) } },
     ];
   const base = { owner: BOB, transport: 'jsonrpc', mode: 'auto', durationMs: 2, success: true } as const;
   cases.forEach((c, i) => {
@@ -138,6 +148,9 @@ async function checkTexts(history: CallHistory): Promise<void> {
   expect(JSON.stringify(fromTexts)).not.toMatch(/abc123|k1/);
   expect(JSON.stringify(byTool.media.result)).not.toContain(png);
   expect(JSON.stringify(byTool.deep)).toContain('[redacted: nested too deeply]');
+  expect(JSON.stringify(byTool.edge)).not.toContain('nested too deeply');
+  expect(JSON.stringify(byTool.over.args)).toContain('[redacted: nested too deeply]');
+  expect(JSON.stringify(byTool.over.result)).toContain('[redacted: nested too deeply]');
   expect(byTool.long.args).toMatchObject({ truncated: true, length: JSON.stringify(cases[6].args).length });
   expect(byTool.long.result).toMatchObject({ truncated: true, length: RESULT_MAX * 2 + '{"success":true,"result":""}'.length });
   // the texts that need no rewriting are kept as they are; the others take the full path

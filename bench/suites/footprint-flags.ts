@@ -42,6 +42,7 @@ export const VARIANTS: Variant[] = [
   { name: 'single-threaded-gc', services: [...BASE, '--single-threaded-gc'] },
   { name: 'v8-pool-size=1', services: [...BASE, '--v8-pool-size=1'] },
   { name: 'max-lazy', services: [...BASE, '--max-lazy'] },
+  // reaches the launcher only: it hands each service just the variables it declares (scripts/fleet/service-env.ts), not MALLOC_ARENA_MAX
   { name: 'malloc-arena-max=2', services: BASE, env: { MALLOC_ARENA_MAX: '2' } },
   // on top of the fleet's defaults as they were before --single-threaded was taken (after the lazy loads of issue 32):
   // V8 without background threads (taken: SERVICE_NODE_ARGS), and functions compiled only when called

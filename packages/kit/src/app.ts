@@ -495,7 +495,18 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
 
   let built = options.extend ? buildApp() : undefined;
   const guarded = built?.guarded ?? false;
-  const expressApp: RequestListener = (req, res) => (built ??= buildApp()).app(req, res);
+  // Built at the first request that needs it. A route Express cannot take (a malformed path) shows
+  // then, as a 500 with the cause in the log on every such request, not as an uncaught exception.
+  const expressApp: RequestListener = (req, res) => {
+    try {
+      built ??= buildApp();
+    } catch (err) {
+      const scoped = res as HttpResponse;
+      scoped.locals ??= Object.create(null) as HttpResponse['locals'];
+      return sendError(scoped, new AppError('INTERNAL', `${service} could not set up its routes.`, { cause: err }));
+    }
+    built.app(req, res);
+  };
 
   /**
    * The GETs the gateway polls every few seconds (/health, /tools/list, /prompts/list), answered

@@ -106,6 +106,17 @@ describe('the polled GETs before Express', () => {
     expect(rest.body.result).toEqual({ text: 'hi' });
   });
 
+  it('a route Express cannot take shows at the first request that builds the app: a 500 (INTERNAL, its cause for the log), the polls still answered', async () => {
+    const svc = app(false, (r) => r.tool('get', '/bad/:', 'echo'));
+    expect((await request(svc.app).get('/health')).status).toBe(200);
+    for (let i = 0; i < 2; i++) {
+      const res = await request(svc.app).get('/metrics');
+      expect(res.status).toBe(500);
+      expect(res.body).toMatchObject({ success: false, code: 'INTERNAL', service: 'lazy-test' });
+    }
+    expect((await request(svc.app).get('/tools/list')).status).toBe(200);
+  });
+
   it('a route naming an unknown tool still stops the start, before any request', () => {
     expect(() => app(false, (r) => r.tool('get', '/nope', 'nope'))).toThrow('lazy-test: route GET /nope names unknown tool nope');
   });

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { AppError, defineTool } from '@mcp-fleet/kit';
-import { simpleGit } from 'simple-git';
+import type * as SimpleGitModule from 'simple-git';
 import { z } from 'zod';
 import type { ToolDeps } from './context';
 
@@ -30,7 +30,9 @@ export function precommitTool(deps: ToolDeps) {
     annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     handler: async (args) => {
       const dir = (await deps.ws.resolve(args.path, { mustExist: true })).absolute;
-      const git = simpleGit({ baseDir: dir });
+      // simple-git (1.1 MiB of heap) is loaded by the first precommit call, not by the gateway's stdio server at start
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const git = (require('simple-git') as typeof SimpleGitModule).simpleGit({ baseDir: dir });
       if (!(await git.checkIsRepo())) throw new AppError('VALIDATION_ERROR', `${args.path} is not inside a git repository.`);
       const top = (await git.revparse(['--show-toplevel'])).trim();
       const status = await git.status();

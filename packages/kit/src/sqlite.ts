@@ -18,7 +18,11 @@ export class SqliteDb {
     readonly file: string,
   ) {}
 
-  static async open(file: string, options: { readonly?: boolean } = {}): Promise<SqliteDb> {
+  /**
+   * `pageSize` is a new file's page size (bytes, a power of two): set before the file is first
+   * written, it takes; a file made before keeps its own (changing it would take a VACUUM).
+   */
+  static async open(file: string, options: { readonly?: boolean; pageSize?: number } = {}): Promise<SqliteDb> {
     if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
     const mode = options.readonly ? sqlite3.OPEN_READONLY : sqlite3.OPEN_READWRITE | sqlite3.OPEN_CREATE;
     const db = await new Promise<sqlite3.Database>((resolve, reject) => {
@@ -26,7 +30,8 @@ export class SqliteDb {
     });
     const wrapped = new SqliteDb(db, file);
     db.configure('busyTimeout', 5000);
-    if (!options.readonly && file !== ':memory:') await wrapped.exec('PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;');
+    const pageSize = options.pageSize ? `PRAGMA page_size=${Math.trunc(options.pageSize)}; ` : '';
+    if (!options.readonly && file !== ':memory:') await wrapped.exec(`${pageSize}PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;`);
     return wrapped;
   }
 

@@ -101,11 +101,8 @@ const ADDED_COLUMNS = [
 const SQLITE_PAGE_SIZE = 8192;
 
 export async function openSqliteHistory(file: string): Promise<HistoryDb> {
-  const db = await SqliteDb.open(file);
-  // A new store (nothing in it yet) takes its page size now: in WAL mode it can no longer change.
-  const made = await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM sqlite_master');
-  if (made?.n === 0 && file !== ':memory:')
-    await db.exec(`PRAGMA journal_mode=DELETE; PRAGMA page_size=${SQLITE_PAGE_SIZE}; VACUUM; PRAGMA journal_mode=WAL;`);
+  // Set before the file is first written (no VACUUM: two gateways may open one new store at once).
+  const db = await SqliteDb.open(file, { pageSize: SQLITE_PAGE_SIZE });
   await db.exec(SQLITE_SCHEMA);
   // a store made before tasks could ask for input, or named their instance's URL, or calls kept their result
   for (const [table, column] of ADDED_COLUMNS) {

@@ -45,7 +45,7 @@ describe('monitoring configuration, offline', () => {
       encoding: 'utf8',
     });
     if (check.error) return expect(spawnSync('which', ['promtool']).status).not.toBe(0);
-    expect(check.stdout + check.stderr).toContain('SUCCESS: 5 rules found');
+    expect(check.stdout + check.stderr).toContain('SUCCESS: 6 rules found');
     const unit = spawnSync('promtool', ['test', 'rules', 'monitoring/prometheus/tests/fleet-alerts.test.yml'], {
       cwd: REPO_ROOT,
       encoding: 'utf8',
@@ -141,6 +141,7 @@ describeWithProgram('prometheus', 'prometheus', 'Prometheus against a running fl
       'FleetBreakerOpen',
       'FleetHighErrorRatio',
       'FleetHighP99Latency',
+      'FleetHistoryDropping',
       'FleetServiceDown',
       'FleetSessionQueueFull',
     ]);

@@ -73,7 +73,7 @@ export class GatewayStats {
     gauge('mcp_fleet_downstream_tools', 'Tools the downstream offered at its last good poll.', (d) => d.tools);
   }
 
-  /** Gauges of the call-history write queue (the FleetSessionQueueFull alert reads them). */
+  /** Gauges of the call-history write queue (the FleetSessionQueueFull and FleetHistoryDropping alerts read them). */
   watchHistoryQueue(read: () => { length: number; capacity: number; dropped: number }): void {
     const gauge = (name: string, help: string, value: (q: ReturnType<typeof read>) => number) =>
       new Gauge({

@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
-import { describeWithProgram, tempDir } from '@mcp-fleet/testing';
+import { describeWithProgram, requireBackends, tempDir } from '@mcp-fleet/testing';
 import { monitoringTable, startMonitoring } from '../../scripts/fleet/monitoring';
 import { REPO_ROOT, postJson, startFleet, waitFor, type FleetHandle } from '../support/fleet-process';
 
@@ -44,7 +44,9 @@ describe('monitoring configuration, offline', () => {
     const check = spawnSync('promtool', ['check', 'rules', ...fs.readdirSync(RULES_DIR).map((f) => path.join(RULES_DIR, f))], {
       encoding: 'utf8',
     });
-    if (check.error) return expect(spawnSync('which', ['promtool']).status).not.toBe(0);
+    // No promtool (the Debian package prometheus): nothing to check here, except in CI where it must be there.
+    if (check.error && !requireBackends()) return expect(spawnSync('which', ['promtool']).status).not.toBe(0);
+    expect(check.error).toBeUndefined();
     expect(check.stdout + check.stderr).toContain('SUCCESS: 6 rules found');
     const unit = spawnSync('promtool', ['test', 'rules', 'monitoring/prometheus/tests/fleet-alerts.test.yml'], {
       cwd: REPO_ROOT,

@@ -333,6 +333,9 @@ export function inventoryStdioServers(
         args: [...SERVICE_NODE_ARGS, ...(built ? [] : ['--import', 'tsx']), server],
         cwd: repoRoot,
         env: passed,
+        // the fleet's own stdio servers are written with the SDK's 2025 server: no server/discover
+        // probe (a second process at every start, whose expected refusal was logged as a warning)
+        protocolVersion: '2025-11-25',
         // sandboxed like any stdio server: this checkout (its cwd) and the workspace roots it reads, read-only
         sandbox: {
           readOnly: (passed.WORKSPACE_ROOTS ?? '')

@@ -25,6 +25,7 @@ import {
   type HttpResponse,
   type RequestContextOptions,
 } from './http';
+import { lazy } from './lazy';
 import type { Logger } from './logger';
 import { createMetrics, type ServiceMetrics } from './metrics';
 import { getPromptOf, listPromptsOf, promptGetBody, type PromptSource } from './prompt';
@@ -42,8 +43,7 @@ export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
  * gateway's polls of /health, /tools/list and /prompts/list and its tool calls never need it).
  * Measured on a built service: 3.3 MiB of heap and 80-95 ms of CPU at start.
  */
-let expressModule: typeof ExpressModule | undefined;
-const loadExpress = () => (expressModule ??= require('express') as typeof ExpressModule);
+const loadExpress = lazy(() => require('express') as typeof ExpressModule);
 /* eslint-enable @typescript-eslint/no-require-imports */
 
 /** Express's default ETag of a JSON answer (the `etag` package, weak: W/"<length in hex>-<sha1 base64, 27 chars>"). */

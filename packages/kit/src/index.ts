@@ -25,3 +25,4 @@ export * from './worker';
 export * from './in-flight';
 export * from './secret-files';
 export * from './node-args';
+export * from './lazy';

@@ -1,16 +1,15 @@
 import net from 'node:net';
 import tls from 'node:tls';
-import { AppError, type Logger } from '@mcp-fleet/kit';
+import { AppError, lazy, type Logger } from '@mcp-fleet/kit';
 import type { Agent, buildConnector, Dispatcher } from 'undici';
 import type * as UndiciModule from 'undici';
 import { normalizeHost } from './ip';
 import type { OutboundPolicy } from './policy';
 
 type Undici = typeof UndiciModule;
-let undiciModule: Undici | undefined;
 /** undici, loaded at the first request: a service that never calls out does not hold it (some 5 MB of heap). */
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const undici = (): Undici => (undiciModule ??= require('undici') as Undici);
+const undici = lazy(() => require('undici') as Undici);
 
 export const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 

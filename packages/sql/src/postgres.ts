@@ -1,4 +1,4 @@
-import { AppError, type Logger } from '@mcp-fleet/kit';
+import { AppError, lazy, type Logger } from '@mcp-fleet/kit';
 import type pg from 'pg';
 import { mapPgError } from './errors';
 import { inspectPgRole, privilegedRoleError, type PgRoleReport } from './pg-role';
@@ -21,8 +21,7 @@ import { shapeRows } from './values';
 
 /* eslint-disable @typescript-eslint/no-require-imports */
 /** pg (2.8 MiB of heap), loaded by the first PostgreSQL pool: a service whose connections are all SQLite never holds it. */
-let pgModule: typeof pg | undefined;
-const pgLib = () => (pgModule ??= require('pg') as typeof pg);
+const pgLib = lazy(() => require('pg') as typeof pg);
 /* eslint-enable @typescript-eslint/no-require-imports */
 
 export interface PgPoolOptions {
@@ -71,31 +70,30 @@ interface PgWire {
   sync(): void;
 }
 
-type CappedQuery = pg.Query & { suspended: boolean };
-let cappedQueryClass: (new (config: pg.QueryConfig) => CappedQuery) | undefined;
-
 /**
  * A query that stops at `rows` rows: when the portal is suspended (more rows exist) it closes the
  * portal instead of fetching the rest, so a huge result never travels or sits in memory.
  * It relies on pg's Submittable hooks, the same ones pg-cursor uses. Made from pg's Query when
  * first used (pg is loaded by then: a query runs on a pool's client).
  */
-const cappedQuery = () =>
-  (cappedQueryClass ??= class extends pgLib().Query {
-    suspended = false;
+const cappedQuery = lazy(
+  () =>
+    class extends pgLib().Query {
+      suspended = false;
 
-    handlePortalSuspended(connection: PgWire): void {
-      this.suspended = true;
-      connection.close({ type: 'P', name: (this as unknown as { portal: string }).portal ?? '' });
-      connection.sync();
-    }
+      handlePortalSuspended(connection: PgWire): void {
+        this.suspended = true;
+        connection.close({ type: 'P', name: (this as unknown as { portal: string }).portal ?? '' });
+        connection.sync();
+      }
 
-    /** With a row limit pg sends no Sync up front; after a server error the backend waits for one (as pg-cursor does). */
-    handleError(err: Error & { severity?: string }, connection: PgWire): void {
-      if (err.severity) connection.sync();
-      (pgLib().Query.prototype as unknown as { handleError(e: Error, c: PgWire): void }).handleError.call(this, err, connection);
-    }
-  });
+      /** With a row limit pg sends no Sync up front; after a server error the backend waits for one (as pg-cursor does). */
+      handleError(err: Error & { severity?: string }, connection: PgWire): void {
+        if (err.severity) connection.sync();
+        (pgLib().Query.prototype as unknown as { handleError(e: Error, c: PgWire): void }).handleError.call(this, err, connection);
+      }
+    },
+);
 
 interface ArrayResult {
   command: string | null;

@@ -1,4 +1,4 @@
-import { AppError } from '@mcp-fleet/kit';
+import { AppError, lazy } from '@mcp-fleet/kit';
 import type * as QdrantModule from '@qdrant/js-client-rest';
 import type { QdrantClient, Schemas } from '@qdrant/js-client-rest';
 import { parsePointId, type PointId } from './ids';
@@ -49,8 +49,7 @@ type QdrantPoint = { id: string | number; payload?: Record<string, unknown> | nu
 
 /* eslint-disable @typescript-eslint/no-require-imports */
 /** Qdrant's client (and undici under it: 4.9 MiB of heap), loaded by the first QdrantVectorStore: a service on the embedded store never holds it. */
-let qdrantModule: typeof QdrantModule | undefined;
-const qdrant = () => (qdrantModule ??= require('@qdrant/js-client-rest') as typeof QdrantModule);
+const qdrant = lazy(() => require('@qdrant/js-client-rest') as typeof QdrantModule);
 /* eslint-enable @typescript-eslint/no-require-imports */
 
 /**

@@ -1,4 +1,4 @@
-import { AppError, type Logger } from '@mcp-fleet/kit';
+import { AppError, lazy, type Logger } from '@mcp-fleet/kit';
 import type * as IoRedis from 'ioredis';
 import type { Redis } from 'ioredis';
 import {
@@ -41,8 +41,7 @@ return redis.call('INCRBY', KEYS[1], ARGV[1])
 
 /* eslint-disable @typescript-eslint/no-require-imports */
 /** ioredis (1.8 MiB of heap), loaded by the first RedisKvStore: the in-process store (no REDIS_URL) never holds it. */
-let ioredisModule: typeof IoRedis | undefined;
-const ioredis = () => (ioredisModule ??= require('ioredis') as typeof IoRedis);
+const ioredis = lazy(() => require('ioredis') as typeof IoRedis);
 /* eslint-enable @typescript-eslint/no-require-imports */
 
 type WithIncr = Redis & { mcpIncr(key: string, by: string): Promise<number> };
@@ -195,7 +194,7 @@ export class RedisKvStore implements KvStore {
 export function mapRedisError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   // a reply error exists only once ioredis is loaded
-  if (ioredisModule !== undefined && err instanceof ioredisModule.ReplyError) {
+  if (ioredis.loaded && err instanceof ioredis().ReplyError) {
     const msg = String((err as Error).message);
     if (msg.includes('NOT_INTEGER')) return notInteger();
     if (msg.includes('OUT_OF_RANGE')) return outOfRange();

@@ -1,4 +1,5 @@
 /* eslint-disable @typescript-eslint/no-require-imports */
+import { lazy } from '@mcp-fleet/kit';
 import type Dotenv from 'dotenv';
 import type * as SmolToml from 'smol-toml';
 import type * as Yaml from 'yaml';
@@ -8,11 +9,6 @@ import type * as Yaml from 'yaml';
  * its format: yaml (0.8 MiB of heap, 72 files), dotenv (0.5 MiB) and smol-toml (0.1 MiB) are not
  * held by an idle service.
  */
-let yamlModule: typeof Yaml | undefined;
-export const yaml = (): typeof Yaml => (yamlModule ??= require('yaml') as typeof Yaml);
-
-let tomlModule: typeof SmolToml | undefined;
-export const toml = (): typeof SmolToml => (tomlModule ??= require('smol-toml') as typeof SmolToml);
-
-let dotenvModule: typeof Dotenv | undefined;
-export const dotenv = (): typeof Dotenv => (dotenvModule ??= require('dotenv') as typeof Dotenv);
+export const yaml = lazy(() => require('yaml') as typeof Yaml);
+export const toml = lazy(() => require('smol-toml') as typeof SmolToml);
+export const dotenv = lazy(() => require('dotenv') as typeof Dotenv);

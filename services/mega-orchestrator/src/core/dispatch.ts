@@ -42,10 +42,16 @@ export interface CallRequest {
   onLog?: LogListener;
 }
 
-/** An MCP server's own content blocks, carried beside the envelope for the gateway's MCP clients. */
+/**
+ * An MCP server's own tool result, carried beside the envelope for the gateway's MCP clients (and
+ * the console): content, structuredContent, isError and `_meta` as the server sent them.
+ */
 export interface McpPassthrough {
   content?: unknown;
   structuredContent?: unknown;
+  isError?: boolean;
+  _meta?: unknown;
+  [field: string]: unknown;
 }
 
 /** What a call answers: the fleet's envelope, plus an MCP downstream's own blocks when it has them. */

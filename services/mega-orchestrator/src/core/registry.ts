@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { createHash } from 'node:crypto';
-import { TOOL_NAME, type Logger } from '@mcp-fleet/kit';
+import { isPlainObject, TOOL_NAME, type Logger } from '@mcp-fleet/kit';
 import { SERVICES, type ServiceEntry } from '@mcp-fleet/inventory';
 import { CircuitBreaker } from '../downstream/breaker';
 import { buildCatalog, type Catalog, type TrustTier } from './catalog';
@@ -165,8 +165,18 @@ function toTool(raw: unknown): DownstreamTool | undefined {
     ...(typeof t.title === 'string' ? { title: t.title } : {}),
     description: typeof t.description === 'string' ? t.description : '',
     inputSchema: schema.type === 'object' ? schema : { ...schema, type: 'object' },
+    ...(isPlainObject(t.outputSchema) ? { outputSchema: t.outputSchema } : {}),
     annotations: typeof t.annotations === 'object' && t.annotations !== null ? (t.annotations as DownstreamTool['annotations']) : {},
     ...executionOf(t.execution),
+    ...iconsAndMeta(t),
+  };
+}
+
+/** A listed tool's or prompt's `icons` and `_meta`, kept as declared when they have the revision's shape (an array, an object). */
+function iconsAndMeta(t: Record<string, unknown>): { icons?: unknown[]; _meta?: Record<string, unknown> } {
+  return {
+    ...(Array.isArray(t.icons) ? { icons: t.icons } : {}),
+    ...(isPlainObject(t._meta) ? { _meta: t._meta } : {}),
   };
 }
 
@@ -465,6 +475,7 @@ export class Registry extends EventEmitter {
           ...(typeof title === 'string' ? { title } : {}),
           ...(typeof description === 'string' ? { description } : {}),
           ...(Array.isArray(args) ? { arguments: args } : {}),
+          ...iconsAndMeta(p as Record<string, unknown>),
         });
       }
       const signature = createHash('sha1').update(JSON.stringify(prompts)).digest('base64url');

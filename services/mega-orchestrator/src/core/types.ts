@@ -31,9 +31,15 @@ export interface DownstreamTool {
   title?: string;
   description: string;
   inputSchema: Record<string, unknown>;
+  /** The JSON Schema of its structuredContent, as an MCP server declared it (clients validate results against it). */
+  outputSchema?: Record<string, unknown>;
   annotations: ToolAnnotations;
   /** MCP's execution hints as the downstream declared them: `taskSupport` decides which calls may become tasks. */
   execution?: ToolExecution;
+  /** MCP's icons of the tool, as declared. */
+  icons?: unknown[];
+  /** The tool's `_meta` as its MCP server declared it (MCP Apps' `ui`, a host's own keys): passed on unchanged. */
+  _meta?: Record<string, unknown>;
 }
 
 /** A prompt as an MCP server's prompts/list describes it. */
@@ -42,6 +48,8 @@ export interface DownstreamPrompt {
   title?: string;
   description?: string;
   arguments?: { name: string; description?: string; required?: boolean }[];
+  icons?: unknown[];
+  _meta?: Record<string, unknown>;
 }
 
 /** A resource, or a resource template (`uriTemplate` instead of `uri`), as an MCP server lists it. */

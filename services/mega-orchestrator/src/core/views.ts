@@ -17,9 +17,12 @@ export interface ToolListing {
   title?: string;
   description: string;
   inputSchema: Record<string, unknown>;
+  outputSchema?: Record<string, unknown>;
   annotations: Record<string, unknown>;
   /** MCP's execution hints as the downstream declared them (`taskSupport`). */
   execution?: Record<string, unknown>;
+  icons?: unknown[];
+  _meta?: Record<string, unknown>;
   service: string;
   qualifiedName: string;
 }
@@ -36,8 +39,11 @@ export function toolListing(catalog: Catalog, principal?: Principal): ToolListin
     ...(e.tool.title ? { title: e.tool.title } : {}),
     description: e.plain ? e.tool.description : `${e.tool.description} (Offered by ${e.service}; this name always routes there.)`,
     inputSchema: e.tool.inputSchema,
+    ...(e.tool.outputSchema ? { outputSchema: e.tool.outputSchema } : {}),
     annotations: e.tool.annotations as Record<string, unknown>,
     ...(e.tool.execution ? { execution: e.tool.execution as Record<string, unknown> } : {}),
+    ...(e.tool.icons ? { icons: e.tool.icons } : {}),
+    ...(e.tool._meta ? { _meta: e.tool._meta } : {}),
     service: e.service,
     qualifiedName: e.qualifiedName,
   }));

@@ -44,8 +44,11 @@ interface McpTool {
   title?: string;
   description: string;
   inputSchema: Record<string, unknown>;
+  outputSchema?: Record<string, unknown>;
   annotations?: Record<string, unknown>;
   execution?: Record<string, unknown>;
+  icons?: unknown[];
+  _meta?: Record<string, unknown>;
 }
 
 const mcpToolCaches: Record<ExecutionView, WeakMap<Catalog, McpTool[]>> = {
@@ -75,9 +78,12 @@ function mcpTools(catalog: Catalog, view: ExecutionView, logger: Logger, runsAsT
         ...(t.title ? { title: t.title } : {}),
         description: t.description,
         inputSchema: t.inputSchema,
+        ...(t.outputSchema ? { outputSchema: t.outputSchema } : {}),
         annotations: t.annotations,
         ...(view === 'declared' && t.execution ? { execution: t.execution } : {}),
         ...(view === 'session' && runsAsTask?.(t.name) ? { execution: { taskSupport: 'optional' as const } } : {}),
+        ...(t.icons ? { icons: t.icons } : {}),
+        ...(t._meta ? { _meta: t._meta } : {}),
       }));
     cache.set(catalog, list);
   }
@@ -190,18 +196,9 @@ export async function callTool(
   const refused = !out.body.success ? mcpErrorOf(out.body) : undefined;
   if (refused?.code === JSONRPC_CODES.MISSING_REQUIRED_CLIENT_CAPABILITY)
     throw rpcErrorWithStatus(refused.code, refused.message, refused.data);
-  // An MCP server behind the gateway: its own content blocks, unchanged
-  const { mcp: passed, ...envelope } = out.body;
-  if (passed && Array.isArray(passed.content)) {
-    const content = passed.content as CallToolResult['content'];
-    if (out.ok && out.body.success)
-      return {
-        content,
-        ...(isPlainObject(passed.structuredContent) ? { structuredContent: passed.structuredContent } : {}),
-        isError: false,
-      };
-    return { content, structuredContent: envelope, isError: true };
-  }
+  // An MCP server behind the gateway: its own result, unchanged (its isError said as the envelope reads it)
+  const passed = out.body.mcp;
+  if (passed && Array.isArray(passed.content)) return { ...(passed as CallToolResult), isError: !(out.ok && out.body.success) };
   if (out.ok && out.body.success) {
     const result = out.body.result;
     const wrapped = !isPlainObject(result);
@@ -335,7 +332,7 @@ export async function getPrompt(
       onClientRequest,
     });
     const body = answer.json as { messages?: unknown; error?: unknown } | undefined;
-    if (answer.status === 200 && Array.isArray(body?.messages)) return body as GetPromptResult;
+    if (answer.status === 200 && Array.isArray(body?.messages)) return withoutRevisionFields(body) as GetPromptResult;
     const message = typeof body?.error === 'string' ? body.error : `${entry.service} answered ${answer.status}`;
     // Bad arguments (400) and a prompt gone since the last poll (404) are the caller's params.
     throw new McpError(
@@ -417,13 +414,24 @@ export async function readResource(
     onClientRequest,
   });
   const body = answer.json as { contents?: unknown; details?: { mcpError?: { code?: unknown; message?: unknown } } } | undefined;
-  if (answer.status === 200 && Array.isArray(body?.contents)) return { contents: ownContents(ctx, service, uri, body.contents) };
+  if (answer.status === 200 && Array.isArray(body?.contents))
+    return { ...withoutRevisionFields(body), contents: ownContents(ctx, service, uri, body.contents) };
   const code = body?.details?.mcpError?.code;
   if (code === JSONRPC_CODES.RESOURCE_NOT_FOUND || answer.status === 400) throw resourceNotFound(uri, notFoundCode);
   throw new McpError(
     JSONRPC_CODES.INTERNAL_ERROR,
     `${service} could not read ${uri.slice(0, 200)}: ${String((body as { error?: unknown } | undefined)?.error ?? `status ${answer.status}`).slice(0, 300)}`,
   );
+}
+
+/**
+ * An MCP server's result less what a 2026-07-28 server writes for its own revision (`resultType`,
+ * the cache hints `ttlMs` and `cacheScope`): each revision's codec writes the gateway's own. The
+ * rest (`_meta` included) is passed on as the server sent it.
+ */
+function withoutRevisionFields(result: object): Record<string, unknown> {
+  const { resultType: _t, ttlMs: _ttl, cacheScope: _scope, ...own } = result as Record<string, unknown>;
+  return own;
 }
 
 /**

@@ -134,8 +134,11 @@ export function buildView(
       ...(title ? { title } : {}),
       description: t.description ?? backing.tool.description,
       inputSchema: viewSchema(schema, t),
+      ...(backing.tool.outputSchema ? { outputSchema: backing.tool.outputSchema } : {}),
       annotations: backing.tool.annotations,
       ...(execution ? { execution } : {}),
+      ...(backing.tool.icons ? { icons: backing.tool.icons } : {}),
+      ...(backing.tool._meta ? { _meta: backing.tool._meta } : {}),
     };
     entries.push({ name, service: backing.service, tool, qualifiedName: name, plain: true });
   }

@@ -27,10 +27,16 @@ export function errorEnvelope(service: string, code: FleetCode, message: string,
   };
 }
 
-/** An MCP tool result as the fleet's envelope; the server's own content blocks ride along in `mcp` for MCP clients. */
+/**
+ * An MCP tool result as the fleet's envelope. The server's own result rides along in `mcp` as it
+ * sent it (content, structuredContent, isError, `_meta`, any field of its revision), less the
+ * 2026-07-28 `resultType`, which each revision's codec writes itself: MCP clients get it unchanged.
+ */
 export function toEnvelope(service: string, result: CallToolResult): DownstreamAnswer {
   // (its size was counted on the wire: stream-budget.ts)
   const content = Array.isArray(result.content) ? result.content : [];
+  const { resultType: _revisionField, ...own } = result as CallToolResult & { resultType?: unknown };
+  const mcp = { ...own, content };
   if (result.isError) {
     const text = content
       .filter((c): c is { type: 'text'; text: string } => c.type === 'text')
@@ -38,28 +44,21 @@ export function toEnvelope(service: string, result: CallToolResult): DownstreamA
       .join('\n')
       .slice(0, 2000);
     // A fleet service over MCP carries its own code (its envelope, or {code, message} as text); keep it and its status.
-    const own = fleetError(result.structuredContent) ?? fleetError(parseJson(text));
-    if (own) return { status: statusForCode(own.code), json: { ...errorEnvelope(service, own.code, own.message), mcp: { content } } };
+    const fleet = fleetError(result.structuredContent) ?? fleetError(parseJson(text));
+    if (fleet) return { status: statusForCode(fleet.code), json: { ...errorEnvelope(service, fleet.code, fleet.message), mcp } };
     // SDK servers report bad arguments as a tool result that starts with the JSON-RPC code
     const invalid = /^MCP error -32602: (.*)$/s.exec(text);
-    if (invalid)
-      return { status: 400, json: { ...errorEnvelope(service, 'VALIDATION_ERROR', `${service}: ${invalid[1]}`), mcp: { content } } };
+    if (invalid) return { status: 400, json: { ...errorEnvelope(service, 'VALIDATION_ERROR', `${service}: ${invalid[1]}`), mcp } };
     return {
       status: 502,
-      json: { ...errorEnvelope(service, 'UPSTREAM_ERROR', `${service}: ${text || 'the tool reported an error'}`), mcp: { content } },
+      json: { ...errorEnvelope(service, 'UPSTREAM_ERROR', `${service}: ${text || 'the tool reported an error'}`), mcp },
     };
   }
   const structured = result.structuredContent;
   const body = structured !== undefined ? structured : contentResult(content);
   return {
     status: 200,
-    json: {
-      success: true,
-      service,
-      result: body,
-      mcp: { content, ...(structured !== undefined ? { structuredContent: structured } : {}) },
-      timestamp: new Date().toISOString(),
-    },
+    json: { success: true, service, result: body, mcp, timestamp: new Date().toISOString() },
   };
 }
 

@@ -1,0 +1,100 @@
+/**
+ * Fidelity of what an MCP server answers, field by field (issue 29): `_meta` on tools, results,
+ * content blocks, prompts and resources (MCP Apps' `_meta.ui`, OpenAI's `openai/*` keys), icons,
+ * titles and output schemas, a tool error's own structuredContent, and a field no revision defines
+ * reach the gateway's clients as the server sent them, in both protocol eras. The servers, behind
+ * one gateway: test/fixtures/meta-mcp-server.ts over stdio (2025-era), and the modern fixture's
+ * modern_meta over HTTP (2026-07-28, through the gateway's 2026-07-28 client).
+ */
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { tempDir } from '@mcp-fleet/testing';
+import { FAIL_RESULT, META_TOOLS, PROMPT_RESULT, READ_RESULT, SHOW_RESULT } from './fixtures/meta-mcp-server';
+import { startModernServer, type ModernServer } from './fixtures/modern-mcp-server';
+import { post2026, startGateway, until, type RunningGateway } from './helpers';
+
+const FIXTURE = path.join(__dirname, 'fixtures', 'meta-mcp-server.ts');
+
+describe("what an MCP server answers reaches the gateway's clients field by field", () => {
+  const tmp = tempDir('mcp-fleet-meta-');
+  let modern: ModernServer;
+  let g: RunningGateway;
+  let client: Client;
+
+  beforeAll(async () => {
+    modern = await startModernServer();
+    const repo = path.resolve(__dirname, '../../..');
+    const stdio = { transport: 'stdio' as const, command: process.execPath, args: ['--import', 'tsx', FIXTURE], cwd: repo, env: {} };
+    const http = { transport: 'streamable-http' as const, url: modern.url, headers: {}, protocolVersion: '2026-07-28' as const };
+    const specs = [
+      { id: 'meta', url: 'stdio:meta', mcp: stdio },
+      { id: 'modern', url: modern.url, mcp: http },
+    ];
+    g = await startGateway(specs, tmp.dir, { HEALTH_POLL_MS: '600000', HEALTH_TIMEOUT_MS: '5000' });
+    const listed = () => ['meta_show', 'modern_meta'].every((t) => g.gw.registry.catalog.byName.has(t));
+    await until(() => (listed() ? true : (void g.gw.refresh(), false)), 20_000);
+    client = new Client({ name: 'meta-test', version: '1' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${g.url}/mcp`)));
+  }, 60_000);
+
+  afterAll(async () => {
+    await client?.close();
+    await g?.stop();
+    await modern?.stop();
+    tmp.cleanup();
+  });
+
+  /** A 2026-07-28 request's result (Mcp-Name from the URI of a read). */
+  const call2026 = async (method: string, params: Record<string, unknown>) => {
+    const res = await post2026(g.url, method, params, typeof params.uri === 'string' ? { headers: { 'mcp-name': params.uri } } : {});
+    return ((await res.json()) as { result: Record<string, unknown> }).result;
+  };
+
+  it("2025 client: tools/list keeps a tool's _meta, icons, title and schemas", async () => {
+    const { tools } = await client.listTools();
+    expect(tools.find((t) => t.name === 'meta_show')).toMatchObject(META_TOOLS[0]);
+    expect(tools.find((t) => t.name === 'modern_meta')).toMatchObject({ ...META_TOOLS[0], name: 'modern_meta' });
+  });
+
+  it("2025 client: a result's _meta, its blocks' _meta and annotations, a later field", async () => {
+    expect(await client.callTool({ name: 'meta_show', arguments: { q: 'x' } })).toEqual(SHOW_RESULT);
+    // from the 2026-07-28 server: the same, without the revision's resultType
+    expect(await client.callTool({ name: 'modern_meta', arguments: {} })).toEqual(SHOW_RESULT);
+  });
+
+  it('2025 client: a tool error keeps its own structuredContent and _meta', async () => {
+    expect(await client.callTool({ name: 'meta_fail', arguments: {} })).toEqual(FAIL_RESULT);
+  });
+
+  it('2025 client: prompts/get and resources/read keep _meta', async () => {
+    expect(await client.getPrompt({ name: 'meta_prompt' })).toEqual(PROMPT_RESULT);
+    expect(await client.readResource({ uri: 'ui://meta/show.html' })).toEqual(READ_RESULT);
+  });
+
+  it('2026-07-28 client: the same results, with resultType', async () => {
+    expect(await call2026('tools/call', { name: 'meta_show', arguments: { q: 'x' } })).toEqual({ ...SHOW_RESULT, resultType: 'complete' });
+    expect(await call2026('tools/call', { name: 'modern_meta', arguments: {} })).toEqual({ ...SHOW_RESULT, resultType: 'complete' });
+    expect(await call2026('tools/call', { name: 'meta_fail', arguments: {} })).toEqual({ ...FAIL_RESULT, resultType: 'complete' });
+    expect(await call2026('prompts/get', { name: 'meta_prompt' })).toEqual({ ...PROMPT_RESULT, resultType: 'complete' });
+    expect(await call2026('resources/read', { uri: 'ui://meta/show.html' })).toEqual({
+      ...READ_RESULT,
+      resultType: 'complete',
+      // the gateway's own cache hints for a read (not the server's)
+      ttlMs: 0,
+      cacheScope: 'private',
+    });
+    const list = await call2026('tools/list', {});
+    expect((list.tools as { name: string }[]).find((t) => t.name === 'meta_show')).toMatchObject(META_TOOLS[0]);
+  });
+
+  it('a prompt and a resource are listed with their icons and _meta', async () => {
+    const { prompts } = await client.listPrompts();
+    expect(prompts.find((p) => p.name === 'meta_prompt')).toMatchObject({ icons: [expect.any(Object)], _meta: { 'io.example/p': 1 } });
+    const { resources } = await client.listResources();
+    expect(resources.find((r) => r.uri === 'ui://meta/show.html')).toMatchObject({
+      icons: [expect.any(Object)],
+      _meta: { ui: { csp: {} } },
+    });
+  });
+});

@@ -10,7 +10,8 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { tempDir } from '@mcp-fleet/testing';
-import { FAIL_RESULT, META_TOOLS, PROMPT_RESULT, READ_RESULT, SHOW_RESULT } from './fixtures/meta-mcp-server';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { FAIL_RESULT, META_TOOLS, PROMPT_RESULT, READ_RESULT, RPC_ERROR, SHOW_RESULT } from './fixtures/meta-mcp-server';
 import { startModernServer, type ModernServer } from './fixtures/modern-mcp-server';
 import { post2026, startGateway, until, type RunningGateway } from './helpers';
 
@@ -96,5 +97,17 @@ describe("what an MCP server answers reaches the gateway's clients field by fiel
       icons: [expect.any(Object)],
       _meta: { ui: { csp: {} } },
     });
+  });
+
+  it("a server's JSON-RPC error reaches the caller as that error, code, message and data (both eras)", async () => {
+    const thrown = await client.callTool({ name: 'meta_rpc_error', arguments: {} }).catch((e: unknown) => e);
+    expect(thrown).toBeInstanceOf(McpError);
+    expect(thrown).toMatchObject({ code: RPC_ERROR.code, data: RPC_ERROR.data });
+    expect((thrown as Error).message).toContain(RPC_ERROR.message);
+    // an internal error of the server's says what the server said (the gateway hides only its own)
+    const internal = await client.callTool({ name: 'meta_internal', arguments: {} }).catch((e: unknown) => e);
+    expect(internal).toMatchObject({ code: -32603, message: expect.stringContaining('the database is down') });
+    const res = await post2026(g.url, 'tools/call', { name: 'meta_rpc_error', arguments: {} });
+    expect(((await res.json()) as { error: unknown }).error).toEqual(RPC_ERROR);
   });
 });

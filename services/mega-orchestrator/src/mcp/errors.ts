@@ -3,11 +3,13 @@
  * both revisions. Fleet errors (AppError) take the kit's table (ERROR_CODES: status and JSON-RPC
  * code); an McpError keeps its code (HTTP 200, or 404 for an unknown method over 2026-07-28, whose
  * transport answers errors with statuses; an internal one's message is hidden from 2025-era
- * sessions, as the SDK server hides it); an HttpRpcError names its own status; anything else is
+ * sessions, as the SDK server hides it, unless an MCP server behind the gateway answered it:
+ * ServerRpcError); an HttpRpcError names its own status; anything else is
  * an internal error whose cause goes to the log only.
  */
 import type { ServerResponse } from 'node:http';
 import { AppError, ERROR_CODES, HttpRpcError, JSONRPC_CODES, sendJson } from '@mcp-fleet/kit';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { rpcError, withoutMcpErrorPrefix, type RpcId } from './jsonrpc';
 import type { Revision } from './request-context';
 
@@ -21,6 +23,12 @@ export interface RpcFailure {
 }
 
 const INTERNAL = 'Internal error; the gateway log has the cause.';
+
+/**
+ * A JSON-RPC error an MCP server behind the gateway answered, passed on to its caller as it was:
+ * its message is the server's (never hidden as the gateway's own internal error's is).
+ */
+export class ServerRpcError extends McpError {}
 
 /**
  * What a thrown error answers. `revision` says whether the transport carries errors in HTTP statuses
@@ -44,7 +52,8 @@ export function rpcFailure(err: unknown, revision: Revision): RpcFailure {
     const e = err as { message?: unknown; data?: unknown };
     // A 2025-era session's answer hides an internal error's message (the SDK server's rule); the
     // 2026-07-28 switch says what failed (a resource that could not be read, a task store down).
-    if (code === JSONRPC_CODES.INTERNAL_ERROR && !statuses) return { status: 200, code, message: 'Internal error', internal: true };
+    if (code === JSONRPC_CODES.INTERNAL_ERROR && !statuses && !(err instanceof ServerRpcError))
+      return { status: 200, code, message: 'Internal error', internal: true };
     return {
       status: statuses && code === JSONRPC_CODES.METHOD_NOT_FOUND ? 404 : 200,
       code,

@@ -22,7 +22,7 @@ import { paramHeaderScans } from './rev-2026-07-28/param-headers';
 import { skillsOf, SKILLS_EXTENSION_CAPABILITY } from '../core/skills';
 import { metaToolCall } from './meta-call';
 import { withResultText } from './answer-text';
-import { rpcErrorWithStatus } from './errors';
+import { rpcErrorWithStatus, ServerRpcError } from './errors';
 import type { ExecutionView } from './request-context';
 
 /**
@@ -187,15 +187,14 @@ export async function callTool(
     timeoutMs: call.timeoutMs,
   });
   if (!out.body.success && out.code === 'UNKNOWN_TOOL') throw new McpError(JSONRPC_CODES.INVALID_PARAMS, out.body.error);
-  // An MCP server that needs its user to visit a URL first (-32042, URL elicitation required): the
-  // caller gets that JSON-RPC error with its elicitations, as from the server itself, to open and retry.
-  const passedError = !out.body.success ? urlElicitationRequired(out.body) : undefined;
-  if (passedError) throw passedError;
-  // One that refused because the caller did not declare a client capability it needs (-32021): the
-  // caller's own error, as the server answered it (HTTP 400 over 2026-07-28), not a tool's failure.
-  const refused = !out.body.success ? mcpErrorOf(out.body) : undefined;
-  if (refused?.code === JSONRPC_CODES.MISSING_REQUIRED_CLIENT_CAPABILITY)
-    throw rpcErrorWithStatus(refused.code, refused.message, refused.data);
+  // An MCP server that answered a JSON-RPC error, not a tool result: its caller gets that error (code,
+  // message, data), as from the server directly: a URL elicitation required (-32042, to open and
+  // retry), a client capability the caller did not declare (-32021, the caller's own error: HTTP 400
+  // over 2026-07-28), the server's own codes. (Its -32602 is the call's VALIDATION_ERROR result,
+  // as 2025-11-25 asks of bad arguments, so that a model can correct them.)
+  const own = !out.body.success ? mcpErrorOf(out.body) : undefined;
+  if (own?.code === JSONRPC_CODES.MISSING_REQUIRED_CLIENT_CAPABILITY) throw rpcErrorWithStatus(own.code, own.message, own.data);
+  if (own) throw new ServerRpcError(own.code, own.message, own.data);
   // An MCP server behind the gateway: its own result, unchanged (its isError said as the envelope reads it)
   const passed = out.body.mcp;
   if (passed && Array.isArray(passed.content)) return { ...(passed as CallToolResult), isError: !(out.ok && out.body.success) };
@@ -213,19 +212,12 @@ export async function callTool(
 }
 
 /** The JSON-RPC error an MCP server behind the gateway answered, as its error envelope carries it (details.mcpError). */
-export function mcpErrorOf(envelope: unknown): { code: number; message: string; data?: unknown } | undefined {
+function mcpErrorOf(envelope: unknown): { code: number; message: string; data?: unknown } | undefined {
   const e = isPlainObject(envelope) && isPlainObject(envelope.details) ? envelope.details.mcpError : undefined;
   return isPlainObject(e) && typeof e.code === 'number' && typeof e.message === 'string'
     ? { code: e.code, message: e.message, ...(e.data !== undefined ? { data: e.data } : {}) }
     : undefined;
 }
-
-/** The -32042 error an MCP server behind the gateway answered, as an McpError. */
-function urlElicitationRequired(envelope: Record<string, unknown>): McpError | undefined {
-  const e = mcpErrorOf(envelope);
-  return e?.code === URL_ELICITATION_REQUIRED ? new McpError(e.code, e.message, e.data) : undefined;
-}
-const URL_ELICITATION_REQUIRED = -32042;
 
 /**
  * The prompts a caller may see: reading a prompt is a read-only act on its service, so a token sees

@@ -19,7 +19,7 @@ import { rpcErrorWithStatus } from '../errors';
 import { parseFilter } from '../subscriptions';
 import { forwardToPeer, HeldElsewhere, wasForwarded } from './peer-forward';
 import { checkParamHeaders, paramHeaderScans } from './param-headers';
-import { CAPABILITIES, callTool, checkCallParams, INSTRUCTIONS, mcpErrorOf, resourceOwner } from '../server';
+import { CAPABILITIES, callTool, checkCallParams, INSTRUCTIONS, resourceOwner } from '../server';
 import { isMethod, runMethod } from '../methods';
 import type { RequestContext } from '../request-context';
 import { RESOURCE_URIS } from '../../core/views';
@@ -266,10 +266,8 @@ async function callAsTask(
     params.name as string,
     principal,
     async (signal, timeoutMs, onProgress, onClientRequest) => {
+      // (an MCP server that answered a JSON-RPC error, not a tool result: callTool throws it, and the task failed with it)
       const result = await callTool(ctx, params, { requestId, traceparent, principal, signal, timeoutMs, onProgress, onClientRequest });
-      // An MCP server that answered a JSON-RPC error, not a tool result: the task failed with that error.
-      const protocolError = result.isError ? mcpErrorOf(result.structuredContent) : undefined;
-      if (protocolError) throw new McpError(protocolError.code, protocolError.message, protocolError.data);
       return { resultType: 'complete', ...result };
     },
     rc.clientCapabilities,

@@ -109,5 +109,10 @@ describe("what an MCP server answers reaches the gateway's clients field by fiel
     expect(internal).toMatchObject({ code: -32603, message: expect.stringContaining('the database is down') });
     const res = await post2026(g.url, 'tools/call', { name: 'meta_rpc_error', arguments: {} });
     expect(((await res.json()) as { error: unknown }).error).toEqual(RPC_ERROR);
+    // prompts/get and resources/read likewise
+    for (const failing of [client.getPrompt({ name: 'meta_prompt_error' }), client.readResource({ uri: 'ui://meta/quota' })]) {
+      const err = await failing.catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: RPC_ERROR.code, data: RPC_ERROR.data, message: expect.stringContaining(RPC_ERROR.message) });
+    }
   });
 });

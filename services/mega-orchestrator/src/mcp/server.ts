@@ -325,6 +325,9 @@ export async function getPrompt(
     });
     const body = answer.json as { messages?: unknown; error?: unknown } | undefined;
     if (answer.status === 200 && Array.isArray(body?.messages)) return withoutRevisionFields(body) as GetPromptResult;
+    // the server's own JSON-RPC error, as it sent it (as tools/call's)
+    const own = mcpErrorOf(body);
+    if (own) throw new ServerRpcError(own.code, own.message, own.data);
     const message = typeof body?.error === 'string' ? body.error : `${entry.service} answered ${answer.status}`;
     // Bad arguments (400) and a prompt gone since the last poll (404) are the caller's params.
     throw new McpError(
@@ -405,11 +408,13 @@ export async function readResource(
     signal,
     onClientRequest,
   });
-  const body = answer.json as { contents?: unknown; details?: { mcpError?: { code?: unknown; message?: unknown } } } | undefined;
+  const body = answer.json as { contents?: unknown } | undefined;
   if (answer.status === 200 && Array.isArray(body?.contents))
     return { ...withoutRevisionFields(body), contents: ownContents(ctx, service, uri, body.contents) };
-  const code = body?.details?.mcpError?.code;
-  if (code === JSONRPC_CODES.RESOURCE_NOT_FOUND || answer.status === 400) throw resourceNotFound(uri, notFoundCode);
+  const own = mcpErrorOf(body);
+  if (own?.code === JSONRPC_CODES.RESOURCE_NOT_FOUND || answer.status === 400) throw resourceNotFound(uri, notFoundCode);
+  // the server's own JSON-RPC error, as it sent it (as tools/call's)
+  if (own) throw new ServerRpcError(own.code, own.message, own.data);
   throw new McpError(
     JSONRPC_CODES.INTERNAL_ERROR,
     `${service} could not read ${uri.slice(0, 200)}: ${String((body as { error?: unknown } | undefined)?.error ?? `status ${answer.status}`).slice(0, 300)}`,

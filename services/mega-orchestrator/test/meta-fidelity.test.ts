@@ -13,7 +13,7 @@ import { tempDir } from '@mcp-fleet/testing';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { FAIL_RESULT, META_TOOLS, PROMPT_RESULT, READ_RESULT, RPC_ERROR, SHOW_RESULT } from './fixtures/meta-mcp-server';
 import { startModernServer, type ModernServer } from './fixtures/modern-mcp-server';
-import { post2026, startGateway, until, type RunningGateway } from './helpers';
+import { post2026, startGateway, startGatewayWithStdioServer, until, type RunningGateway } from './helpers';
 
 const FIXTURE = path.join(__dirname, 'fixtures', 'meta-mcp-server.ts');
 
@@ -114,5 +114,52 @@ describe("what an MCP server answers reaches the gateway's clients field by fiel
       const err = await failing.catch((e: unknown) => e);
       expect(err).toMatchObject({ code: RPC_ERROR.code, data: RPC_ERROR.data, message: expect.stringContaining(RPC_ERROR.message) });
     }
+  });
+});
+
+describe('a call to an MCP server that reports progress', () => {
+  const tmp = tempDir('mcp-fleet-progress-clock-');
+  let g: RunningGateway;
+  let client: Client;
+
+  beforeAll(async () => {
+    // a 600 ms time limit, counted again from each progress report, 2 s in all
+    g = await startGatewayWithStdioServer('meta', FIXTURE, tmp.dir, 'meta_steady', {
+      DOWNSTREAM_TIMEOUT_MS: '600',
+      DOWNSTREAM_PROGRESS_MAX_MS: '2000',
+    });
+    client = new Client({ name: 'progress-test', version: '1' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${g.url}/mcp`)));
+  }, 60_000);
+
+  afterAll(async () => {
+    await client?.close();
+    await g?.stop();
+    tmp.cleanup();
+  });
+
+  const steady = (steps: number, onprogress?: () => void) =>
+    client.callTool({ name: 'meta_steady', arguments: { steps, everyMs: 300 } }, undefined, onprogress ? { onprogress } : {});
+
+  it('runs past the time limit while each report comes within it', async () => {
+    let reports = 0;
+    const result = await steady(4, () => reports++);
+    expect(result).toMatchObject({ isError: false, content: [{ type: 'text', text: 'worked 4 steps' }] });
+    expect(reports).toBe(4);
+  });
+
+  it('keeps the time limit for a caller that asked for no progress', async () => {
+    const result = await steady(4);
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent).toMatchObject({ code: 'TIMEOUT' });
+  });
+
+  it('ends at DOWNSTREAM_PROGRESS_MAX_MS however steadily the server reports', async () => {
+    const started = Date.now();
+    const result = await steady(12, () => undefined);
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent).toMatchObject({ code: 'TIMEOUT' });
+    // 12 steps would take 3.6 s
+    expect(Date.now() - started).toBeLessThan(3500);
   });
 });

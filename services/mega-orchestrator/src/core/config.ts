@@ -15,6 +15,9 @@ export const configSchema = z.object({
   ),
   HEALTH_TIMEOUT_MS: ms(2000, 50, 60_000).describe('Time limit of one health or tools/list probe.'),
   DOWNSTREAM_TIMEOUT_MS: ms(30_000, 50, 600_000).describe('Time limit of one forwarded tool call (TIMEOUT 504 after it).'),
+  DOWNSTREAM_PROGRESS_MAX_MS: ms(600_000, 50, 24 * 3_600_000).describe(
+    'A call to an MCP server whose caller asked for progress (a progressToken) has its DOWNSTREAM_TIMEOUT_MS counted again from each progress report the server sends, up to this much in all (TIMEOUT after it).',
+  ),
   DOWNSTREAM_CONNECTIONS: int(64, 1, 1024).describe('Keep-alive connections per downstream pool.'),
   DOWNSTREAM_CHANNEL: bool(true).describe(
     'Send plain tool calls to a kit service over its persistent channel (one upgraded connection of NDJSON frames) instead of one HTTP request each, where the service offers one; the rest (progress, health, lists) stays HTTP. false: every call is an HTTP request.',

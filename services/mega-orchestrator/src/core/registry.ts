@@ -31,6 +31,8 @@ export interface RegistryOptions {
   forwardClientRequests?: boolean;
   /** How long a caller has to answer one of them (MCP_INPUT_TIMEOUT_MS). */
   inputTimeoutMs?: number;
+  /** How long in all an MCP server's call may run while it reports progress (DOWNSTREAM_PROGRESS_MAX_MS). */
+  progressMaxMs?: number;
   /** The fleet's inventory: its services are the fleet's tier and its tool names the fleet's (default: the fleet's own). */
   inventory?: readonly ServiceEntry[];
   /** Caps on what one downstream lists (DOWNSTREAM_MAX_*; an mcpServers entry's `limits` override them). */
@@ -117,6 +119,7 @@ export class ServiceState {
           ...(options.stdioLauncher ? { launch: options.stdioLauncher } : {}),
           forwardClientRequests: options.forwardClientRequests,
           inputTimeoutMs: options.inputTimeoutMs,
+          progressMaxMs: options.progressMaxMs,
           onToolsChanged,
           onResourceUpdated,
           onElicitationComplete,

@@ -105,6 +105,7 @@ function buildParts(deps: GatewayDeps) {
     stdioLauncher: stdioLauncher({ mode: config.MCP_STDIO_SANDBOX, dataDir, logger }),
     forwardClientRequests: config.MCP_FORWARD_CLIENT_REQUESTS,
     inputTimeoutMs: config.MCP_INPUT_TIMEOUT_MS,
+    progressMaxMs: config.DOWNSTREAM_PROGRESS_MAX_MS,
     inventory: deps.inventory ?? INVENTORY,
     listLimits: {
       tools: config.DOWNSTREAM_MAX_TOOLS,

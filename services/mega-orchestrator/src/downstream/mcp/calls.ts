@@ -55,35 +55,57 @@ export interface CallSlot {
   askedAt: number;
 }
 
-/** A call's time limit that stops while its caller is being asked something, and goes on after. */
+/**
+ * A call's time limit that stops while its caller is being asked something, and goes on after; a
+ * progress report of the call (touch) starts it again, within `maxMs` of running time in all (as
+ * MCP lets a requester reset its timeout on progress while still enforcing a maximum).
+ */
 export class CallClock {
   private timer?: NodeJS.Timeout;
+  /** Running time left of the current limit, and in all. */
   private left: number;
+  private budget: number;
   private since = 0;
   private paused = 0;
   private stopped = false;
 
   constructor(
-    ms: number,
+    private readonly ms: number,
     private readonly onTimeout: () => void,
+    maxMs = ms,
   ) {
     this.left = ms;
+    this.budget = Math.max(ms, maxMs);
     this.run();
   }
 
   private run(): void {
     this.since = Date.now();
-    this.timer = setTimeout(this.onTimeout, Math.max(0, this.left));
+    this.timer = setTimeout(this.onTimeout, Math.max(0, Math.min(this.left, this.budget)));
+  }
+
+  private spend(): void {
+    clearTimeout(this.timer);
+    const used = Date.now() - this.since;
+    this.left -= used;
+    this.budget -= used;
   }
 
   pause(): void {
     if (this.stopped || this.paused++ > 0) return;
-    clearTimeout(this.timer);
-    this.left -= Date.now() - this.since;
+    this.spend();
   }
 
   resume(): void {
     if (this.stopped || --this.paused > 0) return;
+    this.run();
+  }
+
+  /** A sign of life (a progress report): the limit counts again from now, within the maximum. */
+  touch(): void {
+    if (this.stopped || this.paused > 0) return;
+    this.spend();
+    this.left = this.ms;
     this.run();
   }
 
@@ -99,24 +121,35 @@ export interface Scope {
   readonly signal: AbortSignal;
   readonly clock: CallClock;
   readonly opts: { signal: AbortSignal; timeout: number };
+  /** The caller's progress listener, each report also starting the call's clock again (undefined: the caller asked for none). */
+  readonly onProgress?: ProgressListener;
 }
 
 /**
  * A request's own time limit and abort: aborted by its caller or when its clock runs out; the SDK's
- * options for it (the gateway's clock bounds the call, stopped while its caller is asked something;
- * the SDK's is a backstop behind it). `end` releases them.
+ * options for it (the gateway's clock bounds the call, stopped while its caller is asked something
+ * and started again by each progress report, up to `progressMaxMs`; the SDK's is a backstop behind
+ * it). `end` releases them.
  */
-export function scope(options: CallOptions): Scope & { end(): void } {
+export function scope(options: CallOptions, progressMaxMs = options.timeoutMs): Scope & { end(): void } {
   const controller = new AbortController();
-  const clock = new CallClock(options.timeoutMs, () => controller.abort(TIMEOUT));
+  const listener = options.onProgress;
+  const clock = new CallClock(options.timeoutMs, () => controller.abort(TIMEOUT), listener ? progressMaxMs : options.timeoutMs);
   const onAbort = () => controller.abort(options.signal?.reason);
   options.signal?.addEventListener('abort', onAbort, { once: true });
-  const opts = { signal: controller.signal, timeout: options.onClientRequest ? SDK_BACKSTOP_MS : options.timeoutMs + 1000 };
+  const backstop = options.onClientRequest ? SDK_BACKSTOP_MS : Math.max(options.timeoutMs, listener ? progressMaxMs : 0) + 1000;
+  const opts = { signal: controller.signal, timeout: backstop };
+  const onProgress: ProgressListener | undefined =
+    listener &&
+    ((progress, total, message) => {
+      clock.touch();
+      listener(progress, total, message);
+    });
   const end = () => {
     clock.stop();
     options.signal?.removeEventListener('abort', onAbort);
   };
-  return { options, signal: controller.signal, clock, opts, end };
+  return { options, signal: controller.signal, clock, opts, onProgress, end };
 }
 
 /** What both clients of one MCP server are given by it (mcp-downstream.ts). */

@@ -221,7 +221,7 @@ class Rev2025Session extends SessionBase<Client> implements EraSession {
   private async call(name: string, args: Record<string, unknown>, call: Scope): Promise<CallToolResult> {
     const { client } = this;
     const { opts } = call;
-    const onProgress = call.options.onProgress;
+    const onProgress = call.onProgress;
     // A tool the server runs only as a (2025-11-25) task: the gateway creates it and polls it to its end.
     if ((client as unknown as { isToolTaskRequired(name: string): boolean }).isToolTaskRequired(name))
       return callThroughTask(client, name, args, opts);

@@ -398,7 +398,7 @@ class Rev2026Session extends SessionBase<Client> implements EraSession {
 
   async callTool(name: string, args: Record<string, unknown>, call: Scope): Promise<CallToolResult> {
     // the call's own progressToken, its reports delivered as read (takeFirst), before its answer
-    const onProgress = call.options.onProgress;
+    const onProgress = call.onProgress;
     const progressToken = onProgress ? `gateway-${randomUUID()}` : undefined;
     const { progress } = this.host.calls;
     if (progressToken) progress.set(progressToken, onProgress!);

@@ -56,6 +56,8 @@ export interface McpDownstreamOptions {
   forwardClientRequests?: boolean;
   /** How long a caller has to answer one such request (MCP_INPUT_TIMEOUT_MS). */
   inputTimeoutMs?: number;
+  /** How long in all a call may run while the server reports its progress (DOWNSTREAM_PROGRESS_MAX_MS; default: no longer than its time limit). */
+  progressMaxMs?: number;
   /** Items of each list read at most (pages beyond them are not read; the registry refuses the excess). */
   listCaps?: { tools: number; prompts: number; resources: number };
   /** How it is shown (its declared URL template, or command line): never a `${VAR}`'s value. */
@@ -244,7 +246,7 @@ export class McpDownstream implements Downstream, EraHost {
     op: (session: EraSession, call: Scope) => Promise<DownstreamAnswer>,
   ): Promise<DownstreamAnswer> {
     const session = await this.session(options.timeoutMs);
-    const call = scope(options);
+    const call = scope(options, this.options.progressMaxMs);
     try {
       return await op(session, call);
     } catch (err) {

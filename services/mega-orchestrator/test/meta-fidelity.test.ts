@@ -33,7 +33,7 @@ describe("what an MCP server answers reaches the gateway's clients field by fiel
       { id: 'modern', url: modern.url, mcp: http },
     ];
     g = await startGateway(specs, tmp.dir, { HEALTH_POLL_MS: '600000', HEALTH_TIMEOUT_MS: '5000' });
-    const listed = () => ['meta_show', 'modern_meta'].every((t) => g.gw.registry.catalog.byName.has(t));
+    const listed = () => ['meta_show', 'modern_meta_echo'].every((t) => g.gw.registry.catalog.byName.has(t));
     await until(() => (listed() ? true : (void g.gw.refresh(), false)), 20_000);
     client = new Client({ name: 'meta-test', version: '1' });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${g.url}/mcp`)));
@@ -97,6 +97,38 @@ describe("what an MCP server answers reaches the gateway's clients field by fiel
       icons: [expect.any(Object)],
       _meta: { ui: { csp: {} } },
     });
+  });
+
+  it("the caller's own _meta of a call reaches the server; the protocol's and the gateway's keys do not", async () => {
+    const sent = {
+      'com.example/trace': { id: 't-1' },
+      'openai/userLocation': { city: 'Oslo' },
+      plain: 1,
+      // the gateway's own, and the protocol's (each hop writes its own)
+      mode: 'auto',
+      context_id: 'ctx-1',
+      'io.modelcontextprotocol/related-task': { taskId: 'x' },
+      'dev.mcp/anything': true,
+    };
+    const own = { 'com.example/trace': { id: 't-1' }, 'openai/userLocation': { city: 'Oslo' }, plain: 1 };
+    const echo = async (name: string) =>
+      ((await client.callTool({ name, arguments: {}, _meta: sent })).structuredContent as { meta: Record<string, unknown> }).meta;
+    expect(await echo('meta_echo')).toEqual(own);
+    // the 2026-07-28 server also gets what its revision asks of every request (the gateway's own)
+    const modern = await echo('modern_meta_echo');
+    expect(modern).toMatchObject({ ...own, 'io.modelcontextprotocol/clientCapabilities': {} });
+    for (const key of ['mode', 'context_id', 'io.modelcontextprotocol/related-task', 'dev.mcp/anything'])
+      expect(modern).not.toHaveProperty([key]);
+    // with progress asked for: the gateway's own progressToken beside the caller's keys
+    const withProgress = await client.callTool({ name: 'meta_echo', arguments: {}, _meta: sent }, undefined, {
+      onprogress: () => undefined,
+    });
+    expect((withProgress.structuredContent as { meta: Record<string, unknown> }).meta).toEqual({
+      ...own,
+      progressToken: expect.stringMatching(/^gateway-/),
+    });
+    // none sent, none made up
+    expect((await client.callTool({ name: 'meta_echo', arguments: {} })).structuredContent).toEqual({ meta: null });
   });
 
   it("a server's JSON-RPC error reaches the caller as that error, code, message and data (both eras)", async () => {

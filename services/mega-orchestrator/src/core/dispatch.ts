@@ -40,6 +40,8 @@ export interface CallRequest {
   onClientRequest?: ClientRequester;
   /** Receives the log messages an MCP server sends during the call. */
   onLog?: LogListener;
+  /** The caller's own `_meta` for an MCP server (callersMeta). */
+  meta?: Record<string, unknown>;
 }
 
 /**
@@ -258,6 +260,7 @@ export class Dispatcher {
           onProgress: req.onProgress,
           onClientRequest: req.onClientRequest,
           onLog: req.onLog,
+          meta: req.meta,
         });
         if (isEnvelope(answer.json)) {
           const code = 'code' in answer.json && typeof answer.json.code === 'string' ? answer.json.code : undefined;

@@ -111,6 +111,29 @@ export interface CallOptions {
   onClientRequest?: ClientRequester;
   /** Receives the log messages (notifications/message params) an MCP server sends during this operation. */
   onLog?: LogListener;
+  /** The caller's own `_meta` of the request, for an MCP server (callersMeta: the keys that are the caller's to send on). */
+  meta?: Record<string, unknown>;
+}
+
+/** A `_meta` key's prefix (before its slash) that MCP reserves: one of its labels is `modelcontextprotocol` or `mcp` (io.modelcontextprotocol/, mcp.dev/). */
+const RESERVED_PREFIX = /^(?:[^/]*\.)?(?:modelcontextprotocol|mcp)(?:\.[^/]*)?\//i;
+/** The gateway's own keys of a request's `_meta` (routing, recording, progress): not the caller's to send on. */
+const GATEWAY_META_KEYS: ReadonlySet<string> = new Set(['progressToken', 'mode', 'context_id', 'session_id']);
+
+/**
+ * What of a request's `_meta` goes on to the MCP server behind the gateway, as the caller sent it:
+ * every key but the protocol's reserved ones (each hop writes its own: protocol version, client
+ * capabilities, log level, related task) and the gateway's own (progressToken, which the gateway
+ * replaces with its own, mode, context_id, session_id). Undefined when none is left.
+ */
+export function callersMeta(meta: unknown): Record<string, unknown> | undefined {
+  if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) return undefined;
+  let out: Record<string, unknown> | undefined;
+  for (const [key, value] of Object.entries(meta)) {
+    if (GATEWAY_META_KEYS.has(key) || RESERVED_PREFIX.test(key)) continue;
+    (out ??= {})[key] = value;
+  }
+  return out;
 }
 
 /** A tool call's options: besides the call's, its arguments as JSON text when the caller has it (sent as they are, not serialized again). */

@@ -11,6 +11,7 @@ import {
 } from '@mcp-fleet/kit';
 import { allows, type Principal } from '../auth/auth';
 import type { ClientRequester, LogListener, ProgressListener } from '../downstream/http-client';
+import { callersMeta } from '../downstream/downstream';
 import { McpError, type CallToolResult, type GetPromptResult } from '@modelcontextprotocol/sdk/types.js';
 import { UriTemplate } from '@modelcontextprotocol/sdk/shared/uriTemplate.js';
 import { z } from 'zod';
@@ -185,6 +186,7 @@ export async function callTool(
     onClientRequest: call.onClientRequest,
     onLog: call.onLog,
     timeoutMs: call.timeoutMs,
+    meta: callersMeta(p._meta),
   });
   if (!out.body.success && out.code === 'UNKNOWN_TOOL') throw new McpError(JSONRPC_CODES.INVALID_PARAMS, out.body.error);
   // An MCP server that answered a JSON-RPC error, not a tool result: its caller gets that error (code,

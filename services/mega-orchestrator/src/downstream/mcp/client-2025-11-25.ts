@@ -225,13 +225,15 @@ class Rev2025Session extends SessionBase<Client> implements EraSession {
     // A tool the server runs only as a (2025-11-25) task: the gateway creates it and polls it to its end.
     if ((client as unknown as { isToolTaskRequired(name: string): boolean }).isToolTaskRequired(name))
       return callThroughTask(client, name, args, opts);
-    if (!onProgress) return (await client.callTool({ name, arguments: args }, undefined, opts)) as CallToolResult;
+    const meta = call.options.meta;
+    if (!onProgress)
+      return (await client.callTool({ name, arguments: args, ...(meta ? { _meta: meta } : {}) }, undefined, opts)) as CallToolResult;
     // The call's own progressToken, its reports delivered as read (deliverFirst).
     const progressToken = `gateway-${randomUUID()}`;
     const { progress } = this.host.calls;
     progress.set(progressToken, onProgress);
     try {
-      return (await client.callTool({ name, arguments: args, _meta: { progressToken } }, undefined, opts)) as CallToolResult;
+      return (await client.callTool({ name, arguments: args, _meta: { ...meta, progressToken } }, undefined, opts)) as CallToolResult;
     } finally {
       progress.delete(progressToken);
     }

@@ -402,7 +402,11 @@ class Rev2026Session extends SessionBase<Client> implements EraSession {
     const progressToken = onProgress ? `gateway-${randomUUID()}` : undefined;
     const { progress } = this.host.calls;
     if (progressToken) progress.set(progressToken, onProgress!);
-    const params = { name, arguments: args, _meta: { ...this.meta(call), ...(progressToken ? { progressToken } : {}) } };
+    const params = {
+      name,
+      arguments: args,
+      _meta: { ...call.options.meta, ...this.meta(call), ...(progressToken ? { progressToken } : {}) },
+    };
     const opts = this.opts(call, true);
     try {
       return await this.rounds<CallToolResult>(name, `The tool ${name}`, call, (extra) =>

@@ -129,6 +129,11 @@ describe("what an MCP server answers reaches the gateway's clients field by fiel
     });
     // none sent, none made up
     expect((await client.callTool({ name: 'meta_echo', arguments: {} })).structuredContent).toEqual({ meta: null });
+    // prompts/get and resources/read likewise
+    const prompt = await client.getPrompt({ name: 'meta_prompt_echo', _meta: sent });
+    expect(JSON.parse((prompt.messages[0].content as { text: string }).text)).toEqual(own);
+    const read = await client.readResource({ uri: 'ui://meta/echo', _meta: sent });
+    expect(JSON.parse((read.contents[0] as { text: string }).text)).toEqual(own);
   });
 
   it("a server's JSON-RPC error reaches the caller as that error, code, message and data (both eras)", async () => {

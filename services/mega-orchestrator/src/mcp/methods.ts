@@ -27,7 +27,7 @@ export const METHODS = {
   'completion/complete': (ctx, p, rc) => complete(ctx, p, rc.signal, rc.principal),
   'resources/list': (ctx, _p, rc) => withSkillResources(ctx, listResources(ctx, rc.principal), rc.principal),
   'resources/templates/list': (ctx, _p, rc) => listResourceTemplates(ctx, rc.principal),
-  'resources/read': (ctx, p, rc) => readResource(ctx, p.uri, rc.resourceNotFound, rc.principal, rc.signal, rc.onClientRequest),
+  'resources/read': (ctx, p, rc) => readResource(ctx, p.uri, rc.resourceNotFound, rc.principal, rc.signal, rc.onClientRequest, p._meta),
   // the Skills extension (core/skills.ts); resources/read of a skill file goes through readResource
   'skills/list': (ctx, p, rc) => skillsOf(ctx).list(p.cursor, rc.principal, rc.pageSize),
   'skills/get': (ctx, p, rc) => skillsOf(ctx).get(p.uri, rc.principal, rc.signal),

@@ -324,6 +324,7 @@ export async function getPrompt(
       timeoutMs: ctx.config.DOWNSTREAM_TIMEOUT_MS,
       signal,
       onClientRequest,
+      meta: callersMeta(p._meta),
     });
     const body = answer.json as { messages?: unknown; error?: unknown } | undefined;
     if (answer.status === 200 && Array.isArray(body?.messages)) return withoutRevisionFields(body) as GetPromptResult;
@@ -392,6 +393,8 @@ export async function readResource(
   signal?: AbortSignal,
   /** Answers what the MCP server asks its client while it reads the resource (2026-07-28: input_required). */
   onClientRequest?: ClientRequester,
+  /** The request's `_meta` (the caller's own keys go on to the server: callersMeta). */
+  meta?: unknown,
 ): Promise<{ contents: Record<string, unknown>[] }> {
   if (typeof uri !== 'string') throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'params.uri must be a string (a resource URI).');
   // skill://<service-id>/...: a skill file, read from that service (src/skills.ts)
@@ -409,6 +412,7 @@ export async function readResource(
     timeoutMs: ctx.config.DOWNSTREAM_TIMEOUT_MS,
     signal,
     onClientRequest,
+    meta: callersMeta(meta),
   });
   const body = answer.json as { contents?: unknown } | undefined;
   if (answer.status === 200 && Array.isArray(body?.contents))

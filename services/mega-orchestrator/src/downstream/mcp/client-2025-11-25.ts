@@ -225,15 +225,17 @@ class Rev2025Session extends SessionBase<Client> implements EraSession {
     // A tool the server runs only as a (2025-11-25) task: the gateway creates it and polls it to its end.
     if ((client as unknown as { isToolTaskRequired(name: string): boolean }).isToolTaskRequired(name))
       return callThroughTask(client, name, args, opts);
-    const meta = call.options.meta;
-    if (!onProgress)
-      return (await client.callTool({ name, arguments: args, ...(meta ? { _meta: meta } : {}) }, undefined, opts)) as CallToolResult;
+    if (!onProgress) return (await client.callTool({ name, arguments: args, ...callersMetaOf(call) }, undefined, opts)) as CallToolResult;
     // The call's own progressToken, its reports delivered as read (deliverFirst).
     const progressToken = `gateway-${randomUUID()}`;
     const { progress } = this.host.calls;
     progress.set(progressToken, onProgress);
     try {
-      return (await client.callTool({ name, arguments: args, _meta: { ...meta, progressToken } }, undefined, opts)) as CallToolResult;
+      return (await client.callTool(
+        { name, arguments: args, _meta: { ...call.options.meta, progressToken } },
+        undefined,
+        opts,
+      )) as CallToolResult;
     } finally {
       progress.delete(progressToken);
     }
@@ -241,12 +243,12 @@ class Rev2025Session extends SessionBase<Client> implements EraSession {
 
   getPrompt(name: string, args: Record<string, unknown> | undefined, call: Scope): Promise<unknown> {
     return this.host.calls.inFlight(`prompt ${name}`, call, () =>
-      this.client.getPrompt({ name, arguments: args as Record<string, string> | undefined }, call.opts),
+      this.client.getPrompt({ name, arguments: args as Record<string, string> | undefined, ...callersMetaOf(call) }, call.opts),
     );
   }
 
   readResource(uri: string, call: Scope): Promise<unknown> {
-    return this.host.calls.inFlight(`resource ${uri}`, call, () => this.client.readResource({ uri }, call.opts));
+    return this.host.calls.inFlight(`resource ${uri}`, call, () => this.client.readResource({ uri, ...callersMetaOf(call) }, call.opts));
   }
 
   complete(params: CompleteParams, call: Scope): Promise<unknown> {
@@ -322,4 +324,9 @@ async function callThroughTask(
   } finally {
     opts.signal.removeEventListener('abort', cancel);
   }
+}
+
+/** A request's `_meta` param: the caller's own keys (callersMeta), none when it sent none. */
+function callersMetaOf(call: Scope): { _meta?: Record<string, unknown> } {
+  return call.options.meta ? { _meta: call.options.meta } : {};
 }

@@ -364,11 +364,12 @@ class Rev2026Session extends SessionBase<Client> implements EraSession {
     return { ...call.opts, cacheMode: 'bypass' as const, ...(inputRequired ? { allowInputRequired: true } : {}) } as never;
   }
 
-  /** What the request carries in _meta: what this caller can be asked (of what the gateway forwards), and its log level when someone listens. */
+  /** What the request carries in _meta: the caller's own keys (callersMeta), what this caller can be asked (of what the gateway forwards), its log level when someone listens. */
   private meta(call: Scope): Record<string, unknown> {
     const caller = call.options.onClientRequest;
     // Its log messages are asked for (every level: the caller's own filter applies) only when someone listens.
     return {
+      ...call.options.meta,
       'io.modelcontextprotocol/clientCapabilities': askable(this.host.forwardClientRequests ? caller?.capabilities : undefined),
       ...(call.options.onLog ? { 'io.modelcontextprotocol/logLevel': 'debug' } : {}),
     };
@@ -405,7 +406,7 @@ class Rev2026Session extends SessionBase<Client> implements EraSession {
     const params = {
       name,
       arguments: args,
-      _meta: { ...call.options.meta, ...this.meta(call), ...(progressToken ? { progressToken } : {}) },
+      _meta: { ...this.meta(call), ...(progressToken ? { progressToken } : {}) },
     };
     const opts = this.opts(call, true);
     try {

@@ -12,7 +12,7 @@
  */
 import path from 'node:path';
 import { captureLogger, tempDir } from '@mcp-fleet/testing';
-import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { LoggingMessageNotificationSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { startMaliciousServer, type Behaviour, type MaliciousServer } from './fixtures/malicious-catalog-server';
 import { SERVER_FILE, startCatalogGateway, stdioEntry, until, victim, type CatalogGateway } from './fixtures/catalog-gateway';
 
@@ -104,10 +104,12 @@ it('/services, the status page and the debug views show the declared templates, 
 it('a server’s errors that quote its URL reach callers with the values masked (both eras, REST and MCP)', async () => {
   const client = await victim(g.url);
   for (const tool of ['old__leak', 'modern__leak']) {
-    const answer = await client.callTool({ name: tool, arguments: {} });
-    expect(answer.isError).toBe(true);
-    const text = JSON.stringify(answer);
+    // the server's JSON-RPC error, passed on as it answered it (issue 29), its values masked, data included
+    const answer = await client.callTool({ name: tool, arguments: {} }).catch((err: unknown) => err);
+    expect(answer).toBeInstanceOf(McpError);
+    const text = JSON.stringify({ message: (answer as McpError).message, data: (answer as McpError).data ?? null });
     expect(text).toMatch(/internal error while serving \/.*\*\*\*/);
+    expect(text).toMatch(/"data":\{"request":\{"url":".*\*\*\*/);
     expectNoSecret(tool, text);
     const rest = await (
       await fetch(`${g.url}/mcp`, {

@@ -16,9 +16,10 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { tempDir, testLogger } from '@mcp-fleet/testing';
 import { McpDownstream } from '../src/downstream/mcp';
 import type { DownstreamSpec } from '../src/core/types';
+import { startLegacySseServer, type LegacySseServer } from './fixtures/legacy-sse-server';
 import { buildFixtureServer } from './fixtures/mcp-fixture-server';
 import { dualEraFronts } from './fidelity';
-import { startGateway, type RunningGateway } from './helpers';
+import { startGateway, startGatewayWithMcpServer, type RunningGateway } from './helpers';
 
 const REPO = path.resolve(__dirname, '../../..');
 const FIXTURE = path.join(__dirname, 'fixtures', 'mcp-fixture-server.ts');
@@ -354,4 +355,56 @@ describe('a stdio server declared to no era: server/discover first', () => {
     });
     expect(mute.protocolEra).toBe('2025-11-25');
   }, 60_000);
+});
+
+describe.each([
+  ['declared ("type": "sse")', 'sse' as const],
+  ['left to find (given as a Streamable HTTP URL, which refuses initialize as a POST)', 'streamable-http' as const],
+])('a server of the older HTTP+SSE transport (MCP 2024-11-05), %s', (_how, transport) => {
+  const tmp = tempDir('mcp-fleet-legacy-sse-');
+  let legacy: LegacySseServer;
+  let gateway: RunningGateway;
+
+  beforeAll(async () => {
+    legacy = await startLegacySseServer();
+    gateway = await startGatewayWithMcpServer('legacy', { transport, url: legacy.url, headers: {} }, tmp.dir, 'fx_echo');
+  }, 60_000);
+
+  afterAll(async () => {
+    await gateway?.stop();
+    await legacy?.stop();
+    tmp.cleanup();
+  });
+
+  it('is listed and called as any other: structured results, tool errors, its own content, progress and prompts', async () => {
+    const echo = await request(gateway.url)
+      .post('/mcp')
+      .send({ tool: 'fx_echo', arguments: { text: 'old' } })
+      .expect(200);
+    expect(echo.body).toMatchObject({ success: true, result: { text: 'old' } });
+    const failed = await request(gateway.url).post('/mcp').send({ tool: 'fx_fail', arguments: {} }).expect(502);
+    expect(failed.body).toMatchObject({ code: 'UPSTREAM_ERROR', error: expect.stringContaining('it failed on purpose') });
+    const client = new Client({ name: 'test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp`)));
+    try {
+      const img = await client.callTool({ name: 'fx_image', arguments: {} });
+      expect(img.content).toEqual([
+        { type: 'image', data: expect.any(String), mimeType: 'image/png' },
+        { type: 'text', text: 'a pixel' },
+      ]);
+      const seen: number[] = [];
+      const done = await client.callTool({ name: 'fx_burst', arguments: { n: 3 } }, undefined, {
+        onprogress: (p) => seen.push(p.progress),
+      });
+      expect(done.content).toEqual([{ type: 'text', text: 'reported 3' }]);
+      expect(seen).toEqual([1, 2, 3]);
+      const prompt = await client.getPrompt({ name: 'fx_review', arguments: { file: 'app.ts' } });
+      expect(prompt.messages[0].content).toEqual({ type: 'text', text: 'Please review app.ts carefully.' });
+    } finally {
+      await client.close();
+    }
+    // one event stream served every call (no reconnection per call), and it was never asked server/discover
+    expect(legacy.streams).toBe(1);
+    expect((gateway.gw.registry.get('legacy')!.upstream as McpDownstream).protocolEra).toBe('2025-11-25');
+  });
 });

@@ -78,6 +78,13 @@ describe('MCP server configuration', () => {
     expect(spec.mcp).toEqual({ transport: 'stdio', command: 'modern-server', args: ['--stdio'], env: {}, protocolVersion: '2026-07-28' });
   });
 
+  it('takes a server of the older HTTP+SSE transport (type "sse", as other clients declare it)', () => {
+    const [spec] = configuredMcpServers({
+      MCP_SERVERS: JSON.stringify({ mcpServers: { legacy: { type: 'sse', url: 'http://h:9/sse', headers: { 'X-Key': 'k' } } } }),
+    });
+    expect(spec).toMatchObject({ id: 'legacy', mcp: { transport: 'sse', url: 'http://h:9/sse', headers: { 'X-Key': 'k' } } });
+  });
+
   it('names every bad entry at once, as the rest of the configuration does', () => {
     let err: ConfigError | undefined;
     try {
@@ -86,7 +93,7 @@ describe('MCP server configuration', () => {
           mcpServers: {
             Bad_Id: { command: 'x' },
             'filesystem-mcp': { command: 'x' },
-            legacy: { type: 'sse', url: 'http://x/sse' },
+            legacy: { type: 'sse', url: 'http://x/sse', protocolVersion: '2026-07-28' },
             neither: { args: ['a'] },
             secret: { url: 'http://h/mcp', headers: { Authorization: 'Bearer ${UNSET_TOKEN}' } },
             ftp: { url: 'ftp://h/mcp' },
@@ -101,7 +108,7 @@ describe('MCP server configuration', () => {
     const text = err!.problems.map((p) => `${p.variable}: ${p.message}`).join('\n');
     expect(text).toMatch(/Bad_Id: the id must be/);
     expect(text).toMatch(/filesystem-mcp: filesystem-mcp is a fleet service/);
-    expect(text).toMatch(/legacy: the SSE transport is deprecated/);
+    expect(text).toMatch(/legacy\.protocolVersion: an SSE server speaks a 2025-era revision/);
     expect(text).toMatch(/neither: needs "command" \(stdio\) or "url"/);
     expect(text).toMatch(/secret\.headers\.Authorization: \$\{UNSET_TOKEN\} is not set/);
     expect(text).toMatch(/ftp\.url: must be an http\(s\) URL/);

@@ -91,7 +91,8 @@ const stdioServer = z
 
 const httpServer = z
   .object({
-    type: z.enum(['streamable-http', 'http']).optional(),
+    /** "sse": the older HTTP+SSE transport (MCP 2024-11-05); otherwise Streamable HTTP. */
+    type: z.enum(['streamable-http', 'http', 'sse']).optional(),
     url: z.string().min(1),
     headers: z.record(z.string(), z.string()).default({}),
     /** "2026-07-28": a server of the stateless revision (no initialize); default: the 2025-era session handshake. */
@@ -193,13 +194,6 @@ export function configuredMcpServers(env: Env, inventory: readonly ServiceEntry[
         continue;
       }
       seen.add(id);
-      if (typeof raw === 'object' && raw !== null && (raw as { type?: unknown }).type === 'sse') {
-        problems.push({
-          variable: where,
-          message: 'the SSE transport is deprecated and not supported; use streamable-http (url) or stdio (command)',
-        });
-        continue;
-      }
       // judged by the schema its shape asks for, so that the issue names the field (a bad protocolVersion, say)
       const shape = typeof raw === 'object' && raw !== null ? raw : {};
       const parsed = ('url' in shape ? httpServer : 'command' in shape ? stdioServer : serverEntry).safeParse(raw);
@@ -265,6 +259,13 @@ export function configuredMcpServers(env: Env, inventory: readonly ServiceEntry[
           problems.push({ variable: `${where}.url`, message: 'must be an http(s) URL' });
           continue;
         }
+        if (entry.type === 'sse' && entry.protocolVersion === '2026-07-28') {
+          problems.push({
+            variable: `${where}.protocolVersion`,
+            message: 'an SSE server speaks a 2025-era revision; leave protocolVersion out',
+          });
+          continue;
+        }
         const headers: Record<string, string> = {};
         for (const [k, v] of Object.entries(entry.headers)) headers[k] = expand(v, env, `${where}.headers.${k}`, problems, secrets);
         // `user:password@` becomes Basic authorization (fetch refuses a URL with credentials), unless one is declared
@@ -281,7 +282,10 @@ export function configuredMcpServers(env: Env, inventory: readonly ServiceEntry[
           url: shownUrl(entry.url, url, secrets),
           ...declared,
           ...(secrets.length ? { secrets } : {}),
-          mcp: { transport: 'streamable-http', url: target.href, headers, ...era },
+          mcp:
+            entry.type === 'sse'
+              ? { transport: 'sse', url: target.href, headers }
+              : { transport: 'streamable-http', url: target.href, headers, ...era },
         });
       }
     }

@@ -8,7 +8,8 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   CallToolResultSchema,
@@ -46,6 +47,8 @@ export interface EraProbe {
 export class Rev2025Client {
   private session?: Rev2025Session;
   private connecting?: Promise<Rev2025Session>;
+  /** A Streamable HTTP URL found to be a server of the older HTTP+SSE transport (it refused initialize as a POST, then answered over SSE). */
+  private legacySse = false;
 
   constructor(
     private readonly host: EraHost,
@@ -109,7 +112,8 @@ export class Rev2025Client {
     // A server declared to no era is asked server/discover: over HTTP before initialize; over stdio
     // beside it (the v2 client asks a sibling process), so a 2025-only server starts no later.
     const stdio = host.spec.transport === 'stdio';
-    const asked = this.probe.ask('first');
+    // (not asked again when trying the older HTTP+SSE transport: that answer is known)
+    const asked = this.legacySse ? Promise.resolve(false) : this.probe.ask('first');
     if (!stdio && (await asked)) {
       await transport.close().catch(() => undefined);
       throw SPEAKS_2026;
@@ -119,6 +123,21 @@ export class Rev2025Client {
     } catch (err) {
       await transport.close().catch(() => undefined);
       if (stdio && (await asked)) throw SPEAKS_2026;
+      // A URL that refuses initialize as a POST (400, 404, 405) may be a server of the older HTTP+SSE
+      // transport: asked once more over it, as MCP's backwards compatibility asks of clients.
+      if (host.spec.transport === 'streamable-http' && !this.legacySse && refusedPost(err)) {
+        this.legacySse = true;
+        logger.info(`${id} refused initialize as a POST (${(err as Error).message.slice(0, 200)}); trying the HTTP+SSE transport`);
+        try {
+          return await this.connect();
+        } catch (sseErr) {
+          this.legacySse = false;
+          const cause = (sseErr as { cause?: unknown }).cause;
+          const why = `it refused initialize (${(err as Error).message}) and did not answer over HTTP+SSE either (${((cause ?? sseErr) as Error).message})`;
+          supervisor.lastProblem = why;
+          throw new DownstreamFailure('refused', `${id} did not start: ${why}`, false, { cause: err });
+        }
+      }
       supervisor.starts += 1;
       // A server that answered initialize with an error may be of the 2026-07-28 revision (a process
       // that exited or did not answer is not asked).
@@ -168,11 +187,14 @@ export class Rev2025Client {
 
   private transport(): Transport {
     const { spec, budget, supervisor } = this.host;
-    if (spec.transport === 'streamable-http') {
+    if (spec.transport === 'streamable-http' && !this.legacySse) {
       return budget.http(
         (fetch) => new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: { headers: spec.headers }, fetch }),
       );
     }
+    // the older HTTP+SSE transport (declared, or found): its answers arrive on its one event stream, counted per event
+    if (spec.transport !== 'stdio')
+      return budget.http((fetch) => new SSEClientTransport(new URL(spec.url), { requestInit: { headers: spec.headers }, fetch }));
     const run = supervisor.launch(spec);
     if (run instanceof DownstreamFailure) throw run;
     const t = budget.stdio(new StdioClientTransport({ ...run, stderr: 'pipe', maxBufferSize: budget.stdioBufferSize }));
@@ -329,4 +351,13 @@ async function callThroughTask(
 /** A request's `_meta` param: the caller's own keys (callersMeta), none when it sent none. */
 function callersMetaOf(call: Scope): { _meta?: Record<string, unknown> } {
   return call.options.meta ? { _meta: call.options.meta } : {};
+}
+
+/** Statuses a Streamable HTTP POST of initialize gets from a server of the older HTTP+SSE transport. */
+const LEGACY_REFUSALS = new Set([400, 404, 405]);
+
+/** Whether initialize failed because the URL refused it as a POST (the SDK's StreamableHTTPError carries the status). */
+function refusedPost(err: unknown): boolean {
+  const code = (err as { code?: unknown } | undefined)?.code;
+  return err instanceof StreamableHTTPError && typeof code === 'number' && LEGACY_REFUSALS.has(code);
 }

@@ -207,7 +207,7 @@ export class Rev2026Client {
     const { spec, supervisor } = host;
     const capabilities = host.forwardClientRequests ? FORWARDED_CAPABILITIES : {};
     const target =
-      spec.transport === 'streamable-http'
+      spec.transport !== 'stdio'
         ? { url: spec.url, headers: spec.headers }
         : (() => {
             const run = supervisor.launch(spec);

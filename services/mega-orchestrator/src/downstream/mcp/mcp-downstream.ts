@@ -279,7 +279,8 @@ export class McpDownstream implements Downstream, EraHost {
    */
   private readonly probe: EraProbe = {
     ask: async (when) => {
-      if (this.spec.protocolVersion !== undefined) return false;
+      // declared, or an HTTP+SSE server (that transport predates server/discover)
+      if (this.spec.protocolVersion !== undefined || this.spec.transport === 'sse') return false;
       const stdio = this.spec.transport === 'stdio';
       if (when === 'refused' && !stdio) return false;
       if (when === 'first')

@@ -2,7 +2,7 @@
  * How an MCP server behind the gateway is declared (an mcpServers entry, ../mcp-servers-config.ts):
  * the downstream side's own types, which core/types.ts and core/pins.ts re-export.
  */
-/** How to reach a real MCP server (mcp-downstream.ts speaks to it): a stdio child or Streamable HTTP. */
+/** How to reach a real MCP server (mcp-downstream.ts speaks to it): a stdio child, Streamable HTTP, or the older HTTP+SSE. */
 export interface StdioServerSpec {
   transport: 'stdio';
   command: string;
@@ -42,7 +42,19 @@ export interface HttpServerSpec {
   protocolVersion?: '2025-11-25' | '2026-07-28';
 }
 
-export type McpServerSpec = StdioServerSpec | HttpServerSpec;
+/**
+ * A server of the older HTTP+SSE transport (MCP 2024-11-05: a GET event stream that names the URL
+ * to POST messages to), which many servers still offer alone. Spoken to with the 2025-era client
+ * (initialize negotiates the revision); never asked server/discover.
+ */
+export interface SseServerSpec {
+  transport: 'sse';
+  url: string;
+  headers: Record<string, string>;
+  protocolVersion?: undefined;
+}
+
+export type McpServerSpec = StdioServerSpec | HttpServerSpec | SseServerSpec;
 
 /** What a change of a pinned tool definition does at a server (core/pins.ts): nothing, served and reported, or held back. */
 export const PIN_MODES = ['off', 'notify', 'hold'] as const;

@@ -6,7 +6,10 @@
  * the servers' own content blocks.
  */
 import fs from 'node:fs';
+import { randomUUID } from 'node:crypto';
 import type http from 'node:http';
+import httpModule from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import express from 'express';
 import request from 'supertest';
@@ -406,5 +409,75 @@ describe.each([
     // one event stream served every call (no reconnection per call), and it was never asked server/discover
     expect(legacy.streams).toBe(1);
     expect((gateway.gw.registry.get('legacy')!.upstream as McpDownstream).protocolEra).toBe('2025-11-25');
+  });
+});
+
+describe('a stateful Streamable HTTP server that restarts (its sessions forgotten) or fails', () => {
+  const tmp = tempDir('mcp-fleet-session-lost-');
+  const transports = new Map<string, StreamableHTTPServerTransport>();
+  let initializes = 0;
+  let failNext: number | undefined;
+  let server: http.Server;
+  let gateway: RunningGateway;
+  const echo = (text: string) => request(gateway.url).post('/mcp').send({ tool: 'fx_echo', arguments: { text } });
+
+  beforeAll(async () => {
+    server = httpModule.createServer((req, res) => {
+      if (failNext !== undefined && req.method === 'POST') {
+        const status = failNext;
+        failNext = undefined;
+        return void res.writeHead(status, { 'content-type': 'text/plain' }).end('upstream proxy error');
+      }
+      const sid = req.headers['mcp-session-id'];
+      if (typeof sid === 'string') {
+        const known = transports.get(sid);
+        // as the SDK's own examples answer a session they do not know
+        if (!known)
+          return void res
+            .writeHead(404, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } }));
+        return void known.handleRequest(req, res);
+      }
+      initializes++;
+      const transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id) => void transports.set(id, transport),
+      });
+      void buildFixtureServer()
+        .connect(transport)
+        .then(() => transport.handleRequest(req, res));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+    const mcp = { transport: 'streamable-http' as const, url, headers: {}, protocolVersion: '2025-11-25' as const };
+    gateway = await startGatewayWithMcpServer('stateful', mcp, tmp.dir, 'fx_echo');
+  }, 60_000);
+
+  afterAll(async () => {
+    await gateway?.stop();
+    server?.closeAllConnections();
+    await new Promise((r) => server?.close(r));
+    tmp.cleanup();
+  });
+
+  it('initializes a new session when the server no longer knows its own (HTTP 404), and the call goes through', async () => {
+    await echo('one').expect(200);
+    expect(initializes).toBe(1);
+    transports.clear(); // the server restarted
+    const after = await echo('two').expect(200);
+    expect(after.body.result.text).toBe('two');
+    expect(initializes).toBe(2);
+    await echo('three').expect(200);
+    expect(initializes).toBe(2);
+  });
+
+  it('reads an HTTP error status as a failed server, never as a JSON-RPC code of its answer', async () => {
+    failNext = 500;
+    // (fx_echo is idempotent: the dispatcher would call it again; fx_image is not)
+    const failed = await request(gateway.url).post('/mcp').send({ tool: 'fx_image', arguments: {} });
+    expect(failed.status).toBe(503);
+    expect(failed.body).toMatchObject({ code: 'UPSTREAM_UNAVAILABLE', error: expect.stringContaining('HTTP 500') });
+    // the next call connects again
+    await echo('again').expect(200);
   });
 });

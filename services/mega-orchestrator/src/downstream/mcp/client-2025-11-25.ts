@@ -361,3 +361,26 @@ function refusedPost(err: unknown): boolean {
   const code = (err as { code?: unknown } | undefined)?.code;
   return err instanceof StreamableHTTPError && typeof code === 'number' && LEGACY_REFUSALS.has(code);
 }
+
+/**
+ * What the v1 transport's HTTP error means: its code is an HTTP status, never a JSON-RPC code. A body
+ * that is the server's JSON-RPC error is that error; anything else is a failed transport (a plain
+ * Error: the connection is dropped and the call is UPSTREAM_UNAVAILABLE).
+ */
+export function readHttpError(err: unknown): unknown {
+  if (!(err instanceof StreamableHTTPError)) return err;
+  const text = err.message.slice(err.message.indexOf('{'));
+  try {
+    const body = JSON.parse(text) as { error?: { code?: unknown; message?: unknown; data?: unknown } };
+    const e = body?.error;
+    if (typeof e?.code === 'number' && typeof e.message === 'string') return new McpError(e.code, e.message, e.data);
+  } catch {
+    // not JSON
+  }
+  return new Error(`HTTP ${String(err.code)}: ${err.message.replace(/^Streamable HTTP error: /, '').slice(0, 300)}`);
+}
+
+/** A 2025-era session's request the server answered 404: it no longer knows the session (restarted), so MCP has the client initialize anew. */
+export function sessionExpired(err: unknown): boolean {
+  return err instanceof StreamableHTTPError && err.code === 404;
+}

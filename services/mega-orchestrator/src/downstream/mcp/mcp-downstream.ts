@@ -27,7 +27,7 @@ import { isAnswerTooLarge, streamBudget, type StreamBudget } from '../stream-bud
 import { maskingLogger, maskSecrets, maskStrings } from '../secret-mask';
 import { brokenAnswer, errorEnvelope, toEnvelope, withoutPrefix } from './answers';
 import { CallTable, scope, TIMEOUT, type EraHost, type EraSession, type Scope } from './calls';
-import { Rev2025Client, REV_2025, SPEAKS_2026, type EraProbe } from './client-2025-11-25';
+import { readHttpError, Rev2025Client, REV_2025, sessionExpired, SPEAKS_2026, type EraProbe } from './client-2025-11-25';
 import { asMcpError, Rev2026Client, REV_2026 } from './client-2026-07-28';
 import type { McpServerSpec } from './spec';
 import { START_TIMEOUT_MS, StdioSupervisor } from './stdio-supervisor';
@@ -248,10 +248,19 @@ export class McpDownstream implements Downstream, EraHost {
     const session = await this.session(options.timeoutMs);
     const call = scope(options, this.options.progressMaxMs);
     try {
-      return await op(session, call);
+      try {
+        return await op(session, call);
+      } catch (err) {
+        if (!sessionExpired(err) || this.spec.transport !== 'streamable-http' || this.speaks2026) throw err;
+        // The server no longer knows the gateway's session (it restarted): a new session, as MCP asks,
+        // and the request once more (a request of an unknown session was not run).
+        this.logger.info(`${this.id} no longer knows the gateway's session (HTTP 404); initializing a new one`);
+        this.drop('its session ended');
+        return await op(await this.session(options.timeoutMs), call);
+      }
     } catch (err) {
       if (err instanceof DownstreamFailure) throw err;
-      return this.failure(asMcpError(err), call);
+      return this.failure(asMcpError(readHttpError(err)), call);
     } finally {
       call.end();
     }

@@ -18,11 +18,9 @@ import type { Discovery } from './discovery/discovery';
  * what one request carries: mcp/request-context.ts RequestContext).
  */
 export interface GatewayContext {
-  service: string;
-  version: string;
+  /** The gateway's settings (its id and version are core/config.ts's SERVICE_ID and VERSION; its data directory config.DATA_DIR). */
   config: Config;
   logger: Logger;
-  dataDir: string;
   inventory: readonly ServiceEntry[];
   registry: Registry;
   resolver: ToolResolver;

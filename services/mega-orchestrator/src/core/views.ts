@@ -8,6 +8,7 @@ import { inventoryStatus } from './tool-resolver';
 import { MODE_DESCRIPTIONS, RESOURCES, ROUTING_MODES } from './types';
 import { displayUrl } from '../downstream/http-client';
 import type { ServiceState } from './registry';
+import { SERVICE_ID, VERSION } from './config';
 
 // The gateway's own resources live in types.ts, which mcp/subscriptions.ts imports without a cycle; re-exported for the rest.
 export { RESOURCE_URIS, RESOURCES, RESOURCES_CHANGED_BY } from './types';
@@ -66,8 +67,8 @@ export function healthView(ctx: GatewayContext): Record<string, unknown> {
   const allUp = healthy === ctx.registry.services.length;
   return {
     status: allUp && storeOk ? 'healthy' : 'degraded',
-    service: ctx.service,
-    version: ctx.version,
+    service: SERVICE_ID,
+    version: VERSION,
     uptimeSeconds: Math.round((Date.now() - ctx.stats.startedAt) / 1000),
     timestamp: new Date().toISOString(),
     downstream: { total: ctx.registry.services.length, healthy, unhealthy, unknown, services },

@@ -157,11 +157,8 @@ function buildParts(deps: GatewayDeps) {
   });
 
   const ctx: McpContext = {
-    service: SERVICE_ID,
-    version: VERSION,
     config,
     logger,
-    dataDir,
     inventory,
     registry,
     resolver,

@@ -9,6 +9,7 @@ import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.j
 import type { Principal } from '../auth/auth';
 import type { GatewayContext } from '../core/context';
 import { paramHeaderScans } from './rev-2026-07-28/param-headers';
+import { SERVICE_ID } from '../core/config';
 
 export async function metaToolCall(
   ctx: GatewayContext,
@@ -20,7 +21,7 @@ export async function metaToolCall(
   try {
     answer = await ctx.discovery!.answer(catalog, params.name as string, params.arguments, principal);
   } catch (err) {
-    return { result: toolErrorResult(ctx.service, toAppError(err)) as CallToolResult };
+    return { result: toolErrorResult(SERVICE_ID, toAppError(err)) as CallToolResult };
   }
   if ('value' in answer)
     return { result: { content: [{ type: 'text', text: JSON.stringify(answer.value) }], structuredContent: answer.value, isError: false } };

@@ -10,6 +10,7 @@ import { McpDownstream } from '../../downstream/mcp';
 import type { GatewayContext } from '../../core/context';
 import { servicesView } from '../../core/views';
 import { openRegular } from './files';
+import { SERVICE_ID, VERSION } from '../../core/config';
 
 const STATE_MAX_BYTES = 1024 * 1024;
 
@@ -49,7 +50,7 @@ async function launcherState(dataDir: string): Promise<Map<string, LauncherServi
 
 export async function fleetView(ctx: GatewayContext): Promise<Record<string, unknown>> {
   const view = servicesView(ctx) as { services: Record<string, unknown>[]; byStatus: Record<string, number> };
-  const launched = await launcherState(ctx.dataDir);
+  const launched = await launcherState(ctx.config.DATA_DIR);
   const services = view.services.map((s) => {
     const id = String(s.id);
     const upstream = ctx.registry.get(id)?.upstream;
@@ -64,11 +65,11 @@ export async function fleetView(ctx: GatewayContext): Promise<Record<string, unk
       ...(launcher ? { launcher: { state: launcher.state, ...(launcher.error ? { error: launcher.error } : {}) } } : {}),
     };
   });
-  const stat = await fs.stat(path.join(ctx.dataDir, 'fleet.json')).catch(() => undefined);
+  const stat = await fs.stat(path.join(ctx.config.DATA_DIR, 'fleet.json')).catch(() => undefined);
   return {
     gateway: {
-      service: ctx.service,
-      version: ctx.version,
+      service: SERVICE_ID,
+      version: VERSION,
       uptimeSeconds: Math.round((Date.now() - ctx.stats.startedAt) / 1000),
       authorization: ctx.auth ? 'on' : 'off',
       tools: ctx.registry.catalog.entries.length,

@@ -12,6 +12,7 @@ import type { Request, Response } from 'express';
 import { AppError } from '@mcp-fleet/kit';
 import type { GatewayContext } from '../../core/context';
 import { openRegular, parseLine, splitLines, tailLines, type FileHandle } from './files';
+import { SERVICE_ID } from '../../core/config';
 
 const POLL_MS = 500;
 const KEEPALIVE_MS = 15_000;
@@ -20,7 +21,7 @@ export const MAX_STREAMS = 16;
 
 /** Where the fleet's logs are: beside the gateway's own LOG_FILE, else DATA_DIR/logs (the launcher's layout). */
 export function logDir(ctx: GatewayContext): string {
-  return ctx.config.LOG_FILE ? path.dirname(ctx.config.LOG_FILE) : path.join(ctx.dataDir, 'logs');
+  return ctx.config.LOG_FILE ? path.dirname(ctx.config.LOG_FILE) : path.join(ctx.config.DATA_DIR, 'logs');
 }
 
 /** The ids whose logs may be tailed: the inventory's and the registry's. */
@@ -36,10 +37,10 @@ export class LogTails {
   private fileOf(id: string): string {
     if (!loggedServices(this.ctx).includes(id))
       throw new AppError('NOT_FOUND', `No service "${id.slice(0, 100)}"; GET /console/api/fleet lists the services.`);
-    if (id === this.ctx.service && this.ctx.config.LOG_FILE) return this.ctx.config.LOG_FILE;
+    if (id === SERVICE_ID && this.ctx.config.LOG_FILE) return this.ctx.config.LOG_FILE;
     const dir = logDir(this.ctx);
     // A folder per service, named after it (compose: each service's log volume at /logs/<id>): the others are its siblings.
-    if (path.basename(dir) === this.ctx.service) return path.join(path.dirname(dir), id, `${id}.log`);
+    if (path.basename(dir) === SERVICE_ID) return path.join(path.dirname(dir), id, `${id}.log`);
     return path.join(dir, `${id}.log`);
   }
 

@@ -6,6 +6,7 @@ import { AppError, MAX_LIMIT, parseOrThrow } from '@mcp-fleet/kit';
 import { z } from 'zod';
 import type { GatewayContext } from '../../core/context';
 import { callerOwner, SESSION_ID } from '../../auth/ownership';
+import { SERVICE_ID } from '../../core/config';
 
 const MAX_FILES_WALKED = 10_000;
 
@@ -37,7 +38,7 @@ export function registerDebugRoutes(app: Express, ctx: GatewayContext): void {
     const m = process.memoryUsage();
     const heap = v8.getHeapStatistics();
     const body: Record<string, unknown> = {
-      service: ctx.service,
+      service: SERVICE_ID,
       process: { rss: m.rss, heapTotal: m.heapTotal, heapUsed: m.heapUsed, external: m.external, arrayBuffers: m.arrayBuffers },
       v8: {
         totalHeapSize: heap.total_heap_size,
@@ -72,11 +73,15 @@ export function registerDebugRoutes(app: Express, ctx: GatewayContext): void {
   });
 
   app.get('/files/stats', async (_req, res) => {
-    const gatewayDir = path.join(ctx.dataDir, 'gateway');
-    const [db, tree, fsStats] = await Promise.all([ctx.history.sizes(), walk(gatewayDir), fs.statfs(ctx.dataDir).catch(() => undefined)]);
+    const gatewayDir = path.join(ctx.config.DATA_DIR, 'gateway');
+    const [db, tree, fsStats] = await Promise.all([
+      ctx.history.sizes(),
+      walk(gatewayDir),
+      fs.statfs(ctx.config.DATA_DIR).catch(() => undefined),
+    ]);
     res.json({
-      service: ctx.service,
-      dataDir: ctx.dataDir,
+      service: SERVICE_ID,
+      dataDir: ctx.config.DATA_DIR,
       gatewayDir,
       sessionsDatabase: db,
       files: tree,

@@ -15,6 +15,7 @@ import { z } from 'zod';
 import type { GatewayContext } from '../../core/context';
 import type { CallResult } from '../../core/dispatch';
 import { ROUTING_MODES, type Transport } from '../../core/types';
+import { SERVICE_ID } from '../../core/config';
 
 const id = (what: string) =>
   z
@@ -70,7 +71,7 @@ export function nativeCall(ctx: GatewayContext): NativeCall {
       if ('value' in meta) {
         res.locals.ok = true;
         return sendJson(res, 200, {
-          ...successEnvelope(ctx.service, meta.value),
+          ...successEnvelope(SERVICE_ID, meta.value),
           tool: body.tool,
           durationMs: Math.round(performance.now() - started),
         });

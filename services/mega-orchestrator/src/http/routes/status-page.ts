@@ -9,6 +9,7 @@ import path from 'node:path';
 import type { Express, Response } from 'express';
 import type { GatewayContext } from '../../core/context';
 import { servicesView, toolListing } from '../../core/views';
+import { VERSION } from '../../core/config';
 
 const UI_DIR = path.resolve(__dirname, '..', 'ui');
 const CSP =
@@ -123,7 +124,7 @@ ${serviceRows}
 <title>mcp-fleet status</title><link rel="stylesheet" href="/ui/status.css">
 <noscript><meta http-equiv="refresh" content="${Math.round(refreshMs / 1000)}"></noscript>
 <script src="/ui/status.js" defer></script></head>
-<body data-refresh-ms="${refreshMs}"><header><h1>mcp-fleet</h1><p class="muted">Gateway ${esc(ctx.version)} · MCP at <code>/mcp</code> ·
+<body data-refresh-ms="${refreshMs}"><header><h1>mcp-fleet</h1><p class="muted">Gateway ${esc(VERSION)} · MCP at <code>/mcp</code> ·
 <a href="/services">/services</a> · <a href="/tools/list">/tools/list</a> · <a href="/stats">/stats</a> · <a href="/metrics">/metrics</a></p></header>
 <main id="main">${main}</main></body></html>`;
 

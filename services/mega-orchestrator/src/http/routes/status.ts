@@ -1,6 +1,7 @@
 import type { Express } from 'express';
 import type { GatewayContext } from '../../core/context';
 import { healthView } from '../../core/views';
+import { SERVICE_ID, VERSION } from '../../core/config';
 
 /** How the gateway is doing: /health, /status, /stats, /metrics, /providers. */
 export function registerStatusRoutes(app: Express, ctx: GatewayContext): void {
@@ -14,8 +15,8 @@ export function registerStatusRoutes(app: Express, ctx: GatewayContext): void {
     const healthy = registry.services.filter((s) => s.healthy).length;
     res.json({
       status: healthy === registry.services.length ? 'healthy' : 'degraded',
-      service: ctx.service,
-      version: ctx.version,
+      service: SERVICE_ID,
+      version: VERSION,
       uptimeSeconds: Math.round((Date.now() - stats.startedAt) / 1000),
       // polled: checked at least once (the catalog holds every healthy service's tools once polled === total)
       services: { healthy, total: registry.services.length, polled: registry.services.filter((s) => s.lastChecked !== undefined).length },
@@ -27,7 +28,7 @@ export function registerStatusRoutes(app: Express, ctx: GatewayContext): void {
 
   app.get('/stats', (_req, res) => {
     res.json({
-      service: ctx.service,
+      service: SERVICE_ID,
       ...stats.snapshot(),
       mcpSessions: ctx.mcpSessionCount(),
       sessionStore: { queued: ctx.history.queued, written: ctx.history.written, dropped: ctx.history.dropped },

@@ -25,6 +25,7 @@ import type { VirtualServerDef } from '../../core/virtual-servers/definition';
 import { DefinitionFile, type FileStatus } from '../../core/virtual-servers/file';
 import type { ServerReport, VirtualServerReports } from '../../core/virtual-servers/report';
 import { buildView, callArguments, type ServerView } from '../../core/virtual-servers/view';
+import { SERVICE_ID, VERSION } from '../../core/config';
 
 export { SERVER_NAME, virtualServerSchema, type VirtualServerDef } from '../../core/virtual-servers/definition';
 export { readDefinitionFile } from '../../core/virtual-servers/file';
@@ -68,7 +69,7 @@ class VirtualServer {
       maxStreams: ctx.config.MCP_MAX_LISTEN_STREAMS,
       keepAliveMs: ctx.config.MCP_LISTEN_KEEPALIVE_MS,
       logger: ctx.logger,
-      serverInfo: { name: ctx.service, version: ctx.version },
+      serverInfo: { name: SERVICE_ID, version: VERSION },
     });
     // Its catalog, and none of the gateway's prompts or MCP servers' resources: a virtual server serves tools.
     const registry = new Proxy(ctx.registry, {
@@ -152,7 +153,7 @@ class VirtualServer {
       return {
         ok: false,
         status: e.status,
-        body: errorEnvelope(this.options.ctx.service, e),
+        body: errorEnvelope(SERVICE_ID, e),
         code: e.code,
         durationMs: Math.round((performance.now() - started) * 100) / 100,
         ...(e.retryAfter !== undefined ? { retryAfter: e.retryAfter } : {}),

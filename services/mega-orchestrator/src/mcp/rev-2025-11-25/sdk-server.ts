@@ -18,6 +18,7 @@ import type { RequestContext } from '../request-context';
 import { CAPABILITIES, callTool, checkCallParams, INSTRUCTIONS, knownResource, resourceNotFound, resourceOwner } from '../server';
 import { contextOfSdk, type SdkExtra } from './codec';
 import { SessionTaskStore, type SessionTaskLimits } from './session-tasks';
+import { SERVICE_ID, VERSION } from '../../core/config';
 
 export interface McpServerOptions {
   ctx: GatewayContext;
@@ -120,7 +121,7 @@ async function subscribe(
 export function createMcpServer({ ctx, validator, pageSize, sessionId, sessionTasks }: McpServerOptions): Server {
   const taskStore = sessionTasks ? new SessionTaskStore(sessionTasks) : undefined;
   const server = new Server(
-    { name: ctx.service, title: 'mcp-fleet gateway', version: ctx.version },
+    { name: SERVICE_ID, title: 'mcp-fleet gateway', version: VERSION },
     {
       // logging: logging/setLevel is answered by the SDK (per session); the gateway sends a
       // notifications/message when a downstream leaves or rejoins (docs/gateway.md).

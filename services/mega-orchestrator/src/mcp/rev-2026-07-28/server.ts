@@ -30,6 +30,7 @@ import { LazyEventStream } from '../event-stream';
 import type { CallListeners } from '../client-requests';
 import type { ClientRequester } from '../../downstream/http-client';
 import { callListeners, decodeRequest, encodeFailure, encodeResult, idOfBody, STATELESS_VERSION, SUPPORTED_VERSIONS } from './codec';
+import { SERVICE_ID, VERSION } from '../../core/config';
 
 export { isStatelessRequest } from '@mcp-fleet/kit';
 export { STATELESS_VERSION, SUPPORTED_VERSIONS };
@@ -120,7 +121,7 @@ async function dispatch(
           ? { ...CAPABILITIES, extensions: { ...CAPABILITIES.extensions, [TASKS_EXTENSION]: {} } }
           : { ...CAPABILITIES },
         instructions: INSTRUCTIONS,
-        _meta: { 'io.modelcontextprotocol/serverInfo': { name: ctx.service, title: 'mcp-fleet gateway', version: ctx.version } },
+        _meta: { 'io.modelcontextprotocol/serverInfo': { name: SERVICE_ID, title: 'mcp-fleet gateway', version: VERSION } },
       };
     case 'tools/call': {
       paramHeadersAgree(ctx, req, params);

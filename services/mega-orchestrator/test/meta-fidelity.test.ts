@@ -13,6 +13,7 @@ import { tempDir } from '@mcp-fleet/testing';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { FAIL_RESULT, META_TOOLS, PROMPT_RESULT, READ_RESULT, RPC_ERROR, SHOW_RESULT } from './fixtures/meta-mcp-server';
 import { startModernServer, type ModernServer } from './fixtures/modern-mcp-server';
+import { toolAlias } from '../src/core/registry';
 import { post2026, startGateway, startGatewayWithStdioServer, until, type RunningGateway } from './helpers';
 
 const FIXTURE = path.join(__dirname, 'fixtures', 'meta-mcp-server.ts');
@@ -87,6 +88,22 @@ describe("what an MCP server answers reaches the gateway's clients field by fiel
     });
     const list = await call2026('tools/list', {});
     expect((list.tools as { name: string }[]).find((t) => t.name === 'meta_show')).toMatchObject(META_TOOLS[0]);
+  });
+
+  it('a tool whose name MCP allows but model APIs refuse is listed under an alias and called by its own name', async () => {
+    const { tools } = await client.listTools();
+    const names = tools.map((t) => t.name);
+    const long = `meta.${'long'.repeat(20)}`;
+    const longAlias = toolAlias(long)!;
+    expect(longAlias).toMatch(/^meta_(long)+lo_[0-9a-f]{8}$/);
+    expect(longAlias).toHaveLength(64);
+    expect(names).toEqual(expect.arrayContaining(['admin_tools_list', longAlias, 'meta_clash']));
+    // the alias meta.clash would take is a tool of its own: that one keeps it, meta.clash is not routed
+    expect(names.filter((n) => n === 'meta_clash')).toHaveLength(1);
+    const text = async (name: string) => ((await client.callTool({ name, arguments: {} })).content as { text: string }[])[0].text;
+    expect(await text('admin_tools_list')).toBe('called as admin.tools.list');
+    expect(await text(longAlias)).toBe(`called as ${long}`);
+    expect(await text('meta_clash')).toBe('called as meta_clash');
   });
 
   it('a prompt and a resource are listed with their icons and _meta', async () => {

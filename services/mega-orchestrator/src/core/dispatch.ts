@@ -251,7 +251,8 @@ export class Dispatcher {
         };
       }
       try {
-        const answer = await service.upstream.callTool(target.toolName, req.args, {
+        // (by the name its server knows it by: a tool listed under an alias has its own)
+        const answer = await service.upstream.callTool(target.tool?.upstreamName ?? target.toolName, req.args, {
           argsJson,
           requestId: req.requestId,
           traceparent,

@@ -175,6 +175,21 @@ function toTool(raw: unknown): DownstreamTool | undefined {
   };
 }
 
+/** A tool name MCP allows (2025-11-25: 1-128 characters: letters, digits, `_`, `-`, `.`). */
+const MCP_TOOL_NAME = /^[a-zA-Z0-9_.-]{1,128}$/;
+
+/**
+ * The catalog's name of an MCP server's tool whose own name MCP allows but model APIs refuse (a dot,
+ * over 64 characters): its dots as `_`, and past 64 characters the first 55 and a hash of the whole
+ * name. Undefined for a name MCP does not allow either (a space, `!`, over 128 characters).
+ */
+export function toolAlias(name: string): string | undefined {
+  if (!MCP_TOOL_NAME.test(name)) return undefined;
+  const plain = name.replace(/\./g, '_');
+  if (plain.length <= 64) return plain;
+  return `${plain.slice(0, 55)}_${createHash('sha1').update(name).digest('hex').slice(0, 8)}`;
+}
+
 /** A listed tool's or prompt's `icons` and `_meta`, kept as declared when they have the revision's shape (an array, an object). */
 function iconsAndMeta(t: Record<string, unknown>): { icons?: unknown[]; _meta?: Record<string, unknown> } {
   return {
@@ -585,18 +600,34 @@ export class Registry extends EventEmitter {
    */
   private async evaluateTools(s: ServiceState): Promise<void> {
     const listed: { tool: DownstreamTool; raw: Record<string, unknown> }[] = [];
-    for (const item of s.listed) {
-      const tool = toTool(item);
-      if (!tool) continue;
-      if (!TOOL_NAME.test(tool.name)) {
-        const key = `${s.id}/${tool.name}`;
+    const parsed = s.listed.map((item) => ({ item, tool: toTool(item) }));
+    // names model APIs accept are the catalog's (^[a-zA-Z0-9_-]{1,64}$); an MCP server's other name
+    // that MCP allows (a dot, up to 128 characters) is listed under an alias, unless that is taken
+    const names = new Set(parsed.flatMap((p) => (p.tool && TOOL_NAME.test(p.tool.name) ? [p.tool.name] : [])));
+    for (const { item, tool: own } of parsed) {
+      if (!own) continue;
+      let tool = own;
+      if (!TOOL_NAME.test(own.name)) {
+        // (only an MCP server's: a fleet service names its tools as the catalog does)
+        const alias = s.spec.mcp ? toolAlias(own.name) : undefined;
+        const key = `${s.id}/${own.name}`;
+        const taken = alias !== undefined && names.has(alias);
+        if (alias === undefined || taken) {
+          if (!this.warned.has(key)) {
+            this.warned.add(key);
+            this.options.logger.warn(
+              `${s.id} offers a tool whose name does not match ^[a-zA-Z0-9_-]{1,64}$${taken ? ` and whose alias ${alias} is taken` : ''}; it is not routed`,
+              { tool: own.name.slice(0, 100) },
+            );
+          }
+          continue;
+        }
+        names.add(alias);
         if (!this.warned.has(key)) {
           this.warned.add(key);
-          this.options.logger.warn(`${s.id} offers a tool whose name does not match ^[a-zA-Z0-9_-]{1,64}$; it is not routed`, {
-            tool: tool.name.slice(0, 100),
-          });
+          this.options.logger.info(`${s.id} offers a tool named ${own.name}, which model APIs refuse: listed as ${alias}`);
         }
-        continue;
+        tool = { ...own, name: alias, upstreamName: own.name };
       }
       listed.push({ tool, raw: item });
     }

@@ -28,6 +28,8 @@ export interface DownstreamSpec {
 /** A tool as a downstream's GET /tools/list describes it. */
 export interface DownstreamTool {
   name: string;
+  /** The name its MCP server knows it by, when the catalog lists it under another (one model APIs refuse, such as `admin.tools.list`). */
+  upstreamName?: string;
   title?: string;
   description: string;
   inputSchema: Record<string, unknown>;

@@ -22,7 +22,7 @@ import type { DownstreamSpec } from '../src/core/types';
 import { startLegacySseServer, type LegacySseServer } from './fixtures/legacy-sse-server';
 import { buildFixtureServer } from './fixtures/mcp-fixture-server';
 import { dualEraFronts } from './fidelity';
-import { startGateway, startGatewayWithMcpServer, type RunningGateway } from './helpers';
+import { startGateway, startGatewayWithMcpServer, startGatewayWithStdioServer, type RunningGateway } from './helpers';
 
 const REPO = path.resolve(__dirname, '../../..');
 const FIXTURE = path.join(__dirname, 'fixtures', 'mcp-fixture-server.ts');
@@ -479,5 +479,31 @@ describe('a stateful Streamable HTTP server that restarts (its sessions forgotte
     expect(failed.body).toMatchObject({ code: 'UPSTREAM_UNAVAILABLE', error: expect.stringContaining('HTTP 500') });
     // the next call connects again
     await echo('again').expect(200);
+  });
+});
+
+describe('a stdio server that writes text on stdout besides JSON-RPC (a banner, log lines)', () => {
+  const tmp = tempDir('mcp-fleet-noisy-stdout-');
+  let gateway: RunningGateway;
+
+  beforeAll(async () => {
+    gateway = await startGatewayWithStdioServer('noisy', path.join(__dirname, 'fixtures', 'noisy-stdout-server.ts'), tmp.dir, 'fx_echo');
+  }, 60_000);
+
+  afterAll(async () => {
+    await gateway?.stop();
+    tmp.cleanup();
+  });
+
+  it('starts, and its calls are answered while its log lines come between them', async () => {
+    for (let i = 0; i < 10; i++) {
+      const res = await request(gateway.url)
+        .post('/mcp')
+        .send({ tool: 'fx_echo', arguments: { text: `call ${i}` } })
+        .expect(200);
+      expect(res.body.result.text).toBe(`call ${i}`);
+      await new Promise((r) => setTimeout(r, 30));
+    }
+    expect((gateway.gw.registry.get('noisy')!.upstream as McpDownstream).starts).toBe(1);
   });
 });

@@ -106,6 +106,16 @@ describe("what an MCP server answers reaches the gateway's clients field by fiel
     expect(await text('meta_clash')).toBe('called as meta_clash');
   });
 
+  it("a resource template's argument is completed by the server that lists the template", async () => {
+    const { resourceTemplates } = await client.listResourceTemplates();
+    expect(resourceTemplates.map((t) => t.uriTemplate)).toContain('meta://notes/{name}');
+    const done = await client.complete({
+      ref: { type: 'ref/resource', uri: 'meta://notes/{name}' },
+      argument: { name: 'name', value: 'al' },
+    });
+    expect(done.completion).toEqual({ values: ['alpha', 'alps'], total: 2, hasMore: false });
+  });
+
   it('a prompt and a resource are listed with their icons and _meta', async () => {
     const { prompts } = await client.listPrompts();
     expect(prompts.find((p) => p.name === 'meta_prompt')).toMatchObject({ icons: [expect.any(Object)], _meta: { 'io.example/p': 1 } });

@@ -11,7 +11,7 @@ import {
 } from '@mcp-fleet/kit';
 import { allows, type Principal } from '../auth/auth';
 import type { ClientRequester, LogListener, ProgressListener } from '../downstream/http-client';
-import { callersMeta } from '../downstream/downstream';
+import { callersMeta, type CompleteParams } from '../downstream/downstream';
 import { McpError, type CallToolResult, type GetPromptResult } from '@modelcontextprotocol/sdk/types.js';
 import { UriTemplate } from '@modelcontextprotocol/sdk/shared/uriTemplate.js';
 import { z } from 'zod';
@@ -256,8 +256,9 @@ const NO_COMPLETION = { completion: { values: [] as string[], hasMore: false } }
 
 /**
  * completion/complete (both eras): a prompt argument is completed by the MCP server that offers the
- * prompt when it supports completions; other prompts (kit services, skills) and the gateway's own
- * resources (no templates) have no suggestions. At most 100 values, as the spec allows.
+ * prompt, a resource template's argument by the server that lists the template, when it supports
+ * completions; other prompts (kit services, skills) and the gateway's own resources (no templates)
+ * have no suggestions. At most 100 values, as the spec allows.
  */
 export async function complete(
   ctx: GatewayContext,
@@ -273,6 +274,9 @@ export async function complete(
     );
   const { ref, argument, context } = parsed.data;
   if (ref.type === 'ref/resource') {
+    // a template (or resource) of an MCP server behind the gateway: that server completes its arguments
+    const owner = completionOwner(ctx, ref.uri, principal);
+    if (owner) return completeAt(ctx, owner, { ref, argument, ...(context ? { context } : {}) }, signal);
     knownResource(ref.uri, JSONRPC_CODES.INVALID_PARAMS);
     return NO_COMPLETION;
   }
@@ -283,12 +287,32 @@ export async function complete(
       JSONRPC_CODES.INVALID_PARAMS,
       `Prompt "${ref.name.slice(0, 100)}" has no argument "${argument.name.slice(0, 100)}".`,
     );
-  const service = ctx.registry.get(entry.service)!;
+  return completeAt(
+    ctx,
+    entry.service,
+    { ref: { type: 'ref/prompt', name: entry.prompt.name }, argument, ...(context ? { context } : {}) },
+    signal,
+  );
+}
+
+/** The MCP server whose resource template (as listed: the URI template itself) or resource a ref/resource names, when the caller may read it. */
+function completionOwner(ctx: GatewayContext, uri: string, principal: Principal | undefined): string | undefined {
+  const { resources, templates } = ctx.registry.resourceCatalog();
+  const owner =
+    templates.find((e) => (e.resource as { uriTemplate: string }).uriTemplate === uri) ??
+    resources.find((e) => (e.resource as { uri: string }).uri === uri);
+  return owner && !RESOURCE_URIS.has(uri) && mayRead(principal, owner.service) ? owner.service : undefined;
+}
+
+/** completion/complete at the downstream that offers the prompt or template (none from one without completions). */
+async function completeAt(
+  ctx: GatewayContext,
+  service: string,
+  params: CompleteParams,
+  signal: AbortSignal | undefined,
+): Promise<{ completion: { values: string[]; total?: number; hasMore?: boolean } }> {
   try {
-    const answer = await service.upstream.complete(
-      { ref: { type: 'ref/prompt', name: entry.prompt.name }, argument, ...(context ? { context } : {}) },
-      { timeoutMs: ctx.config.DOWNSTREAM_TIMEOUT_MS, signal },
-    );
+    const answer = await ctx.registry.get(service)!.upstream.complete(params, { timeoutMs: ctx.config.DOWNSTREAM_TIMEOUT_MS, signal });
     const completion = (answer.json as { completion?: { values?: unknown; total?: unknown; hasMore?: unknown } } | undefined)?.completion;
     // Kit services have no completions (404); an answer that is not a completion counts as none.
     if (answer.status !== 200 || !Array.isArray(completion?.values)) return NO_COMPLETION;
@@ -301,7 +325,7 @@ export async function complete(
       },
     };
   } catch (err) {
-    throw new McpError(ERROR_CODES.UPSTREAM_UNAVAILABLE.rpc, `${entry.service} is unavailable: ${(err as Error).message}`);
+    throw new McpError(ERROR_CODES.UPSTREAM_UNAVAILABLE.rpc, `${service} is unavailable: ${(err as Error).message}`);
   }
 }
 
@@ -339,7 +363,7 @@ export async function getPrompt(
     );
   } catch (err) {
     if (err instanceof McpError) throw err;
-    throw new McpError(ERROR_CODES.UPSTREAM_UNAVAILABLE.rpc, `${entry.service} is unavailable: ${(err as Error).message}`);
+    throw new McpError(ERROR_CODES.UPSTREAM_UNAVAILABLE.rpc, `${service} is unavailable: ${(err as Error).message}`);
   }
 }
 

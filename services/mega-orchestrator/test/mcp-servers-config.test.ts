@@ -78,6 +78,12 @@ describe('MCP server configuration', () => {
     expect(spec.mcp).toEqual({ transport: 'stdio', command: 'modern-server', args: ['--stdio'], env: {}, protocolVersion: '2026-07-28' });
   });
 
+  it("takes a server's own time limit (timeoutMs)", () => {
+    const [spec] = configuredMcpServers({ MCP_SERVERS: JSON.stringify({ slow: { command: 'slow-server', timeoutMs: 120_000 } }) });
+    expect(spec).toMatchObject({ id: 'slow', timeoutMs: 120_000 });
+    expect(() => configuredMcpServers({ MCP_SERVERS: JSON.stringify({ slow: { command: 'x', timeoutMs: 10 } }) })).toThrow(/timeoutMs/);
+  });
+
   it('takes a server of the older HTTP+SSE transport (type "sse", as other clients declare it)', () => {
     const [spec] = configuredMcpServers({
       MCP_SERVERS: JSON.stringify({ mcpServers: { legacy: { type: 'sse', url: 'http://h:9/sse', headers: { 'X-Key': 'k' } } } }),

@@ -227,3 +227,37 @@ describe('a call to an MCP server that reports progress', () => {
     expect(Date.now() - started).toBeLessThan(3500);
   });
 });
+
+describe("an MCP server's own time limit (an mcpServers entry's timeoutMs)", () => {
+  const tmp = tempDir('mcp-fleet-server-timeout-');
+  let g: RunningGateway;
+  let client: Client;
+
+  beforeAll(async () => {
+    const repo = path.resolve(__dirname, '../../..');
+    const stdio = { transport: 'stdio' as const, command: process.execPath, args: ['--import', 'tsx', FIXTURE], cwd: repo, env: {} };
+    // the gateway's limit is 600 ms; this server's 3 s
+    g = await startGateway([{ id: 'meta', url: 'stdio:meta', mcp: stdio, timeoutMs: 3000 }], tmp.dir, {
+      DOWNSTREAM_TIMEOUT_MS: '600',
+      HEALTH_POLL_MS: '600000',
+      HEALTH_TIMEOUT_MS: '5000',
+    });
+    await until(() => (g.gw.registry.catalog.byName.has('meta_steady') ? true : (void g.gw.refresh(), false)), 20_000);
+    client = new Client({ name: 'timeout-test', version: '1' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${g.url}/mcp`)));
+  }, 60_000);
+
+  afterAll(async () => {
+    await client?.close();
+    await g?.stop();
+    tmp.cleanup();
+  });
+
+  it('lets a call run past DOWNSTREAM_TIMEOUT_MS within the server’s own limit, and ends it there', async () => {
+    const done = await client.callTool({ name: 'meta_steady', arguments: { steps: 3, everyMs: 300 } });
+    expect(done).toMatchObject({ isError: false, content: [{ type: 'text', text: 'worked 3 steps' }] });
+    const cut = await client.callTool({ name: 'meta_steady', arguments: { steps: 12, everyMs: 300 } });
+    expect(cut.isError).toBe(true);
+    expect(cut.structuredContent).toMatchObject({ code: 'TIMEOUT', error: expect.stringContaining('3000 ms') });
+  });
+});

@@ -105,6 +105,11 @@ export class Dispatcher {
     this.debug = options.logger.isDebugEnabled();
   }
 
+  /** A call's time limit: its own (a task's), else its server's (an mcpServers entry's timeoutMs), else DOWNSTREAM_TIMEOUT_MS. */
+  private timeoutOf(req: CallRequest, service: Target['service']): number {
+    return req.timeoutMs ?? service.spec.timeoutMs ?? this.options.timeoutMs;
+  }
+
   async call(req: CallRequest): Promise<CallResult> {
     const started = performance.now();
     // The gateway's span: a child of the caller's traceparent; the downstream's span is its child.
@@ -256,7 +261,7 @@ export class Dispatcher {
           argsJson,
           requestId: req.requestId,
           traceparent,
-          timeoutMs: req.timeoutMs ?? this.options.timeoutMs,
+          timeoutMs: this.timeoutOf(req, service),
           signal: req.signal,
           onProgress: req.onProgress,
           onClientRequest: req.onClientRequest,
@@ -309,7 +314,7 @@ export class Dispatcher {
             result: this.failure(
               new AppError(
                 'TIMEOUT',
-                `${target.toolName} on ${service.id} did not answer within ${req.timeoutMs ?? this.options.timeoutMs} ms; narrow the request or retry later.`,
+                `${target.toolName} on ${service.id} did not answer within ${this.timeoutOf(req, service)} ms; narrow the request or retry later.`,
               ),
               service.id,
             ),

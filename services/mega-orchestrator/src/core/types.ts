@@ -23,6 +23,8 @@ export interface DownstreamSpec {
   secrets?: string[];
   /** Extra headers sent on every request to it (e.g. the marketplace's bearer token); never logged. */
   headers?: Record<string, string>;
+  /** Its own time limit of one call (an mcpServers entry's timeoutMs), instead of DOWNSTREAM_TIMEOUT_MS. */
+  timeoutMs?: number;
 }
 
 /** A tool as a downstream's GET /tools/list describes it. */

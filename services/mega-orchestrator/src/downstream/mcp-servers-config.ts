@@ -32,6 +32,15 @@ const common = {
     .describe('Tools it is expected to offer (calls while it is down are UPSTREAM_UNAVAILABLE).'),
   primaryFor: z.array(z.string().regex(TOOL)).max(1000).optional().describe('Colliding tool names this server owns plainly.'),
   disabled: z.boolean().optional().describe('Listed but not started.'),
+  timeoutMs: z
+    .number()
+    .int()
+    .min(50)
+    .max(24 * 3_600_000)
+    .optional()
+    .describe(
+      "Time limit of one call to this server's tools, prompts or resources, instead of DOWNSTREAM_TIMEOUT_MS (a slow server's own).",
+    ),
   pin: z
     .enum(PIN_MODES)
     .optional()
@@ -212,6 +221,7 @@ export function configuredMcpServers(env: Env, inventory: readonly ServiceEntry[
         ...(entry.primaryFor ? { primaryFor: entry.primaryFor } : {}),
         ...(entry.pin ? { pin: entry.pin } : {}),
         ...(entry.limits ? { limits: entry.limits } : {}),
+        ...(entry.timeoutMs ? { timeoutMs: entry.timeoutMs } : {}),
       };
       const secrets: string[] = [];
       const era = entry.protocolVersion ? { protocolVersion: entry.protocolVersion } : {};

@@ -120,6 +120,11 @@ export function listToolsPage(
   }
 }
 
+/** A downstream's time limit of one request: its own (an mcpServers entry's timeoutMs), else DOWNSTREAM_TIMEOUT_MS. */
+function timeoutAt(ctx: GatewayContext, service: string): number {
+  return ctx.registry.get(service)?.spec.timeoutMs ?? ctx.config.DOWNSTREAM_TIMEOUT_MS;
+}
+
 /** The service a listed name routes to (for scope checks of the MCP listing). */
 function serviceOf(ctx: GatewayContext, name: string): string {
   return ctx.registry.catalog.byName.get(name)?.service ?? '';
@@ -312,7 +317,7 @@ async function completeAt(
   signal: AbortSignal | undefined,
 ): Promise<{ completion: { values: string[]; total?: number; hasMore?: boolean } }> {
   try {
-    const answer = await ctx.registry.get(service)!.upstream.complete(params, { timeoutMs: ctx.config.DOWNSTREAM_TIMEOUT_MS, signal });
+    const answer = await ctx.registry.get(service)!.upstream.complete(params, { timeoutMs: timeoutAt(ctx, service), signal });
     const completion = (answer.json as { completion?: { values?: unknown; total?: unknown; hasMore?: unknown } } | undefined)?.completion;
     // Kit services have no completions (404); an answer that is not a completion counts as none.
     if (answer.status !== 200 || !Array.isArray(completion?.values)) return NO_COMPLETION;
@@ -345,7 +350,7 @@ export async function getPrompt(
   const service = ctx.registry.get(entry.service)!;
   try {
     const answer = await service.upstream.getPrompt(entry.prompt.name, (p.arguments ?? {}) as Record<string, unknown>, {
-      timeoutMs: ctx.config.DOWNSTREAM_TIMEOUT_MS,
+      timeoutMs: timeoutAt(ctx, entry.service),
       signal,
       onClientRequest,
       meta: callersMeta(p._meta),
@@ -433,7 +438,7 @@ export async function readResource(
   const service = uri.length <= 2048 ? resourceOwner(ctx, uri, principal) : undefined;
   if (!service) throw resourceNotFound(uri, notFoundCode);
   const answer = await ctx.registry.get(service)!.upstream.readResource(uri, {
-    timeoutMs: ctx.config.DOWNSTREAM_TIMEOUT_MS,
+    timeoutMs: timeoutAt(ctx, service),
     signal,
     onClientRequest,
     meta: callersMeta(meta),

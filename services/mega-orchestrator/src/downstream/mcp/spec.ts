@@ -73,4 +73,6 @@ export interface McpServerEntry {
   limits?: Partial<Record<'tools' | 'prompts' | 'resources' | 'descriptionBytes' | 'schemaBytes', number>>;
   /** Values `${VAR}` put into its URL, headers, environment or arguments. */
   secrets?: string[];
+  /** Its own time limit of one call (instead of DOWNSTREAM_TIMEOUT_MS). */
+  timeoutMs?: number;
 }

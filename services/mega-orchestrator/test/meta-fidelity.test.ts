@@ -14,64 +14,83 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { FAIL_RESULT, META_TOOLS, PROMPT_RESULT, READ_RESULT, RPC_ERROR, SHOW_RESULT } from './fixtures/meta-mcp-server';
 import { startModernServer, type ModernServer } from './fixtures/modern-mcp-server';
 import { toolAlias } from '../src/core/registry';
-import { post2026, startGateway, startGatewayWithStdioServer, until, type RunningGateway } from './helpers';
+import type { DownstreamSpec } from '../src/core/types';
+import { post2026, startGateway, until, type RunningGateway } from './helpers';
 
 const FIXTURE = path.join(__dirname, 'fixtures', 'meta-mcp-server.ts');
 
-describe("what an MCP server answers reaches the gateway's clients field by field", () => {
+const REPO = path.resolve(__dirname, '../../..');
+const META_STDIO = { transport: 'stdio' as const, command: process.execPath, args: ['--import', 'tsx', FIXTURE], cwd: REPO, env: {} };
+
+/**
+ * A gateway in front of `specs` (once `tools` are in its catalog) and a 2025-era MCP client of it,
+ * for one describe block; `stop` ends what the specs started.
+ */
+function gatewayWithClient(
+  specs: () => DownstreamSpec[] | Promise<DownstreamSpec[]>,
+  tools: string[],
+  overrides: Record<string, string>,
+  stop?: () => Promise<void> | undefined,
+): { g: RunningGateway; client: Client } {
   const tmp = tempDir('mcp-fleet-meta-');
-  let modern: ModernServer;
-  let g: RunningGateway;
-  let client: Client;
-
+  const f = {} as { g: RunningGateway; client: Client };
   beforeAll(async () => {
-    modern = await startModernServer();
-    const repo = path.resolve(__dirname, '../../..');
-    const stdio = { transport: 'stdio' as const, command: process.execPath, args: ['--import', 'tsx', FIXTURE], cwd: repo, env: {} };
-    const http = { transport: 'streamable-http' as const, url: modern.url, headers: {}, protocolVersion: '2026-07-28' as const };
-    const specs = [
-      { id: 'meta', url: 'stdio:meta', mcp: stdio },
-      { id: 'modern', url: modern.url, mcp: http },
-    ];
-    g = await startGateway(specs, tmp.dir, { HEALTH_POLL_MS: '600000', HEALTH_TIMEOUT_MS: '5000' });
-    const listed = () => ['meta_show', 'modern_meta_echo'].every((t) => g.gw.registry.catalog.byName.has(t));
-    await until(() => (listed() ? true : (void g.gw.refresh(), false)), 20_000);
-    client = new Client({ name: 'meta-test', version: '1' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${g.url}/mcp`)));
+    f.g = await startGateway(await specs(), tmp.dir, { HEALTH_POLL_MS: '600000', HEALTH_TIMEOUT_MS: '5000', ...overrides });
+    const listed = () => tools.every((t) => f.g.gw.registry.catalog.byName.has(t));
+    await until(() => (listed() ? true : (void f.g.gw.refresh(), false)), 20_000);
+    f.client = new Client({ name: 'meta-test', version: '1' });
+    await f.client.connect(new StreamableHTTPClientTransport(new URL(`${f.g.url}/mcp`)));
   }, 60_000);
-
   afterAll(async () => {
-    await client?.close();
-    await g?.stop();
-    await modern?.stop();
+    await f.client?.close();
+    await f.g?.stop();
+    await stop?.();
     tmp.cleanup();
   });
+  return f;
+}
+
+describe("what an MCP server answers reaches the gateway's clients field by field", () => {
+  let modern: ModernServer;
+  const f = gatewayWithClient(
+    async () => {
+      modern = await startModernServer();
+      const http = { transport: 'streamable-http' as const, url: modern.url, headers: {}, protocolVersion: '2026-07-28' as const };
+      return [
+        { id: 'meta', url: 'stdio:meta', mcp: META_STDIO },
+        { id: 'modern', url: modern.url, mcp: http },
+      ];
+    },
+    ['meta_show', 'modern_meta_echo'],
+    {},
+    () => modern?.stop(),
+  );
 
   /** A 2026-07-28 request's result (Mcp-Name from the URI of a read). */
   const call2026 = async (method: string, params: Record<string, unknown>) => {
-    const res = await post2026(g.url, method, params, typeof params.uri === 'string' ? { headers: { 'mcp-name': params.uri } } : {});
+    const res = await post2026(f.g.url, method, params, typeof params.uri === 'string' ? { headers: { 'mcp-name': params.uri } } : {});
     return ((await res.json()) as { result: Record<string, unknown> }).result;
   };
 
   it("2025 client: tools/list keeps a tool's _meta, icons, title and schemas", async () => {
-    const { tools } = await client.listTools();
+    const { tools } = await f.client.listTools();
     expect(tools.find((t) => t.name === 'meta_show')).toMatchObject(META_TOOLS[0]);
     expect(tools.find((t) => t.name === 'modern_meta')).toMatchObject({ ...META_TOOLS[0], name: 'modern_meta' });
   });
 
   it("2025 client: a result's _meta, its blocks' _meta and annotations, a later field", async () => {
-    expect(await client.callTool({ name: 'meta_show', arguments: { q: 'x' } })).toEqual(SHOW_RESULT);
+    expect(await f.client.callTool({ name: 'meta_show', arguments: { q: 'x' } })).toEqual(SHOW_RESULT);
     // from the 2026-07-28 server: the same, without the revision's resultType
-    expect(await client.callTool({ name: 'modern_meta', arguments: {} })).toEqual(SHOW_RESULT);
+    expect(await f.client.callTool({ name: 'modern_meta', arguments: {} })).toEqual(SHOW_RESULT);
   });
 
   it('2025 client: a tool error keeps its own structuredContent and _meta', async () => {
-    expect(await client.callTool({ name: 'meta_fail', arguments: {} })).toEqual(FAIL_RESULT);
+    expect(await f.client.callTool({ name: 'meta_fail', arguments: {} })).toEqual(FAIL_RESULT);
   });
 
   it('2025 client: prompts/get and resources/read keep _meta', async () => {
-    expect(await client.getPrompt({ name: 'meta_prompt' })).toEqual(PROMPT_RESULT);
-    expect(await client.readResource({ uri: 'ui://meta/show.html' })).toEqual(READ_RESULT);
+    expect(await f.client.getPrompt({ name: 'meta_prompt' })).toEqual(PROMPT_RESULT);
+    expect(await f.client.readResource({ uri: 'ui://meta/show.html' })).toEqual(READ_RESULT);
   });
 
   it('2026-07-28 client: the same results, with resultType', async () => {
@@ -91,7 +110,7 @@ describe("what an MCP server answers reaches the gateway's clients field by fiel
   });
 
   it('a tool whose name MCP allows but model APIs refuse is listed under an alias and called by its own name', async () => {
-    const { tools } = await client.listTools();
+    const { tools } = await f.client.listTools();
     const names = tools.map((t) => t.name);
     const long = `meta.${'long'.repeat(20)}`;
     const longAlias = toolAlias(long)!;
@@ -100,16 +119,16 @@ describe("what an MCP server answers reaches the gateway's clients field by fiel
     expect(names).toEqual(expect.arrayContaining(['admin_tools_list', longAlias, 'meta_clash']));
     // the alias meta.clash would take is a tool of its own: that one keeps it, meta.clash is not routed
     expect(names.filter((n) => n === 'meta_clash')).toHaveLength(1);
-    const text = async (name: string) => ((await client.callTool({ name, arguments: {} })).content as { text: string }[])[0].text;
+    const text = async (name: string) => ((await f.client.callTool({ name, arguments: {} })).content as { text: string }[])[0].text;
     expect(await text('admin_tools_list')).toBe('called as admin.tools.list');
     expect(await text(longAlias)).toBe(`called as ${long}`);
     expect(await text('meta_clash')).toBe('called as meta_clash');
   });
 
   it("a resource template's argument is completed by the server that lists the template", async () => {
-    const { resourceTemplates } = await client.listResourceTemplates();
+    const { resourceTemplates } = await f.client.listResourceTemplates();
     expect(resourceTemplates.map((t) => t.uriTemplate)).toContain('meta://notes/{name}');
-    const done = await client.complete({
+    const done = await f.client.complete({
       ref: { type: 'ref/resource', uri: 'meta://notes/{name}' },
       argument: { name: 'name', value: 'al' },
     });
@@ -117,9 +136,9 @@ describe("what an MCP server answers reaches the gateway's clients field by fiel
   });
 
   it('a prompt and a resource are listed with their icons and _meta', async () => {
-    const { prompts } = await client.listPrompts();
+    const { prompts } = await f.client.listPrompts();
     expect(prompts.find((p) => p.name === 'meta_prompt')).toMatchObject({ icons: [expect.any(Object)], _meta: { 'io.example/p': 1 } });
-    const { resources } = await client.listResources();
+    const { resources } = await f.client.listResources();
     expect(resources.find((r) => r.uri === 'ui://meta/show.html')).toMatchObject({
       icons: [expect.any(Object)],
       _meta: { ui: { csp: {} } },
@@ -139,7 +158,7 @@ describe("what an MCP server answers reaches the gateway's clients field by fiel
     };
     const own = { 'com.example/trace': { id: 't-1' }, 'openai/userLocation': { city: 'Oslo' }, plain: 1 };
     const echo = async (name: string) =>
-      ((await client.callTool({ name, arguments: {}, _meta: sent })).structuredContent as { meta: Record<string, unknown> }).meta;
+      ((await f.client.callTool({ name, arguments: {}, _meta: sent })).structuredContent as { meta: Record<string, unknown> }).meta;
     expect(await echo('meta_echo')).toEqual(own);
     // the 2026-07-28 server also gets what its revision asks of every request (the gateway's own)
     const modern = await echo('modern_meta_echo');
@@ -147,7 +166,7 @@ describe("what an MCP server answers reaches the gateway's clients field by fiel
     for (const key of ['mode', 'context_id', 'io.modelcontextprotocol/related-task', 'dev.mcp/anything'])
       expect(modern).not.toHaveProperty([key]);
     // with progress asked for: the gateway's own progressToken beside the caller's keys
-    const withProgress = await client.callTool({ name: 'meta_echo', arguments: {}, _meta: sent }, undefined, {
+    const withProgress = await f.client.callTool({ name: 'meta_echo', arguments: {}, _meta: sent }, undefined, {
       onprogress: () => undefined,
     });
     expect((withProgress.structuredContent as { meta: Record<string, unknown> }).meta).toEqual({
@@ -155,26 +174,26 @@ describe("what an MCP server answers reaches the gateway's clients field by fiel
       progressToken: expect.stringMatching(/^gateway-/),
     });
     // none sent, none made up
-    expect((await client.callTool({ name: 'meta_echo', arguments: {} })).structuredContent).toEqual({ meta: null });
+    expect((await f.client.callTool({ name: 'meta_echo', arguments: {} })).structuredContent).toEqual({ meta: null });
     // prompts/get and resources/read likewise
-    const prompt = await client.getPrompt({ name: 'meta_prompt_echo', _meta: sent });
+    const prompt = await f.client.getPrompt({ name: 'meta_prompt_echo', _meta: sent });
     expect(JSON.parse((prompt.messages[0].content as { text: string }).text)).toEqual(own);
-    const read = await client.readResource({ uri: 'ui://meta/echo', _meta: sent });
+    const read = await f.client.readResource({ uri: 'ui://meta/echo', _meta: sent });
     expect(JSON.parse((read.contents[0] as { text: string }).text)).toEqual(own);
   });
 
   it("a server's JSON-RPC error reaches the caller as that error, code, message and data (both eras)", async () => {
-    const thrown = await client.callTool({ name: 'meta_rpc_error', arguments: {} }).catch((e: unknown) => e);
+    const thrown = await f.client.callTool({ name: 'meta_rpc_error', arguments: {} }).catch((e: unknown) => e);
     expect(thrown).toBeInstanceOf(McpError);
     expect(thrown).toMatchObject({ code: RPC_ERROR.code, data: RPC_ERROR.data });
     expect((thrown as Error).message).toContain(RPC_ERROR.message);
     // an internal error of the server's says what the server said (the gateway hides only its own)
-    const internal = await client.callTool({ name: 'meta_internal', arguments: {} }).catch((e: unknown) => e);
+    const internal = await f.client.callTool({ name: 'meta_internal', arguments: {} }).catch((e: unknown) => e);
     expect(internal).toMatchObject({ code: -32603, message: expect.stringContaining('the database is down') });
-    const res = await post2026(g.url, 'tools/call', { name: 'meta_rpc_error', arguments: {} });
+    const res = await post2026(f.g.url, 'tools/call', { name: 'meta_rpc_error', arguments: {} });
     expect(((await res.json()) as { error: unknown }).error).toEqual(RPC_ERROR);
     // prompts/get and resources/read likewise
-    for (const failing of [client.getPrompt({ name: 'meta_prompt_error' }), client.readResource({ uri: 'ui://meta/quota' })]) {
+    for (const failing of [f.client.getPrompt({ name: 'meta_prompt_error' }), f.client.readResource({ uri: 'ui://meta/quota' })]) {
       const err = await failing.catch((e: unknown) => e);
       expect(err).toMatchObject({ code: RPC_ERROR.code, data: RPC_ERROR.data, message: expect.stringContaining(RPC_ERROR.message) });
     }
@@ -182,28 +201,14 @@ describe("what an MCP server answers reaches the gateway's clients field by fiel
 });
 
 describe('a call to an MCP server that reports progress', () => {
-  const tmp = tempDir('mcp-fleet-progress-clock-');
-  let g: RunningGateway;
-  let client: Client;
-
-  beforeAll(async () => {
-    // a 600 ms time limit, counted again from each progress report, 2 s in all
-    g = await startGatewayWithStdioServer('meta', FIXTURE, tmp.dir, 'meta_steady', {
-      DOWNSTREAM_TIMEOUT_MS: '600',
-      DOWNSTREAM_PROGRESS_MAX_MS: '2000',
-    });
-    client = new Client({ name: 'progress-test', version: '1' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${g.url}/mcp`)));
-  }, 60_000);
-
-  afterAll(async () => {
-    await client?.close();
-    await g?.stop();
-    tmp.cleanup();
+  // a 600 ms time limit, counted again from each progress report, 2 s in all
+  const f = gatewayWithClient(() => [{ id: 'meta', url: 'stdio:meta', mcp: META_STDIO }], ['meta_steady'], {
+    DOWNSTREAM_TIMEOUT_MS: '600',
+    DOWNSTREAM_PROGRESS_MAX_MS: '2000',
   });
 
   const steady = (steps: number, onprogress?: () => void) =>
-    client.callTool({ name: 'meta_steady', arguments: { steps, everyMs: 300 } }, undefined, onprogress ? { onprogress } : {});
+    f.client.callTool({ name: 'meta_steady', arguments: { steps, everyMs: 300 } }, undefined, onprogress ? { onprogress } : {});
 
   it('runs past the time limit while each report comes within it', async () => {
     let reports = 0;
@@ -229,34 +234,15 @@ describe('a call to an MCP server that reports progress', () => {
 });
 
 describe("an MCP server's own time limit (an mcpServers entry's timeoutMs)", () => {
-  const tmp = tempDir('mcp-fleet-server-timeout-');
-  let g: RunningGateway;
-  let client: Client;
-
-  beforeAll(async () => {
-    const repo = path.resolve(__dirname, '../../..');
-    const stdio = { transport: 'stdio' as const, command: process.execPath, args: ['--import', 'tsx', FIXTURE], cwd: repo, env: {} };
-    // the gateway's limit is 600 ms; this server's 3 s
-    g = await startGateway([{ id: 'meta', url: 'stdio:meta', mcp: stdio, timeoutMs: 3000 }], tmp.dir, {
-      DOWNSTREAM_TIMEOUT_MS: '600',
-      HEALTH_POLL_MS: '600000',
-      HEALTH_TIMEOUT_MS: '5000',
-    });
-    await until(() => (g.gw.registry.catalog.byName.has('meta_steady') ? true : (void g.gw.refresh(), false)), 20_000);
-    client = new Client({ name: 'timeout-test', version: '1' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${g.url}/mcp`)));
-  }, 60_000);
-
-  afterAll(async () => {
-    await client?.close();
-    await g?.stop();
-    tmp.cleanup();
+  // the gateway's limit is 600 ms; this server's 3 s
+  const f = gatewayWithClient(() => [{ id: 'meta', url: 'stdio:meta', mcp: META_STDIO, timeoutMs: 3000 }], ['meta_steady'], {
+    DOWNSTREAM_TIMEOUT_MS: '600',
   });
 
   it('lets a call run past DOWNSTREAM_TIMEOUT_MS within the server’s own limit, and ends it there', async () => {
-    const done = await client.callTool({ name: 'meta_steady', arguments: { steps: 3, everyMs: 300 } });
+    const done = await f.client.callTool({ name: 'meta_steady', arguments: { steps: 3, everyMs: 300 } });
     expect(done).toMatchObject({ isError: false, content: [{ type: 'text', text: 'worked 3 steps' }] });
-    const cut = await client.callTool({ name: 'meta_steady', arguments: { steps: 12, everyMs: 300 } });
+    const cut = await f.client.callTool({ name: 'meta_steady', arguments: { steps: 12, everyMs: 300 } });
     expect(cut.isError).toBe(true);
     expect(cut.structuredContent).toMatchObject({ code: 'TIMEOUT', error: expect.stringContaining('3000 ms') });
   });

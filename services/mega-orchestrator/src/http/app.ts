@@ -28,6 +28,7 @@ import { registerDebugRoutes } from './routes/debug';
 import { registerAdminRoutes } from './routes/admin';
 import { PinStore } from '../core/pins';
 import { registerNativeRoutes } from './routes/native';
+import { LegacySseEndpoint } from '../mcp/rev-2025-11-25/legacy-sse';
 import { countedAfterBody, mcpHandlers, mcpHotPath, registerMcpRoutes, wantsJsonRpc } from './routes/mcp';
 import { registerProxyRoute } from './routes/proxy';
 import { registerStatusRoutes } from './routes/status';
@@ -213,6 +214,27 @@ function buildParts(deps: GatewayDeps) {
   return { ctx, registry, history, stats, auth, audit, auditFile, virtualFile, virtualDefinitions };
 }
 
+/** The SDK Server of a 2025-era session (Streamable HTTP or HTTP+SSE) or of one sessionless request, around a context. */
+function serverBuilder(config: Config, validator: jsonSchemaValidator, ctx: McpContext) {
+  return (sessionId: () => string | undefined, session: boolean) =>
+    createMcpServer({
+      ctx,
+      validator,
+      pageSize: config.MCP_PAGE_SIZE,
+      sessionId,
+      // a session's 2025-11-25 tasks (in memory, with the session)
+      ...(session && config.MCP_TASKS
+        ? {
+            sessionTasks: {
+              ttlMs: config.MCP_TASK_TTL_MS,
+              pollMs: config.MCP_TASK_POLL_MS,
+              maxUnfinished: config.MCP_TASK_MAX_PER_CALLER,
+            },
+          }
+        : {}),
+    });
+}
+
 /** The MCP session transport around a context: the gateway's (/mcp), or a virtual server's view of it (/servers/{name}/mcp). */
 function sessionTransports(
   config: Config,
@@ -223,23 +245,7 @@ function sessionTransports(
 ): (ctx: McpContext) => McpSessionTransport {
   return (ctx) =>
     new McpSessionTransport({
-      buildServer: (sessionId, session) =>
-        createMcpServer({
-          ctx,
-          validator,
-          pageSize: config.MCP_PAGE_SIZE,
-          sessionId,
-          // a session's 2025-11-25 tasks (in memory, with the session)
-          ...(session && config.MCP_TASKS
-            ? {
-                sessionTasks: {
-                  ttlMs: config.MCP_TASK_TTL_MS,
-                  pollMs: config.MCP_TASK_POLL_MS,
-                  maxUnfinished: config.MCP_TASK_MAX_PER_CALLER,
-                },
-              }
-            : {}),
-        }),
+      buildServer: serverBuilder(config, validator, ctx),
       // the session's hot path: tools/call, prompts/get and resources/read straight to the method table
       answer: (method, params, call) => runMethod(ctx, method, params, contextOfSession(call, principalOf(call.res), config.MCP_PAGE_SIZE)),
       idleMs: config.MCP_SESSION_IDLE_MS,
@@ -335,6 +341,14 @@ export function createApp(deps: GatewayDeps): Gateway {
   const validator = new AjvJsonSchemaValidator();
   const sessionTransport = sessionTransports(config, logger, validator, clientAddress);
   const mcp = sessionTransport(ctx);
+  // clients of the older HTTP+SSE transport (GET /sse, POST /messages)
+  const buildServer = serverBuilder(config, validator, ctx);
+  const legacySse = new LegacySseEndpoint({
+    buildServer: (sessionId) => buildServer(sessionId, true),
+    maxSessions: config.MCP_MAX_SESSIONS,
+    maxSessionsPerOwner: config.MCP_MAX_SESSIONS_PER_OWNER,
+    logger,
+  });
   ctx.mcpSessionCount = () => mcp.count;
   // Virtual servers (/servers/{name}/mcp): views of this context with sessions and listen streams of their own.
   const virtualServers = new VirtualServers({
@@ -391,6 +405,8 @@ export function createApp(deps: GatewayDeps): Gateway {
   app.use(express.json({ limit: config.BODY_LIMIT, strict: true, type: () => true }));
 
   registerMcpRoutes(app, mcp, { ...handlers, postMcp: hot.postMcp });
+  app.get('/sse', (req, res) => legacySse.open(req, res));
+  app.post('/messages', (req, res) => legacySse.post(req, res));
   registerNativeRoutes(app, ctx, handlers.native);
   registerVirtualServerRoutes(app, ctx, virtualServers);
   registerStatusRoutes(app, ctx);
@@ -426,6 +442,7 @@ export function createApp(deps: GatewayDeps): Gateway {
     (closing ??= (async () => {
       await virtualServers.close();
       await mcp.close();
+      await legacySse.close();
       ctx.inputs.close();
       // before the history: running tasks are marked failed in the same database
       await ctx.tasks.close();

@@ -16,6 +16,7 @@ import { RESOURCE_URIS } from '../../core/views';
 import { METHODS, runMethod, type Method } from '../methods';
 import type { RequestContext } from '../request-context';
 import { CAPABILITIES, callTool, checkCallParams, INSTRUCTIONS, knownResource, resourceNotFound, resourceOwner } from '../server';
+import { progressNotification } from '../event-stream';
 import { contextOfSdk, type SdkExtra } from './codec';
 import { SessionTaskStore, type SessionTaskLimits } from './session-tasks';
 import { SERVICE_ID, VERSION } from '../../core/config';
@@ -149,7 +150,18 @@ export function createMcpServer({ ctx, validator, pageSize, sessionId, sessionTa
       if (!taskStore || !extra.taskStore) throw new McpError(JSONRPC_CODES.INVALID_PARAMS, NO_TASKS_HERE);
       return startTask(ctx, params, rc, taskStore, extra.taskStore);
     }
-    return callTool(ctx, params, rc);
+    // progress the caller asked for (a progressToken), on the request's own stream (an HTTP+SSE
+    // client's one stream), each report sent before the answer
+    const token = isPlainObject(params._meta) ? params._meta.progressToken : undefined;
+    if (typeof token !== 'string' && typeof token !== 'number') return callTool(ctx, params, rc);
+    let sent = Promise.resolve();
+    const onProgress = (progress: number, total?: number, message?: string) => {
+      const notice = progressNotification(token, progress, total, message).params as { progressToken: string | number; progress: number };
+      sent = sent.then(() => extra.sendNotification({ method: 'notifications/progress', params: notice })).catch(() => undefined);
+    };
+    const result = await callTool(ctx, params, { ...rc, onProgress });
+    await sent;
+    return result;
   });
 
   // notifications/resources/updated for these, on the session's GET stream (McpSessionTransport).

@@ -356,7 +356,7 @@ export async function getPrompt(
       meta: callersMeta(p._meta),
     });
     const body = answer.json as { messages?: unknown; error?: unknown } | undefined;
-    if (answer.status === 200 && Array.isArray(body?.messages)) return withoutRevisionFields(body) as GetPromptResult;
+    if (answer.status === 200 && Array.isArray(body?.messages)) return body as GetPromptResult;
     // the server's own JSON-RPC error, as it sent it (as tools/call's)
     const own = mcpErrorOf(body);
     if (own) throw new ServerRpcError(own.code, own.message, own.data);
@@ -444,8 +444,7 @@ export async function readResource(
     meta: callersMeta(meta),
   });
   const body = answer.json as { contents?: unknown } | undefined;
-  if (answer.status === 200 && Array.isArray(body?.contents))
-    return { ...withoutRevisionFields(body), contents: ownContents(ctx, service, uri, body.contents) };
+  if (answer.status === 200 && Array.isArray(body?.contents)) return { ...body, contents: ownContents(ctx, service, uri, body.contents) };
   const own = mcpErrorOf(body);
   if (own?.code === JSONRPC_CODES.RESOURCE_NOT_FOUND || answer.status === 400) throw resourceNotFound(uri, notFoundCode);
   // the server's own JSON-RPC error, as it sent it (as tools/call's)
@@ -454,16 +453,6 @@ export async function readResource(
     JSONRPC_CODES.INTERNAL_ERROR,
     `${service} could not read ${uri.slice(0, 200)}: ${String((body as { error?: unknown } | undefined)?.error ?? `status ${answer.status}`).slice(0, 300)}`,
   );
-}
-
-/**
- * An MCP server's result less what a 2026-07-28 server writes for its own revision (`resultType`,
- * the cache hints `ttlMs` and `cacheScope`): each revision's codec writes the gateway's own. The
- * rest (`_meta` included) is passed on as the server sent it.
- */
-function withoutRevisionFields(result: object): Record<string, unknown> {
-  const { resultType: _t, ttlMs: _ttl, cacheScope: _scope, ...own } = result as Record<string, unknown>;
-  return own;
 }
 
 /**

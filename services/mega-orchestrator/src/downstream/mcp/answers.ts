@@ -5,7 +5,7 @@
  */
 import { setMaxListeners } from 'node:events';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { isErrorCode, statusForCode, type ErrorCode as FleetCode } from '@mcp-fleet/kit';
+import { isErrorCode, isPlainObject, statusForCode, type ErrorCode as FleetCode } from '@mcp-fleet/kit';
 import type { DownstreamAnswer } from '../downstream';
 
 const MAX_LIST_PAGES = 100;
@@ -60,6 +60,18 @@ export function toEnvelope(service: string, result: CallToolResult): DownstreamA
     status: 200,
     json: { success: true, service, result: body, mcp, timestamp: new Date().toISOString() },
   };
+}
+
+/**
+ * A prompt's or a read's result as an MCP server sent it, less what a 2026-07-28 server (or the
+ * gateway's client of one: withDefaults) writes for its own revision: `resultType` and the cache
+ * hints `ttlMs` and `cacheScope`. Each revision's codec writes the gateway's own; the rest (`_meta`
+ * included) is passed on as the server sent it.
+ */
+export function withoutRevisionFields(result: unknown): unknown {
+  if (!isPlainObject(result)) return result;
+  const { resultType: _t, ttlMs: _ttl, cacheScope: _scope, ...own } = result;
+  return own;
 }
 
 /** The tool's answer for REST callers when it has no structuredContent: its text, parsed if it is JSON. */

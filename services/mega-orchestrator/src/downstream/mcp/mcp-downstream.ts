@@ -25,7 +25,7 @@ import {
 import type { StdioLauncher } from '../stdio-sandbox';
 import { isAnswerTooLarge, streamBudget, type StreamBudget } from '../stream-budget';
 import { maskingLogger, maskSecrets, maskStrings } from '../secret-mask';
-import { brokenAnswer, errorEnvelope, toEnvelope, withoutPrefix } from './answers';
+import { brokenAnswer, errorEnvelope, toEnvelope, withoutPrefix, withoutRevisionFields } from './answers';
 import { CallTable, scope, TIMEOUT, type EraHost, type EraSession, type Scope } from './calls';
 import { readHttpError, Rev2025Client, REV_2025, sessionExpired, SPEAKS_2026, type EraProbe } from './client-2025-11-25';
 import { asMcpError, Rev2026Client, REV_2026 } from './client-2026-07-28';
@@ -179,11 +179,11 @@ export class McpDownstream implements Downstream, EraHost {
   }
 
   getPrompt(name: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<DownstreamAnswer> {
-    return this.run(options, async (s, call) => ({ status: 200, json: await s.getPrompt(name, args, call) }));
+    return this.run(options, async (s, call) => ({ status: 200, json: withoutRevisionFields(await s.getPrompt(name, args, call)) }));
   }
 
   readResource(uri: string, options: CallOptions): Promise<DownstreamAnswer> {
-    return this.run(options, async (s, call) => ({ status: 200, json: await s.readResource(uri, call) }));
+    return this.run(options, async (s, call) => ({ status: 200, json: withoutRevisionFields(await s.readResource(uri, call)) }));
   }
 
   /** completion/complete; a server without the completions capability has no suggestions (404, not an error). */

@@ -41,11 +41,6 @@ export class LegacySseEndpoint {
 
   constructor(private readonly options: LegacySseOptions) {}
 
-  /** Streams open now (for tests and /debug). */
-  get count(): number {
-    return this.sessions.size;
-  }
-
   /** GET /sse: a new session and its event stream (open until the client goes away or the gateway stops). */
   async open(_req: IncomingMessage, res: ServerResponse & Pick<HttpResponse, 'locals'>): Promise<void> {
     const { maxSessions, maxSessionsPerOwner, buildServer, logger } = this.options;

@@ -3,7 +3,8 @@
  * gets from them directly, it gets through the gateway.
  *
  * - @modelcontextprotocol/server-everything over Streamable HTTP (left for the gateway to find, and
- *   declared 2025-11-25) and over stdio: the conformance suite's required server scenarios of both
+ *   declared 2025-11-25), over the older HTTP+SSE transport (declared "sse", and found) and over
+ *   stdio: the conformance suite's required server scenarios of both
  *   revisions directly and through the gateway; its tools, prompts and resources listed, and its
  *   tools called, by an MCP client directly and through the gateway (2025 and 2026-07-28 clients).
  * - @modelcontextprotocol/server-memory and server-filesystem over stdio (sandboxed, as the gateway
@@ -83,27 +84,43 @@ function freePort(): Promise<number> {
 describe('@modelcontextprotocol/server-everything behind the gateway', () => {
   const tmp = tempDir('mcp-fleet-everything-');
   let child: ChildProcess;
+  let sseChild: ChildProcess;
   let url: string;
+  let sseUrl: string;
   const fronts = (): { name: string; mcp: McpServerSpec }[] => [
     { name: 'HTTP, found', mcp: { transport: 'streamable-http', url, headers: {} } },
     { name: 'HTTP, declared 2025-11-25', mcp: { transport: 'streamable-http', url, headers: {}, protocolVersion: '2025-11-25' } },
+    // the same server over the older HTTP+SSE transport: declared "sse", and found (its POST /sse answers 404)
+    { name: 'SSE, declared', mcp: { transport: 'sse', url: sseUrl, headers: {} } },
+    { name: 'SSE, found', mcp: { transport: 'streamable-http', url: sseUrl, headers: {} } },
     {
       name: 'stdio, found',
       mcp: { transport: 'stdio', command: process.execPath, args: [bin('server-everything'), 'stdio'], cwd: REPO, env: {} },
     },
   ];
 
-  beforeAll(async () => {
+  /** server-everything over one transport, on a free port: resolved once it says it listens. */
+  const everything = async (transport: 'streamableHttp' | 'sse', ready: RegExp): Promise<{ child: ChildProcess; port: number }> => {
     const port = await freePort();
-    child = spawn(process.execPath, [bin('server-everything'), 'streamableHttp'], {
+    const started = spawn(process.execPath, [bin('server-everything'), transport], {
       env: { PATH: process.env.PATH ?? '', PORT: String(port) },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
-    await new Promise<void>((resolve) => child.stderr!.on('data', (b: Buffer) => /listening on port/.test(b.toString()) && resolve()));
-    url = `http://127.0.0.1:${port}/mcp`;
+    await new Promise<void>((resolve) => started.stderr!.on('data', (b: Buffer) => ready.test(b.toString()) && resolve()));
+    return { child: started, port };
+  };
+
+  beforeAll(async () => {
+    const http = await everything('streamableHttp', /listening on port/);
+    child = http.child;
+    url = `http://127.0.0.1:${http.port}/mcp`;
+    const sse = await everything('sse', /running on port/);
+    sseChild = sse.child;
+    sseUrl = `http://127.0.0.1:${sse.port}/sse`;
   });
   afterAll(() => {
     child?.kill();
+    sseChild?.kill();
     tmp.cleanup();
   });
 
@@ -138,9 +155,13 @@ describe('@modelcontextprotocol/server-everything behind the gateway', () => {
       '2025-11-25, HTTP, found': NOT_ITS_OWN,
       '2025-11-25, HTTP, declared 2025-11-25': NOT_ITS_OWN,
       '2025-11-25, stdio, found': NOT_ITS_OWN,
+      '2025-11-25, SSE, declared': NOT_ITS_OWN,
+      '2025-11-25, SSE, found': NOT_ITS_OWN,
       '2026-07-28, HTTP, found': [],
       '2026-07-28, HTTP, declared 2025-11-25': [],
       '2026-07-28, stdio, found': [],
+      '2026-07-28, SSE, declared': [],
+      '2026-07-28, SSE, found': [],
     });
   }, 300_000);
 

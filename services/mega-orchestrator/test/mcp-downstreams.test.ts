@@ -19,6 +19,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { tempDir, testLogger } from '@mcp-fleet/testing';
 import { McpDownstream } from '../src/downstream/mcp';
 import type { DownstreamSpec } from '../src/core/types';
+import { startDualEraServer, type DualEraServer } from './fixtures/dual-era-mcp-server';
 import { startLegacySseServer, type LegacySseServer } from './fixtures/legacy-sse-server';
 import { buildFixtureServer } from './fixtures/mcp-fixture-server';
 import { dualEraFronts } from './fidelity';
@@ -553,5 +554,82 @@ describe('a hostile HTTP+SSE server whose stream names another origin to POST to
     expect(gateway.gw.registry.get('hostile')!.healthy).toBe(false);
     expect(gateway.gw.registry.get('hostile')!.reason).toMatch(/Endpoint origin does not match connection origin/);
     expect(stolen).toEqual([]);
+  });
+});
+
+describe('a server that asks for credentials (HTTP 401 without its bearer token)', () => {
+  const tmp = tempDir('mcp-fleet-locked-');
+  let server: DualEraServer;
+  let guard: http.Server;
+  let guardUrl: string;
+  const TOKEN = 'Bearer right-token';
+
+  beforeAll(async () => {
+    server = await startDualEraServer();
+    const target = new URL(server.url);
+    // the dual-era server behind a check of its Authorization header, as a hosted server does
+    guard = httpModule.createServer((req, res) => {
+      if (req.headers.authorization !== TOKEN) {
+        res.writeHead(401, { 'www-authenticate': 'Bearer realm="mcp"', 'content-type': 'application/json' });
+        res.end('{"error":"invalid_token"}');
+        return;
+      }
+      const up = httpModule.request(
+        { host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers },
+        (r) => {
+          res.writeHead(r.statusCode ?? 502, r.headers);
+          r.pipe(res);
+        },
+      );
+      up.on('error', () => res.destroy());
+      req.pipe(up);
+    });
+    await new Promise<void>((resolve) => guard.listen(0, '127.0.0.1', resolve));
+    guardUrl = `http://127.0.0.1:${(guard.address() as AddressInfo).port}${target.pathname}`;
+  });
+
+  afterAll(async () => {
+    guard?.closeAllConnections();
+    await new Promise((r) => guard?.close(r));
+    await server?.stop();
+    tmp.cleanup();
+  });
+
+  it.each([
+    ['found', {}],
+    ['declared 2026-07-28', { protocolVersion: '2026-07-28' as const }],
+  ])('without headers (%s): not started, and its reason says to give the entry its credentials', async (name, declared) => {
+    const mcp = { transport: 'streamable-http' as const, url: guardUrl, headers: {}, ...declared };
+    const g = await startGateway([{ id: 'locked', url: guardUrl, mcp }], path.join(tmp.dir, name.replace(/\W+/g, '-')), {
+      HEALTH_POLL_MS: '600000',
+    });
+    try {
+      const reason = await until('the start to fail', async () => {
+        await g.gw.refresh();
+        return g.gw.registry.get('locked')!.reason || undefined;
+      });
+      expect(g.gw.registry.get('locked')!.healthy).toBe(false);
+      expect(reason).toMatch(/401/);
+      expect(reason).toContain('it asks for credentials: give its mcpServers entry "headers"');
+    } finally {
+      await g.stop();
+    }
+  });
+
+  it('with its token in headers: started in either era, and its tools answer', async () => {
+    for (const declared of [{}, { protocolVersion: '2026-07-28' as const }]) {
+      const mcp = { transport: 'streamable-http' as const, url: guardUrl, headers: { Authorization: TOKEN }, ...declared };
+      const g = await startGatewayWithMcpServer('keyed', mcp, path.join(tmp.dir, `keyed-${Object.keys(declared).length}`), 'dual_echo');
+      try {
+        expect(g.gw.registry.get('keyed')!.reason ?? '').not.toContain('credentials');
+        const res = await request(g.url)
+          .post('/mcp')
+          .send({ tool: 'dual_echo', arguments: { text: 'through the lock' } });
+        expect({ status: res.status, success: res.body.success }).toEqual({ status: 200, success: true });
+        expect(JSON.stringify(res.body.result)).toContain('through the lock');
+      } finally {
+        await g.stop();
+      }
+    }
   });
 });

@@ -44,6 +44,17 @@ export function askable(capabilities: unknown): Record<string, unknown> {
   );
 }
 
+/**
+ * What to do about a server that refused the gateway for want of credentials (HTTP 401 or 403 when
+ * connecting; the SDKs give the status as the error's code, or name it in the message): an
+ * mcpServers entry's `headers` carry them. Empty for any other failure.
+ */
+export function credentialsHint(err: unknown, said: string): string {
+  const code = (err as { code?: unknown } | null | undefined)?.code;
+  if (code !== 401 && code !== 403 && !/\(HTTP 40[13]\)/.test(said)) return '';
+  return '; it asks for credentials: give its mcpServers entry "headers" (e.g. "Authorization": "Bearer ${TOKEN}", with TOKEN in the gateway\'s environment)';
+}
+
 /** A request in flight: whom to ask what the server asks during it, and its clock to stop meanwhile. */
 export interface CallSlot {
   tool: string;

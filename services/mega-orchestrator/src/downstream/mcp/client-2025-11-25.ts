@@ -26,7 +26,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { InFlight } from '@mcp-fleet/kit';
 import { DownstreamFailure, type ClientRequestMethod, type CompleteParams, type ListName } from '../downstream';
-import { FORWARDED_CAPABILITIES, SessionBase, type EraHost, type EraSession, type Scope } from './calls';
+import { credentialsHint, FORWARDED_CAPABILITIES, SessionBase, type EraHost, type EraSession, type Scope } from './calls';
 import { START_TIMEOUT_MS } from './stdio-supervisor';
 
 export const REV_2025 = '2025-11-25';
@@ -148,7 +148,7 @@ export class Rev2025Client {
         discover === undefined
           ? (err as Error).message
           : `it answered neither server/discover (${discover}) nor initialize (${(err as Error).message})`;
-      supervisor.failed(`${why}${supervisor.stderrTail()}`);
+      supervisor.failed(`${why}${credentialsHint(err, why)}${supervisor.stderrTail()}`);
       throw new DownstreamFailure('refused', `${id} did not start: ${supervisor.lastProblem}`, false, { cause: err });
     }
     if (stdio && (await asked)) {

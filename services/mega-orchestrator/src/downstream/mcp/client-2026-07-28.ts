@@ -16,7 +16,16 @@ import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/
 import { isPlainObject } from '@mcp-fleet/kit';
 import { CLIENT_REQUEST_METHODS, DownstreamFailure, type ClientRequestMethod, type CompleteParams, type ListName } from '../downstream';
 import type { StreamBudget } from '../stream-budget';
-import { askable, FORWARDED_CAPABILITIES, SessionBase, type CallSlot, type EraHost, type EraSession, type Scope } from './calls';
+import {
+  askable,
+  credentialsHint,
+  FORWARDED_CAPABILITIES,
+  SessionBase,
+  type CallSlot,
+  type EraHost,
+  type EraSession,
+  type Scope,
+} from './calls';
 import { MAX_BACKOFF_MS, STABLE_MS, START_TIMEOUT_MS } from './stdio-supervisor';
 
 export const REV_2026 = '2026-07-28';
@@ -236,7 +245,7 @@ export class Rev2026Client {
       },
       (err: Error) => {
         if (this.connecting === connecting) this.connecting = undefined;
-        supervisor.lastProblem = `${err.message}${supervisor.stderrTail()}`;
+        supervisor.lastProblem = `${err.message}${credentialsHint(err, err.message)}${supervisor.stderrTail()}`;
         throw new DownstreamFailure('refused', `${host.id} did not answer server/discover: ${supervisor.lastProblem}`, false, {
           cause: err,
         });

@@ -49,6 +49,8 @@ const SCENARIOS = [
   'tasks-request-state-removal',
   'tasks-dispatch-and-envelope',
   'tasks-mrtr-input',
+  // SEP-2663 with SEP-2322: input_required first (no task), then the task on the round that answers
+  'tasks-mrtr-composition',
 ];
 
 describe('an MCP server behind the gateway, judged by the official conformance suite', () => {

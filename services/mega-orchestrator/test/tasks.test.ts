@@ -17,12 +17,21 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { z } from 'zod';
 import { newApiKey } from '../src/auth/auth';
 import type { DownstreamSpec } from '../src/core/types';
-import { META_2026, sleep, startDownstream, startGateway, type Downstream, type RunningGateway } from './helpers';
+import {
+  META_2026,
+  sleep,
+  startDownstream,
+  startGateway,
+  startGatewayWithStdioServer,
+  type Downstream,
+  type RunningGateway,
+} from './helpers';
 
 const V = '2026-07-28';
 const EXT = 'io.modelcontextprotocol/tasks';
 const REPO = path.resolve(__dirname, '../../..');
 const FIXTURE = path.join(__dirname, 'fixtures', 'mcp-fixture-server.ts');
+const CONFORMANCE_FIXTURE = path.join(__dirname, 'fixtures', 'conformance-fixture-server.ts');
 const WITH_TASKS = {
   'io.modelcontextprotocol/protocolVersion': V,
   'io.modelcontextprotocol/clientCapabilities': { extensions: { [EXT]: {} } },
@@ -694,6 +703,147 @@ describe('MCP tasks: limits, expiry, restarts, authorization, switched off', () 
     const many = await Promise.all([1, 2, 3].map(() => rpc(uncapped.url, 'tools/call', { name: 'long_job', arguments: { ms: 100 } })));
     expect(many.map((r) => r.body.result?.resultType)).toEqual(['task', 'task', 'task']);
   });
+});
+
+describe('MCP tasks: a call that asks first answers input_required, then its task (lazy minting, MCP_TASK_MINT_MS)', () => {
+  // test_tool_with_task (the conformance fixture, over stdio, taskSupport "required") asks the user's
+  // name at once, then works 600 ms; slow_compute {seconds: 0} ends at once
+  const tmps: ReturnType<typeof tempDir>[] = [];
+  const gateways: RunningGateway[] = [];
+  const ASKING = { ...WITH_TASKS, 'io.modelcontextprotocol/clientCapabilities': { elicitation: {}, extensions: { [EXT]: {} } } };
+  const start = async (overrides: Record<string, string> = {}) => {
+    const tmp = tempDir();
+    tmps.push(tmp);
+    const a = newApiKey('alice', ['tools:all']);
+    const b = newApiKey('bob', ['tools:all']);
+    fs.writeFileSync(path.join(tmp.dir, 'keys.json'), JSON.stringify([a.entry, b.entry]));
+    const gw = await startGatewayWithStdioServer('conformance', CONFORMANCE_FIXTURE, tmp.dir, 'test_tool_with_task', {
+      API_KEYS_FILE: path.join(tmp.dir, 'keys.json'),
+      AUDIT_LOG_FILE: 'off',
+      MCP_TASK_POLL_MS: '100',
+      ...overrides,
+    });
+    gateways.push(gw);
+    const as = (key: string, meta: Record<string, unknown> = ASKING) => ({ meta, headers: { authorization: `Bearer ${key}` } });
+    return { gw, alice: as(a.key), bob: as(b.key) };
+  };
+  /** The rows of the task store for this tool. */
+  const taskRows = async (gw: RunningGateway, tool: string) =>
+    (await gw.gw.history.database())!.all<{ task_id: string; owner: string; status: string }>(
+      'SELECT task_id, owner, status FROM tasks WHERE tool = ?',
+      [tool],
+    );
+  const answer = { action: 'accept', content: { user_name: 'Alice' } };
+
+  afterAll(async () => {
+    for (const gw of gateways) await gw.stop().catch(() => undefined);
+    for (const t of tmps) t.cleanup();
+  });
+
+  it('round 1 asks (input_required, no task); another principal or an altered requestState continues nothing; round 2 is the task, and its replay mints none', async () => {
+    const { gw, alice, bob } = await start();
+    const first = await rpc(gw.url, 'tools/call', { name: 'test_tool_with_task', arguments: {} }, alice);
+    expect(first.status).toBe(200);
+    const round1 = first.body.result;
+    expect(round1).toMatchObject({
+      resultType: 'input_required',
+      inputRequests: {
+        'elicitation-1': {
+          method: 'elicitation/create',
+          params: expect.objectContaining({ requestedSchema: expect.objectContaining({ properties: { user_name: expect.any(Object) } }) }),
+        },
+      },
+      requestState: expect.any(String),
+    });
+    expect(round1).not.toHaveProperty('taskId');
+    expect(await taskRows(gw, 'test_tool_with_task')).toEqual([]);
+    expect(gw.gw.ctx.inputs.waiting).toBe(1);
+
+    const round2 = (state: unknown, who = alice) =>
+      rpc(
+        gw.url,
+        'tools/call',
+        { name: 'test_tool_with_task', arguments: {}, inputResponses: { 'elicitation-1': answer }, requestState: state },
+        who,
+      );
+    // the refusals of any input_required retry (docs/gateway.md, "requestState"): nothing is delivered, no task is made
+    const integrity = { code: -32602, message: expect.stringMatching(/failed its integrity check/) };
+    const state = round1.requestState as string;
+    const mac = state.slice(state.lastIndexOf('.') + 1);
+    const tampered = [
+      `${state.slice(0, state.lastIndexOf('.') + 1)}${mac[0] === 'A' ? 'B' : 'A'}${mac.slice(1)}`,
+      state.replace(/\.1\./, '.2.'), // another round, same MAC
+      state.replace(/^(v2\.[^.]*\.)[0-9a-f-]+/, '$1' + '00000000-0000-4000-8000-000000000000'), // another call id
+    ];
+    for (const bad of tampered) expect((await round2(bad)).body.error).toMatchObject(integrity);
+    // bob holds alice's genuine state: it was signed for her
+    const foreign = await round2(state, bob);
+    expect(foreign.body.error).toMatchObject(integrity);
+    expect(await taskRows(gw, 'test_tool_with_task')).toEqual([]);
+    expect(gw.gw.ctx.inputs.waiting).toBe(1);
+
+    // alice's round 2, sent twice at once (a replay racing the original): one task, one refusal
+    const [x, y] = await Promise.all([round2(state), round2(state)]);
+    const created = [x, y].filter((r) => r.body.result?.resultType === 'task');
+    const refused = [x, y].filter((r) => r.body.error);
+    expect(created).toHaveLength(1);
+    expect(refused).toHaveLength(1);
+    expect(refused[0]!.body.error).toMatchObject({
+      code: -32602,
+      message: expect.stringMatching(/round 1 of this call, which is at round 2/),
+    });
+    const task = created[0]!.body.result;
+    expect(task).toMatchObject({ resultType: 'task', taskId: expect.stringMatching(UUID), status: 'working' });
+    for (const k of ['requestState', 'inputRequests', 'result', 'content']) expect(task).not.toHaveProperty(k);
+    // and once more after it became the task: the call is no longer waiting
+    expect((await round2(state)).body.error).toMatchObject({ code: -32602, message: expect.stringMatching(/no longer waiting/) });
+    expect(gw.gw.ctx.inputs.waiting).toBe(0);
+
+    // bob cannot read it; alice's task ends with the name gathered in round 1
+    expect((await rpc(gw.url, 'tasks/get', { taskId: task.taskId }, bob)).body.error).toMatchObject({ code: -32602 });
+    const done = await settled(gw.url, task.taskId, alice);
+    expect(done).toMatchObject({
+      status: 'completed',
+      result: { resultType: 'complete', content: [{ type: 'text', text: 'Hello, Alice' }] },
+    });
+    expect(await taskRows(gw, 'test_tool_with_task')).toEqual([{ task_id: task.taskId, owner: 'api-key:alice', status: 'completed' }]);
+  }, 30_000);
+
+  it('a call that ends within the window answers its task already completed; one that asks what the caller did not declare is -32021 with no task', async () => {
+    const { gw, alice } = await start();
+    const quick = await rpc(gw.url, 'tools/call', { name: 'slow_compute', arguments: { seconds: 0 } }, alice);
+    expect(quick.body.result).toMatchObject({ resultType: 'task', status: 'completed' });
+    expect(quick.body.result).not.toHaveProperty('result');
+    const now = await rpc(gw.url, 'tasks/get', { taskId: quick.body.result.taskId }, alice);
+    expect(now.body.result).toMatchObject({ status: 'completed', result: { content: [{ type: 'text', text: 'computed after 0 s' }] } });
+    // still running after the window: working
+    const slow = await rpc(gw.url, 'tools/call', { name: 'slow_compute', arguments: { seconds: 1 } }, alice);
+    expect(slow.body.result).toMatchObject({ resultType: 'task', status: 'working' });
+    // (ended before the next call: with two calls in flight a stdio server's question belongs to neither)
+    expect((await settled(gw.url, slow.body.result.taskId, alice)).status).toBe('completed');
+
+    // the extension declared, elicitation not: refused as any call whose server asks what the caller cannot answer
+    const undeclared = await rpc(gw.url, 'tools/call', { name: 'test_tool_with_task', arguments: {} }, { ...alice, meta: WITH_TASKS });
+    expect(undeclared.status).toBe(400);
+    expect(undeclared.body.error).toMatchObject({ code: -32021, data: { requiredCapabilities: { elicitation: {} } } });
+    expect(await taskRows(gw, 'test_tool_with_task')).toEqual([]);
+  }, 30_000);
+
+  it('MCP_TASK_MINT_MS=0 mints the task at once: the question goes to the task (input_required, tasks/update)', async () => {
+    const { gw, alice } = await start({ MCP_TASK_MINT_MS: '0' });
+    const created = await rpc(gw.url, 'tools/call', { name: 'test_tool_with_task', arguments: {} }, alice);
+    expect(created.body.result).toMatchObject({ resultType: 'task', status: 'working' });
+    const taskId = created.body.result.taskId;
+    const waiting = await until('the task to ask', async () => {
+      const r = (await rpc(gw.url, 'tasks/get', { taskId }, alice)).body.result;
+      return r.status === 'input_required' ? r : undefined;
+    });
+    expect(Object.keys(waiting.inputRequests)).toEqual(['elicitation-1']);
+    expect((await rpc(gw.url, 'tasks/update', { taskId, inputResponses: { 'elicitation-1': answer } }, alice)).body.result).toEqual({
+      resultType: 'complete',
+    });
+    expect((await settled(gw.url, taskId, alice)).result.content).toEqual([{ type: 'text', text: 'Hello, Alice' }]);
+  }, 30_000);
 });
 
 describeWithBackend('postgres', 'MCP tasks on PostgreSQL: any instance answers', () => {

@@ -179,6 +179,9 @@ export const configSchema = z.object({
   MCP_TASK_TIMEOUT_MS: ms(600_000, 1000, 24 * 3_600_000).describe(
     "Time limit of a task's downstream call (instead of DOWNSTREAM_TIMEOUT_MS); kept below MCP_TASK_TTL_MS.",
   ),
+  MCP_TASK_MINT_MS: ms(100, 0, 60_000).describe(
+    'How long a 2026-07-28 tools/call that may run as a task runs before its task is minted: one still running then, having asked its caller nothing, answers a task; one whose MCP server asks something first answers input_required with no task (the retry with the answers continues the call, and the window starts again); one that ends within it answers a task already completed (or failed). 0: the task is minted at once, and what the server asks goes to the task (tasks/update).',
+  ),
   MCP_TASK_POLL_MS: ms(1000, 50, 60_000).describe('The pollIntervalMs suggested to clients polling tasks/get.'),
   MCP_MAX_TASKS: int(1000, 1, 1_000_000).describe(
     'Unexpired tasks stored at most (all gateway instances together); beyond it an optional-task tool answers synchronously and a task-required one -32603.',

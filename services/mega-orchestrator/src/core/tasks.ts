@@ -1,6 +1,7 @@
 /**
  * MCP tasks (the 2026-07-28 extension io.modelcontextprotocol/tasks, SEP-2663): a tools/call of a
- * long-running tool answers a task handle at once and runs on in the background; the requester
+ * long-running tool answers a task handle and runs on in the background (minted lazily: once the call
+ * has run MCP_TASK_MINT_MS without ending or asking its caller, mcp/client-requests.ts); the requester
  * polls tasks/get (the result inlined once terminal) and may tasks/cancel it. Tasks live in the
  * history database (SQLite, or PostgreSQL shared by every instance), so any instance answers
  * tasks/get and tasks/cancel. The instance running a task renews its lease; a task whose instance
@@ -84,6 +85,18 @@ export type TaskRun = (
   onProgress: ProgressListener,
   onClientRequest: ClientRequester,
 ) => Promise<CallToolResult>;
+
+/**
+ * A tool call already running when it becomes a task (TaskManager.adopt): its outcome, what aborts
+ * it, whether it already ended, and `attach`, which routes what its MCP server asks from then on
+ * (and its progress) to the task.
+ */
+export interface RunningCall {
+  outcome: Promise<CallToolResult>;
+  controller: AbortController;
+  ended: boolean;
+  attach(onClientRequest: ClientRequester, onProgress: ProgressListener): void;
+}
 
 /** A running task's requests to its client, and the writes of its state they cause (in order). */
 interface TaskInput {
@@ -233,24 +246,61 @@ export class TaskManager extends EventEmitter {
     return map.size === 0 ? undefined : map.get(name);
   }
 
-  /**
-   * Stores a new task (durably: tasks/get finds it as soon as this resolves) and starts its run.
-   * Undefined when the store is not open or MCP_MAX_TASKS unexpired tasks are stored; -32603 when
-   * the principal already holds MCP_TASK_MAX_PER_CALLER unfinished tasks.
-   */
-  async create(tool: string, principal: Principal | undefined, run: TaskRun, capabilities?: unknown): Promise<TaskView | undefined> {
-    return this.guard(this.store(tool, principal, run, capabilities));
+  /** The time limit of a task's downstream call: MCP_TASK_TIMEOUT_MS, ended before the task's ttl. */
+  get callTimeoutMs(): number {
+    return Math.min(this.options.timeoutMs, this.options.ttlMs - 1000);
   }
 
-  private async store(tool: string, principal: Principal | undefined, run: TaskRun, capabilities: unknown): Promise<TaskView | undefined> {
-    if (!(await this.served())) return undefined;
+  /**
+   * Whether a call of this tool by this principal may become a task, asked before the call starts
+   * (lazy minting stores the task only later): false when the store is not open or holds
+   * MCP_MAX_TASKS unexpired tasks; -32603 when the principal already holds MCP_TASK_MAX_PER_CALLER
+   * unfinished ones (the tool is then not run at all). adopt counts again when it stores the task.
+   */
+  async admit(tool: string, principal: Principal | undefined): Promise<boolean> {
+    return this.guard(this.admits(tool, principal));
+  }
+
+  private async admits(tool: string, principal: Principal | undefined): Promise<boolean> {
+    if (!(await this.served())) return false;
     const db = this.db!;
     const now = Date.now();
     const stored = (await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM tasks WHERE expires_at >= ?', [now]))?.n ?? 0;
     if (stored >= this.options.maxTasks) {
       this.options.logger.warn('MCP task not created: MCP_MAX_TASKS unexpired tasks are stored', { max: this.options.maxTasks, tool });
-      return undefined;
+      return false;
     }
+    const owner = ownerOf(principal);
+    if (this.options.maxPerCaller > 0 && (await this.unfinishedOf(db, owner, now)) >= this.options.maxPerCaller) {
+      this.options.logger.info('MCP task refused: MCP_TASK_MAX_PER_CALLER reached', { owner, max: this.options.maxPerCaller, tool });
+      throw this.overCallerCap(owner);
+    }
+    return true;
+  }
+
+  /**
+   * Makes a call already running a task (lazy minting: the 2026-07-28 tools/call ran it first, and
+   * it neither ended nor asked its caller anything within MCP_TASK_MINT_MS): stores the task
+   * (durably: tasks/get finds it as soon as this resolves) and follows the call's outcome in it. From
+   * then on what its MCP server asks goes to the task (input_required, tasks/update) and its progress
+   * to the task's statusMessage (`call.attach`); tasks/cancel aborts `call.controller`. A call that
+   * already `ended` within the window is stored with its outcome, and answered terminal (completed,
+   * or failed). Undefined when the store is not open; -32603 when the principal holds
+   * MCP_TASK_MAX_PER_CALLER unfinished tasks by now (the caller then stops the call).
+   */
+  async adopt(tool: string, principal: Principal | undefined, call: RunningCall, capabilities?: unknown): Promise<TaskView | undefined> {
+    return this.guard(this.store(tool, principal, call, capabilities));
+  }
+
+  private async store(
+    tool: string,
+    principal: Principal | undefined,
+    call: RunningCall,
+    capabilities: unknown,
+  ): Promise<TaskView | undefined> {
+    if (!(await this.served())) return undefined;
+    const db = this.db!;
+    const now = Date.now();
     const row: TaskRow = {
       task_id: randomUUID(),
       owner: ownerOf(principal),
@@ -268,20 +318,47 @@ export class TaskManager extends EventEmitter {
       result: null,
       error: null,
     };
-    if (this.options.maxPerCaller > 0)
+    // A call that already ended holds no place under the per-caller cap (admit counted before it ran).
+    if (this.options.maxPerCaller > 0 && !call.ended)
       // One creation of a caller at a time here: its count after the insert is exact on one instance.
       await this.creations.run(row.owner ?? '', async () => {
         await insertTask(db, row);
         await this.withinCallerCap(db, row);
       });
     else await insertTask(db, row);
-    const controller = new AbortController();
-    this.running.set(row.task_id, controller);
+    this.running.set(row.task_id, call.controller);
     this.keepLeases();
-    const done = this.execute(row, controller, run, capabilities).finally(() => this.pending.delete(done));
+    const run: TaskRun = (_signal, _timeoutMs, onProgress, onClientRequest) => {
+      call.attach(onClientRequest, onProgress);
+      return call.outcome;
+    };
+    const done = this.execute(row, call.controller, run, capabilities).finally(() => this.pending.delete(done));
     this.pending.add(done);
-    this.options.logger.info('MCP task created', { taskId: row.task_id, tool });
-    return view(row, false);
+    this.options.logger.info('MCP task created', { taskId: row.task_id, tool, ended: call.ended });
+    if (!call.ended) return view(row, false);
+    // its outcome is stored before the handle is answered: tasks/get reads it at once
+    await done;
+    return view((await db.get<TaskRow>('SELECT * FROM tasks WHERE task_id = ?', [row.task_id])) ?? row, false);
+  }
+
+  /** Unfinished tasks of an owner: working or input_required, with a live lease. */
+  private async unfinishedOf(db: HistoryDb, owner: string | null, now: number): Promise<number> {
+    const n = await db.get<{ n: number }>(
+      `SELECT COUNT(*) AS n FROM tasks WHERE ${owner === null ? 'owner IS NULL' : 'owner = ?'} AND ${UNFINISHED} AND lease_until >= ? AND expires_at >= ?`,
+      [...(owner === null ? [] : [owner]), now, now],
+    );
+    return n?.n ?? 0;
+  }
+
+  private overCallerCap(owner: string | null): McpError {
+    const max = this.options.maxPerCaller;
+    return new McpError(
+      JSONRPC_CODES.INTERNAL_ERROR,
+      `You already hold ${max} unfinished task${max === 1 ? '' : 's'}, the most one caller may (MCP_TASK_MAX_PER_CALLER)${
+        owner === null ? '; without authorization every caller counts as the same one' : ''
+      }. Wait until some finish (tasks/get, or notifications/tasks on subscriptions/listen) or cancel some (tasks/cancel), then call again.`,
+      { maxPerCaller: max },
+    );
   }
 
   /**
@@ -293,29 +370,18 @@ export class TaskManager extends EventEmitter {
   private async withinCallerCap(db: HistoryDb, row: TaskRow): Promise<void> {
     const max = this.options.maxPerCaller;
     if (max <= 0) return;
-    const now = Date.now();
     let held: number;
     try {
-      const n = await db.get<{ n: number }>(
-        `SELECT COUNT(*) AS n FROM tasks WHERE ${row.owner === null ? 'owner IS NULL' : 'owner = ?'} AND ${UNFINISHED} AND lease_until >= ? AND expires_at >= ?`,
-        [...(row.owner === null ? [] : [row.owner]), now, now],
-      );
-      held = n?.n ?? 0;
+      held = await this.unfinishedOf(db, row.owner, Date.now());
     } catch (err) {
       await db.run('DELETE FROM tasks WHERE task_id = ?', [row.task_id]).catch(() => undefined);
       throw err;
     }
     if (held <= max) return;
-    // Never run: a row the delete missed is not renewed, so it reads failed once its lease lapses.
+    // Not followed (the caller stops the call): a row the delete missed is not renewed, so it reads failed once its lease lapses.
     await db.run('DELETE FROM tasks WHERE task_id = ?', [row.task_id]);
     this.options.logger.info('MCP task refused: MCP_TASK_MAX_PER_CALLER reached', { owner: row.owner, max, tool: row.tool });
-    throw new McpError(
-      JSONRPC_CODES.INTERNAL_ERROR,
-      `You already hold ${max} unfinished task${max === 1 ? '' : 's'}, the most one caller may (MCP_TASK_MAX_PER_CALLER)${
-        row.owner === null ? '; without authorization every caller counts as the same one' : ''
-      }. Wait until some finish (tasks/get, or notifications/tasks on subscriptions/listen) or cancel some (tasks/cancel), then call again.`,
-      { maxPerCaller: max },
-    );
+    throw this.overCallerCap(row.owner);
   }
 
   private async execute(row: TaskRow, controller: AbortController, run: TaskRun, capabilities: unknown): Promise<void> {

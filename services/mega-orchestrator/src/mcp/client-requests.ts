@@ -46,6 +46,45 @@ interface Exchange {
   /** The open round's listeners: progress and logs of the call go to the request that is waiting now. */
   listeners?: CallListeners;
   expiry?: NodeJS.Timeout;
+  /** The call's result (or its error), as its run answers it. */
+  running?: Promise<Record<string, unknown>>;
+  /** A task-augmented call: how it becomes a task (unset once it is one, or once it cannot be). */
+  escalation?: Escalation;
+  /** Set while the call is being made a task: what its server asks meanwhile waits for it. */
+  handover?: Promise<void>;
+  /** Set once the call is a task: where what its server asks, and its progress, go. */
+  task?: { ask: ClientRequester; onProgress: ProgressListener };
+  /** Ended in a way no task may carry: refused (-32021) or abandoned by its client. */
+  noTask?: boolean;
+}
+
+/**
+ * How a task-augmented 2026-07-28 tools/call becomes a task (lazy minting, SEP-2663 with SEP-2322):
+ * it is run as any call first; only when it has neither ended nor asked its caller anything within
+ * `afterMs` (MCP_TASK_MINT_MS) is its task minted, and the round answers the task's handle. What its
+ * server asks before that is a round of input_required, as for any call, with no task; the retry
+ * carrying the answers continues the same call, and the window starts again. A call that ends within
+ * the window is minted too, terminal (a task-supporting tool called this way always ends in a
+ * CreateTaskResult, unless it asks).
+ */
+export interface Escalation {
+  /** MCP_TASK_MINT_MS; 0: the task is minted at once (what the server asks then goes to the task). */
+  afterMs: number;
+  /**
+   * Makes the running (or ended) call a task: its handle (a CreateTaskResult). Undefined: no task
+   * after all (the call goes on as any other). A throw stops the call and is the round's answer.
+   */
+  mint(call: RunningCall): Promise<Record<string, unknown> | undefined>;
+}
+
+/** The call being made a task, as Escalation.mint gets it. */
+export interface RunningCall {
+  outcome: Promise<Record<string, unknown>>;
+  controller: AbortController;
+  /** It already ended (within the window). */
+  ended: boolean;
+  /** From now on what the call's server asks goes to `ask`, and its progress to `onProgress`. */
+  attach(ask: ClientRequester, onProgress: ProgressListener): void;
 }
 
 /** What a call streams to the round of its client that is open (progress, log messages). */
@@ -108,6 +147,8 @@ export class InputExchanges {
     listeners: CallListeners = {},
     /** Answers the client sent with its first request (for a 2026-07-28 server that takes them). */
     inputResponses?: Record<string, unknown>,
+    /** A task-augmented call: how it becomes a task (lazy minting). */
+    escalation?: Escalation,
   ): Promise<Record<string, unknown>> {
     const ex: Exchange = {
       id: randomUUID(),
@@ -116,8 +157,15 @@ export class InputExchanges {
       round: 1,
       asked: new OpenRequests(() => ex.wake?.()),
       controller: new AbortController(),
+      escalation,
     };
+    // Once the call is a task, what its server asks goes to the task; while it is being made one, it waits.
     const requester: ClientRequester = (method, params, signal, key) => {
+      if (ex.task) return ex.task.ask(method, params, signal, key);
+      if (ex.handover) return ex.handover.then(() => requester(method, params, signal, key));
+      return askClient(method, params, signal, key);
+    };
+    const askClient: ClientRequester = (method, params, signal, key) => {
       if (clientCan(caller.capabilities, method, params)) return ex.asked.ask(method, params, signal, key);
       // roots/list is also asked unprompted (server-everything asks it 350 ms after it starts), and a
       // stdio server's request names no call: it may not be this call's, so only the server is refused.
@@ -141,12 +189,16 @@ export class InputExchanges {
     requester.capabilities = caller.capabilities;
     if (inputResponses) requester.inputResponses = inputResponses;
     ex.listeners = listeners;
-    // What the first request asked for is relayed for the whole call, to whichever round is open.
+    // What the first request asked for is relayed for the whole call, to whichever round is open
+    // (progress always for a call that may become a task: its statusMessage shows it then).
     const relay: CallListeners = {
-      ...(listeners.onProgress ? { onProgress: (...a) => ex.listeners?.onProgress?.(...a) } : {}),
+      ...(listeners.onProgress || escalation
+        ? { onProgress: (...a) => (ex.task ? ex.task.onProgress(...a) : ex.listeners?.onProgress?.(...a)) }
+        : {}),
       ...(listeners.onLog ? { onLog: (log) => ex.listeners?.onLog?.(log) } : {}),
     };
-    void run(requester, ex.controller.signal, relay).then(
+    ex.running = run(requester, ex.controller.signal, relay);
+    void ex.running.then(
       (result) => this.settle(ex, { ok: true, result }),
       (error: unknown) => this.settle(ex, { ok: false, error }),
     );
@@ -210,28 +262,83 @@ export class InputExchanges {
     return !!mac && sameSecret(mac, this.sign(payload, caller));
   }
 
-  /** Waits for news: the call's result (answered), or requests to put to the client (one round). */
+  /**
+   * Waits for news: the call's result (answered), or requests to put to the client (one round). A
+   * task-augmented call still running, having asked nothing, when its window (Escalation.afterMs)
+   * passes, and one that ended within it, become a task: the round answers its handle.
+   */
   private async next(ex: Exchange, requestSignal: AbortSignal): Promise<Record<string, unknown>> {
     const abandon = () => this.abandon(ex, 'the client closed its request');
     requestSignal.addEventListener('abort', abandon, { once: true });
+    let due = ex.escalation?.afterMs === 0;
+    const window =
+      ex.escalation && !due
+        ? setTimeout(() => {
+            due = true;
+            ex.wake?.();
+          }, ex.escalation.afterMs)
+        : undefined;
     try {
       for (;;) {
-        while (!ex.settled && ex.asked.size === 0) await new Promise<void>((wake) => (ex.wake = wake));
+        while (!ex.settled && ex.asked.size === 0 && !due) await new Promise<void>((wake) => (ex.wake = wake));
         ex.wake = undefined;
         // Requests a server sends at once (Promise.all) are asked together.
-        if (!ex.settled && this.options.gatherMs !== 0) await new Promise((r) => setTimeout(r, this.options.gatherMs ?? 5));
-        // All withdrawn meanwhile: nothing to ask, wait on.
-        if (ex.settled || ex.asked.size > 0) break;
+        if (!ex.settled && ex.asked.size > 0 && this.options.gatherMs !== 0)
+          await new Promise((r) => setTimeout(r, this.options.gatherMs ?? 5));
+        // All withdrawn meanwhile: nothing to ask, wait on (unless it is time for the task).
+        if (ex.settled || ex.asked.size > 0 || due) break;
       }
     } finally {
+      clearTimeout(window);
       requestSignal.removeEventListener('abort', abandon);
     }
     if (ex.settled) {
       this.forget(ex);
+      if (ex.escalation && !ex.noTask) {
+        const task = await this.escalate(ex, true);
+        if (task) return task;
+      }
       if (ex.settled.ok) return ex.settled.result;
       throw ex.settled.error;
     }
-    return this.inputRequired(ex);
+    if (ex.asked.size > 0) return this.inputRequired(ex);
+    // Running past its window without asking: a task from now on (or, if none can be made, a call as any other).
+    return (await this.escalate(ex, false)) ?? this.next(ex, requestSignal);
+  }
+
+  /**
+   * Makes the call a task (Escalation.mint): the exchange is forgotten first, so its requestState
+   * continues nothing any more (a replay is refused, never a second task). What the server asks
+   * meanwhile waits and then goes to the task. A minting that fails stops the call.
+   */
+  private async escalate(ex: Exchange, ended: boolean): Promise<Record<string, unknown> | undefined> {
+    const escalation = ex.escalation!;
+    ex.escalation = undefined;
+    this.forget(ex);
+    let release!: () => void;
+    ex.handover = new Promise<void>((resolve) => (release = resolve));
+    try {
+      return await escalation.mint({
+        outcome: ex.running!,
+        controller: ex.controller,
+        ended,
+        attach: (ask, onProgress) => {
+          ex.task = { ask, onProgress };
+          // the round's response is answered: nothing more is streamed to it
+          ex.listeners = undefined;
+        },
+      });
+    } catch (err) {
+      if (!ended) {
+        ex.noTask = true;
+        ex.controller.abort(new Error('its task could not be created'));
+        this.settle(ex, { ok: false, error: err });
+      }
+      throw err;
+    } finally {
+      ex.handover = undefined;
+      release();
+    }
   }
 
   private inputRequired(ex: Exchange): Record<string, unknown> {
@@ -258,7 +365,10 @@ export class InputExchanges {
   private settle(ex: Exchange, outcome: Outcome, abort = false): void {
     if (ex.settled) return;
     ex.settled = outcome;
-    if (abort) ex.controller.abort(new Error('the call was refused'));
+    if (abort) {
+      ex.noTask = true;
+      ex.controller.abort(new Error('the call was refused'));
+    }
     ex.asked.failAll(new McpError(ErrorCode.InvalidRequest, 'The tool call this request belonged to has ended.'));
     ex.wake?.();
   }
@@ -267,6 +377,7 @@ export class InputExchanges {
   private abandon(ex: Exchange, why: string): void {
     if (ex.settled && !this.open.has(ex.id)) return;
     this.options.logger.info('a tool call waiting for its client was abandoned', { tool: ex.tool, why });
+    ex.noTask = true;
     ex.controller.abort(new Error(why));
     const error = new McpError(ErrorCode.RequestTimeout, `The client did not answer: ${why}.`);
     ex.asked.failAll(error);

@@ -10,7 +10,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { isPlainObject, JSONRPC_CODES, META_CLIENT_CAPABILITIES as META_CAPABILITIES, type HttpResponse } from '@mcp-fleet/kit';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../../auth/auth';
 import type { GatewayContext } from '../../core/context';
 import type { McpContext } from '../context';
@@ -27,7 +27,7 @@ import { randomUUID } from 'node:crypto';
 import { TASKS_EXTENSION, type TaskSupport } from '../../core/tasks';
 import { ownerOf } from '../../auth/ownership';
 import { LazyEventStream } from '../event-stream';
-import type { CallListeners } from '../client-requests';
+import type { CallListeners, Escalation } from '../client-requests';
 import type { ClientRequester } from '../../downstream/http-client';
 import { callListeners, decodeRequest, encodeFailure, encodeResult, idOfBody, STATELESS_VERSION, SUPPORTED_VERSIONS } from './codec';
 import { SERVICE_ID, VERSION } from '../../core/config';
@@ -125,16 +125,23 @@ async function dispatch(
       };
     case 'tools/call': {
       paramHeadersAgree(ctx, req, params);
-      // Long-running tools may answer a task handle (one Map lookup for the others); a retry
-      // carrying requestState belongs to a call already running (input_required), never a new task.
+      // Long-running tools may answer a task handle (one Map lookup for the others), once the call
+      // has run MCP_TASK_MINT_MS without ending or asking (lazy minting); a retry carrying
+      // requestState continues a call already running (input_required), never starts a new one.
       const support = ctx.tasks.supportOf(ctx.registry.catalog, params.name as string);
-      if (support !== undefined && params.requestState === undefined) {
-        const task = await callAsTask(ctx, params, rc, support);
-        if (task) return task;
-      }
+      const escalation =
+        support !== undefined && params.requestState === undefined ? await taskEscalation(ctx, params, rc, support) : undefined;
+      // A call that may become a task has a task's time limit from its start.
+      const timeoutMs = escalation ? { timeoutMs: ctx.tasks.callTimeoutMs } : {};
       // progress and log messages stream as the request asked
-      return withInput(ctx, params, rc, String(params.name), callListeners(meta, stream), (onClientRequest, signal, relay) =>
-        callTool(ctx, params, { ...rc, signal, onClientRequest, ...relay }),
+      return withInput(
+        ctx,
+        params,
+        rc,
+        String(params.name),
+        callListeners(meta, stream),
+        (onClientRequest, signal, relay) => callTool(ctx, params, { ...rc, signal, onClientRequest, ...relay, ...timeoutMs }),
+        escalation,
       );
     }
     // An MCP server behind a read or a prompt may ask the client something (input_required).
@@ -189,12 +196,13 @@ async function withInput(
   what: string,
   listeners: CallListeners,
   run: (onClientRequest: ClientRequester, signal: AbortSignal, relay: CallListeners) => Promise<Record<string, unknown>>,
+  escalation?: Escalation,
 ): Promise<Record<string, unknown>> {
   const caller = { owner: ownerOf(rc.principal) ?? '', tool: what, capabilities: rc.clientCapabilities };
   if (params.requestState !== undefined) return ctx.inputs.resume(params.requestState, params.inputResponses, caller, rc.signal, listeners);
   if (params.inputResponses !== undefined && !isPlainObject(params.inputResponses))
     throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'params.inputResponses must be an object keyed by the inputRequests keys.');
-  return ctx.inputs.call(run, caller, rc.signal, listeners, params.inputResponses as Record<string, unknown> | undefined);
+  return ctx.inputs.call(run, caller, rc.signal, listeners, params.inputResponses as Record<string, unknown> | undefined, escalation);
 }
 
 /**
@@ -241,46 +249,56 @@ const missingTasksCapability = (what: string) =>
   );
 
 /**
- * tools/call of a tool that may run as a task: a client that declared the extension gets a task
- * handle (CreateTaskResult), one that did not a plain result, or -32021 when the tool requires a
- * task. Undefined: answer synchronously (no task store, or MCP_MAX_TASKS reached for an optional one).
- * A caller holding MCP_TASK_MAX_PER_CALLER unfinished tasks gets -32603 for either kind of tool (the
- * task manager throws it): its own backlog is the cause, and a long call run synchronously instead
- * would only hit DOWNSTREAM_TIMEOUT_MS.
+ * tools/call of a tool that may run as a task: for a client that declared the extension, how the
+ * call becomes a task (lazy minting, InputExchanges: once it has run MCP_TASK_MINT_MS without ending
+ * or asking its caller, or when it ended within that window; a question before then is a round of
+ * input_required with no task). A client that did not declare it gets a plain result, or -32021 when
+ * the tool requires a task. Undefined: answer as any call (no task store, or MCP_MAX_TASKS reached
+ * for an optional one). A caller holding MCP_TASK_MAX_PER_CALLER unfinished tasks gets -32603 for
+ * either kind of tool before the call starts (the task manager throws it): its own backlog is the
+ * cause, and a long call run synchronously instead would only hit DOWNSTREAM_TIMEOUT_MS.
  */
-async function callAsTask(
+async function taskEscalation(
   ctx: GatewayContext,
   params: Record<string, unknown>,
   rc: RequestContext,
   support: TaskSupport,
-): Promise<Record<string, unknown> | undefined> {
+): Promise<Escalation | undefined> {
   if (!(await ctx.tasks.served())) return undefined;
   if (!declaresTasks(rc)) {
     if (support === 'required') throw missingTasksCapability(`the tool "${String(params.name).slice(0, 100)}"`);
     return undefined;
   }
   checkCallParams(params);
-  const { principal, requestId, traceparent } = rc;
-  // The call outlives this request: it is aborted by tasks/cancel, not by the client closing it.
-  // The inlined result is what tools/call would have answered: a 2026-07-28 CallToolResult, resultType included.
-  const task = await ctx.tasks.create(
-    params.name as string,
-    principal,
-    async (signal, timeoutMs, onProgress, onClientRequest) => {
-      // (an MCP server that answered a JSON-RPC error, not a tool result: callTool throws it, and the task failed with it)
-      const result = await callTool(ctx, params, { requestId, traceparent, principal, signal, timeoutMs, onProgress, onClientRequest });
-      return { resultType: 'complete', ...result };
-    },
-    rc.clientCapabilities,
-  );
-  if (task) return { resultType: 'task', ...task };
-  if (support === 'required')
-    throw new HttpRpcError(
+  const tool = params.name as string;
+  const { principal } = rc;
+  const storeFull = () =>
+    new HttpRpcError(
       503,
       JSONRPC_CODES.INTERNAL_ERROR,
       `The gateway holds MCP_MAX_TASKS (${ctx.config.MCP_MAX_TASKS}) unexpired tasks; retry once some expire (each is kept for ${ctx.config.MCP_TASK_TTL_MS} ms).`,
     );
-  return undefined;
+  if (!(await ctx.tasks.admit(tool, principal))) {
+    if (support === 'required') throw storeFull();
+    return undefined;
+  }
+  return {
+    afterMs: ctx.config.MCP_TASK_MINT_MS,
+    // The task outlives this request: it is aborted by tasks/cancel, not by the client closing it.
+    // The inlined result is what tools/call would have answered: a 2026-07-28 CallToolResult, resultType
+    // included (an MCP server that answered a JSON-RPC error: callTool throws it, and the task failed with it).
+    mint: async (call) => {
+      const task = await ctx.tasks.adopt(
+        tool,
+        principal,
+        { ...call, outcome: call.outcome.then((result) => ({ resultType: 'complete', ...result }) as unknown as CallToolResult) },
+        rc.clientCapabilities,
+      );
+      if (task) return { resultType: 'task', ...task };
+      if (support === 'required') throw storeFull();
+      return undefined;
+    },
+  };
 }
 
 /** tasks/get, tasks/update, tasks/cancel (the extension's methods; unknown ones while it is not served). */

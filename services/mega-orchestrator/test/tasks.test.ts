@@ -285,7 +285,7 @@ describe('MCP tasks extension (2026-07-28)', () => {
   });
 
   it('answers a declaring client a flat CreateTaskResult, durable at once, then the result inlined in tasks/get', async () => {
-    const created = await rpc(g.url, 'tools/call', { name: 'long_job', arguments: { ms: 300 } });
+    const created = await rpc(g.url, 'tools/call', { name: 'long_job', arguments: { ms: 1000 } });
     expect(created.status).toBe(200);
     const t = created.body.result;
     expect(t).toMatchObject({ resultType: 'task', status: 'working', ttlMs: 60000, pollIntervalMs: 100 });
@@ -307,8 +307,8 @@ describe('MCP tasks extension (2026-07-28)', () => {
       // what tools/call would have answered, resultType included
       result: {
         resultType: 'complete',
-        content: [{ type: 'text', text: '{"slept":300}' }],
-        structuredContent: { slept: 300 },
+        content: [{ type: 'text', text: '{"slept":1000}' }],
+        structuredContent: { slept: 1000 },
         isError: false,
       },
     });
@@ -529,6 +529,8 @@ describe('MCP tasks: limits, expiry, restarts, authorization, switched off', () 
     const gw = await startGateway([{ id: 'jobs-mcp', url: jobs.url }], dir ?? tmp.dir, {
       HEALTH_POLL_MS: '600000',
       MCP_TASK_POLL_MS: '100',
+      // wider than the 100 ms default: the fixture's question comes within it on a loaded machine too
+      MCP_TASK_MINT_MS: '400',
       ...overrides,
     });
     gateways.push(gw);
@@ -689,7 +691,7 @@ describe('MCP tasks: limits, expiry, restarts, authorization, switched off', () 
 
   it('MCP_TASK_MAX_PER_CALLER without authorization: every caller counts as one; a completed task frees its place', async () => {
     const anonymous = await start({ MCP_TASK_MAX_PER_CALLER: '1' });
-    const first = await rpc(anonymous.url, 'tools/call', { name: 'long_job', arguments: { ms: 300 } });
+    const first = await rpc(anonymous.url, 'tools/call', { name: 'long_job', arguments: { ms: 1500 } });
     expect(first.body.result.resultType).toBe('task');
     const second = await rpc(anonymous.url, 'tools/call', { name: 'long_job', arguments: { ms: 1 } });
     expect(second.body.error).toMatchObject({
@@ -707,7 +709,7 @@ describe('MCP tasks: limits, expiry, restarts, authorization, switched off', () 
 
 describe('MCP tasks: a call that asks first answers input_required, then its task (lazy minting, MCP_TASK_MINT_MS)', () => {
   // test_tool_with_task (the conformance fixture, over stdio, taskSupport "required") asks the user's
-  // name at once, then works 600 ms; slow_compute {seconds: 0} ends at once
+  // name at once, then works 1200 ms; slow_compute {seconds: 0} ends at once
   const tmps: ReturnType<typeof tempDir>[] = [];
   const gateways: RunningGateway[] = [];
   const ASKING = { ...WITH_TASKS, 'io.modelcontextprotocol/clientCapabilities': { elicitation: {}, extensions: { [EXT]: {} } } };
@@ -721,6 +723,8 @@ describe('MCP tasks: a call that asks first answers input_required, then its tas
       API_KEYS_FILE: path.join(tmp.dir, 'keys.json'),
       AUDIT_LOG_FILE: 'off',
       MCP_TASK_POLL_MS: '100',
+      // wider than the 100 ms default: the fixture's question comes within it on a loaded machine too
+      MCP_TASK_MINT_MS: '400',
       ...overrides,
     });
     gateways.push(gw);
@@ -963,7 +967,7 @@ describeWithBackend('postgres', 'MCP tasks on PostgreSQL: any instance answers',
     sentOnce(onB.tasks());
 
     // and it hears the next changes as before
-    const next = await rpc(a.url, 'tools/call', { name: 'long_job', arguments: { ms: 100 } });
+    const next = await rpc(a.url, 'tools/call', { name: 'long_job', arguments: { ms: 600 } });
     const again = await listenForTasks(b.url, [next.body.result.taskId], 'after-the-drop');
     await again.heard(next.body.result.taskId, 'completed');
     await again.close();

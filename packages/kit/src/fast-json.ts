@@ -30,6 +30,11 @@ function bodyError(type: string, message: string, status: number): Error {
   return Object.assign(new Error(message), { type, status, expose: true });
 }
 
+/** As body-parser does: the (start of the) text rides on the error, for callers that look at it. */
+function parseError(text: string, message: string): Error {
+  return Object.assign(bodyError('entity.parse.failed', message, 400), { body: text.slice(0, 4096) });
+}
+
 /**
  * Reads a JSON body (strict: an object or an array at the top; empty is `{}`, as body-parser
  * answers) up to `limit` bytes. Rejects with body-parser's error types.
@@ -44,7 +49,7 @@ export function readJsonBody(req: IncomingMessage, limit: number): Promise<unkno
     const chunks: Buffer[] = [];
     let size = 0;
     let failed = false;
-    const onData = (chunk: Buffer) => {
+    req.on('data', (chunk: Buffer) => {
       if (failed) return;
       size += chunk.length;
       if (size > limit) {
@@ -53,8 +58,7 @@ export function readJsonBody(req: IncomingMessage, limit: number): Promise<unkno
         return reject(bodyError('entity.too.large', 'request entity too large', 413));
       }
       chunks.push(chunk);
-    };
-    req.on('data', onData);
+    });
     req.once('error', (err) => {
       if (!failed) reject(Object.assign(err, { type: 'request.aborted', status: 400 }));
       failed = true;
@@ -63,16 +67,14 @@ export function readJsonBody(req: IncomingMessage, limit: number): Promise<unkno
       if (failed) return;
       const text = chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks, size).toString('utf8');
       if (text.length === 0) return resolve({});
-      // As body-parser does: the (start of the) text rides on the error, for callers that look at it.
-      const parseError = (message: string) => Object.assign(bodyError('entity.parse.failed', message, 400), { body: text.slice(0, 4096) });
       let i = 0;
       while (text[i] === ' ' || text[i] === '\t' || text[i] === '\n' || text[i] === '\r') i++;
       const first = text[i];
-      if (first !== '{' && first !== '[') return reject(parseError('not a JSON object or array'));
+      if (first !== '{' && first !== '[') return reject(parseError(text, 'not a JSON object or array'));
       try {
         resolve(JSON.parse(text));
       } catch (err) {
-        reject(parseError((err as Error).message));
+        reject(parseError(text, (err as Error).message));
       }
     });
   });

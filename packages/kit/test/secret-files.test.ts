@@ -56,6 +56,22 @@ describe('SecretFiles names', () => {
     expect(new SecretFiles({ allow: true }).matchName('id_rsa')).toBeUndefined();
   });
 
+  it('a leading * matches as the pattern alone would (one group for all of them): whole names, no line break crossed', () => {
+    const mixed = new SecretFiles({ patterns: ['*', 'id_*', '*.k?y', '**.pem', '!*.ok'] });
+    expect(mixed.matchName('notes')).toBe('*');
+    expect(mixed.matchName('id_x')).toBe('*');
+    expect(mixed.matchName('x.ok')).toBeUndefined();
+    const tails = new SecretFiles({ patterns: ['*.k?y', '**.pem', 'id_*'] });
+    expect(tails.matchName('A.KEY')).toBe('*.k?y');
+    expect(tails.matchName('a.pem')).toBe('**.pem');
+    expect(tails.matchName('id_x')).toBe('id_*');
+    expect(tails.matchName('a.pem.txt')).toBeUndefined();
+    // . in a pattern never matched a line break, so * does not cross one
+    expect(policy.matchName('a\n.pem')).toBeUndefined();
+    expect(policy.matchName('x\r.env')).toBeUndefined();
+    expect(policy.matchName('.env.\n')).toBeUndefined();
+  });
+
   it('takes pattern characters literally except * and ?', () => {
     const odd = new SecretFiles({ patterns: ['a+b(c).[x]', 'k?y'] });
     expect(odd.matchName('a+b(c).[x]')).toBeDefined();

@@ -1,3 +1,4 @@
+import { iso } from '../src/lib/context';
 import { completeUtf8Length, looksBinary } from '../src/lib/content';
 import { compileGlob } from '../src/lib/glob';
 
@@ -58,5 +59,23 @@ describe('UTF-8 helpers', () => {
     expect(looksBinary(Buffer.from('plain text é'))).toBe(false);
     expect(looksBinary(Buffer.from([0x61, 0x00, 0x62]))).toBe(true);
     expect(looksBinary(Buffer.from([0xff, 0xfe, 0x41]))).toBe(true);
+  });
+});
+
+describe('iso', () => {
+  it('writes a file time as toISOString does, null for none or before 1970', () => {
+    const times = [
+      1,
+      999,
+      86_399_999,
+      86_400_000,
+      951_782_400_000,
+      Date.UTC(2026, 10, 27, 23, 59, 59, 999),
+      253_402_300_799_999,
+      253_402_300_800_000,
+    ];
+    for (let i = 0; i < 2000; i++) times.push(1 + Math.floor(Math.random() * 8.64e15));
+    for (const t of times) expect({ t, text: iso(new Date(t)) }).toEqual({ t, text: new Date(t).toISOString() });
+    expect([iso(new Date(0)), iso(new Date(-1)), iso(new Date(Number.NaN))]).toEqual([null, null, null]);
   });
 });

@@ -18,7 +18,45 @@ const REOPEN_MS = 1000;
 /** Calls with larger arguments go over HTTP: a frame is all or nothing for the connection, a request only for itself. */
 const MAX_FRAME_BODY = 64 * 1024;
 
-type Finish = (outcome: DownstreamAnswer | DownstreamFailure, cancel?: boolean) => void;
+/**
+ * One call in flight on a channel: its time limit, its caller's abort (it is the signal's listener,
+ * handleEvent) and its settling, in one object instead of closures made per call.
+ */
+class PendingCall {
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly id: number,
+    /** The socket it went out on. */
+    readonly socket: Socket,
+    private readonly pending: InFlight<number, PendingCall>,
+    private readonly signal: AbortSignal | undefined,
+    private readonly resolve: (answer: DownstreamAnswer) => void,
+    private readonly reject: (failure: DownstreamFailure) => void,
+    timeoutMs: number,
+  ) {
+    this.timer = setTimeout(expire, timeoutMs, this, timeoutMs);
+  }
+
+  /** The caller's signal aborted. */
+  handleEvent(): void {
+    this.finish(new DownstreamFailure('aborted', 'the caller went away', true), true);
+  }
+
+  /** Settles the call once (later outcomes are ignored); `cancel` tells the service to stop it. */
+  finish(outcome: DownstreamAnswer | DownstreamFailure, cancel = false): void {
+    if (!this.pending.delete(this.id)) return;
+    clearTimeout(this.timer);
+    this.signal?.removeEventListener('abort', this);
+    if (cancel && !this.socket.destroyed) this.socket.write(`{"id":${this.id},"cancel":true}\n`);
+    if (outcome instanceof DownstreamFailure) this.reject(outcome);
+    else this.resolve(outcome);
+  }
+}
+
+function expire(call: PendingCall, timeoutMs: number): void {
+  call.finish(new DownstreamFailure('timeout', `timed out after ${timeoutMs} ms`, true), true);
+}
 
 export class DownstreamChannel {
   private socket?: Socket;
@@ -26,7 +64,7 @@ export class DownstreamChannel {
   private retryAt = 0;
   private seq = 0;
   /** Calls in flight, with the socket each went out on. */
-  private readonly pending = new InFlight<number, { socket: Socket; finish: Finish }>();
+  private readonly pending = new InFlight<number, PendingCall>();
   private closed = false;
 
   constructor(
@@ -53,22 +91,10 @@ export class DownstreamChannel {
     const id = ++this.seq;
     const channel = socket;
     return new Promise<DownstreamAnswer>((resolve, reject) => {
-      const timer = setTimeout(
-        () => finish(new DownstreamFailure('timeout', `timed out after ${req.timeoutMs} ms`, true), true),
-        req.timeoutMs,
-      );
-      const onAbort = () => finish(new DownstreamFailure('aborted', 'the caller went away', true), true);
-      const finish: Finish = (outcome, cancel = false) => {
-        if (!this.pending.delete(id)) return;
-        clearTimeout(timer);
-        req.signal?.removeEventListener('abort', onAbort);
-        if (cancel && !channel.destroyed) channel.write(`{"id":${id},"cancel":true}\n`);
-        if (outcome instanceof DownstreamFailure) reject(outcome);
-        else resolve(outcome);
-      };
-      this.pending.set(id, { socket: channel, finish });
-      if (req.signal?.aborted) return onAbort();
-      req.signal?.addEventListener('abort', onAbort, { once: true });
+      const call = new PendingCall(id, channel, this.pending, req.signal, resolve, reject, req.timeoutMs);
+      this.pending.set(id, call);
+      if (req.signal?.aborted) return call.handleEvent();
+      req.signal?.addEventListener('abort', call, { once: true });
       const extra =
         (req.requestId ? `,"requestId":${JSON.stringify(req.requestId)}` : '') +
         (req.traceparent ? `,"traceparent":${JSON.stringify(req.traceparent)}` : '') +

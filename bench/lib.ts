@@ -2,6 +2,8 @@ import fs from 'node:fs';
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { Pool } from 'undici';
+import { DIST_DIR } from '../scripts/build/stamp';
+import { nodeArgsOf } from '../scripts/fleet/plan';
 
 export const REPO_ROOT = path.resolve(__dirname, '..');
 
@@ -115,11 +117,34 @@ export function processTreeCpuMs(pid: number | undefined): number | undefined {
   return total;
 }
 
+/** How startServiceProcess runs a service. */
+export interface StartOptions {
+  /**
+   * As `./fleet up` runs it: its bundle (dist/services/<id>/server.js, built first by
+   * ensureBuilt) under plain node with the fleet's Node flags (scripts/fleet/plan.ts nodeArgsOf,
+   * FLEET_NODE_ARGS / FLEET_GATEWAY_NODE_ARGS override them), unless BENCH_FROM_SOURCE=1.
+   * Otherwise from its TypeScript source through tsx, with Node's default flags.
+   */
+  built?: boolean;
+}
+
+/** Whether a suite that asks for the build gets it (BENCH_FROM_SOURCE=1: the source through tsx instead). */
+export const benchBuilt = (): boolean => process.env.BENCH_FROM_SOURCE !== '1';
+
 /** A service started as its own process, as in production. */
-export async function startServiceProcess(id: string, env: NodeJS.ProcessEnv, port: number): Promise<ChildProcess> {
-  // BENCH_GATEWAY_NODE_ARGS: Node flags for the gateway's process, to measure them (scripts/fleet/plan.ts, GATEWAY_NODE_ARGS)
+export async function startServiceProcess(
+  id: string,
+  env: NodeJS.ProcessEnv,
+  port: number,
+  options: StartOptions = {},
+): Promise<ChildProcess> {
+  // BENCH_GATEWAY_NODE_ARGS: more Node flags for the gateway's process (e.g. --cpu-prof), after the fleet's own
   const flags = id === 'mega-orchestrator' ? (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(/\s+/).filter(Boolean) : [];
-  const child = spawn(process.execPath, [...flags, '--import', 'tsx', path.join(REPO_ROOT, 'services', id, 'src', 'server.ts')], {
+  const args =
+    options.built && benchBuilt()
+      ? [...nodeArgsOf(id, process.env), ...flags, path.join(REPO_ROOT, DIST_DIR, 'services', id, 'server.js')]
+      : [...flags, '--import', 'tsx', path.join(REPO_ROOT, 'services', id, 'src', 'server.ts')];
+  const child = spawn(process.execPath, args, {
     env: { ...process.env, LOG_LEVEL: 'warn', ...env, PORT: String(port) },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

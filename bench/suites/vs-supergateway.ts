@@ -17,10 +17,13 @@ import {
   processTreeCpuMs,
   REPO_ROOT,
   runLoad,
+  benchBuilt,
   startServiceProcess,
   stopProcesses,
   type LoadResult,
 } from '../lib';
+import { ensureBuilt } from '../../scripts/build/build';
+import { nodeArgsOf } from '../../scripts/fleet/plan';
 
 /** Issue 29's targets: calls/s over the alternative's at 32 connections, and ms added at p50 at one connection. */
 const TARGET_RATIO = 2.5;
@@ -84,8 +87,14 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
   const sgPort = 7050 + offset;
   // the services' state lives beside the workspace, never in it
   const env = { DATA_DIR: `${dir}.data`, WORKSPACE_ROOTS: dir, FILESYSTEM_MCP_PORT: String(fsPort), HEALTH_POLL_MS: '1000' };
-  const children = [await startServiceProcess('filesystem-mcp', env, fsPort)];
-  children.push(await startServiceProcess('mega-orchestrator', env, gwPort));
+  // Our services as `./fleet up` runs them: the build under plain node with the fleet's Node flags (BENCH_FROM_SOURCE=1: tsx)
+  const built = benchBuilt();
+  if (built) await ensureBuilt((line) => process.stdout.write(`bench: vs-supergateway: ${line}\n`));
+  const children = [await startServiceProcess('filesystem-mcp', env, fsPort, { built })];
+  children.push(await startServiceProcess('mega-orchestrator', env, gwPort, { built }));
+  const ran = built
+    ? `from the build (dist/, plain node) with the fleet's Node flags: the gateway ${nodeArgsOf('mega-orchestrator', process.env).join(' ') || '(none)'}, filesystem-mcp ${nodeArgsOf('filesystem-mcp', process.env).join(' ') || '(none)'}`
+    : "from the TypeScript source through tsx (BENCH_FROM_SOURCE=1), with Node's default flags";
   const bin = (name: string) => path.join(REPO_ROOT, 'node_modules', '.bin', name);
   const sg = spawn(
     bin('supergateway'),
@@ -112,7 +121,7 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
   // The same floor with a persistent NDJSON socket as its second hop (what a channel could save).
   const channelPort = floorPort + 2;
   const channelBack = spawn(process.execPath, [floorScript, 'back-channel', String(channelPort + 1), dir], { stdio: 'ignore' });
-  await new Promise((r) => setTimeout(r, 300)); // the front connects once, at its start
+  await new Promise((r) => setTimeout(r, 300)); // the back listening before the front first connects (it tries again every 100 ms until it does)
   const channelFront = spawn(process.execPath, [floorScript, 'front-channel', String(channelPort), String(channelPort + 1)], {
     stdio: 'ignore',
   });
@@ -315,6 +324,8 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
       '',
       `Gateway / supergateway at 32 connections: **${ratio32}×** (target ${TARGET_RATIO}×). Gateway p50 added over direct filesystem-mcp at one connection: **${addedP50} ms** (target under ${TARGET_ADDED_MS} ms).`,
       '',
+      `Our gateway and filesystem-mcp ran ${ran}.`,
+      '',
       `Every path was first warmed for ${warmMs} ms at 8 connections (BENCH_WARM_MS), so no cell includes a process's JIT warm-up.`,
       '',
       ...(addedPairs.length
@@ -352,6 +363,7 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
     return {
       json: {
         rows,
+        ran,
         gatewayGcMsPer1000,
         ratio32,
         pairedRatios,

@@ -8,12 +8,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { ElicitRequestSchema, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { tempDir } from '@mcp-fleet/testing';
 import { newApiKey } from '../src/auth/auth';
 import { SHOW_RESULT } from './fixtures/meta-mcp-server';
 import { startGatewayWithStdioServer, type RunningGateway } from './helpers';
 
 const FIXTURE = path.join(__dirname, 'fixtures', 'meta-mcp-server.ts');
+const CONFORMANCE_FIXTURE = path.join(__dirname, 'fixtures', 'conformance-fixture-server.ts');
 
 describe('clients of the older HTTP+SSE transport (GET /sse)', () => {
   const tmp = tempDir('mcp-fleet-legacy-clients-');
@@ -78,6 +80,81 @@ describe('clients of the older HTTP+SSE transport (GET /sse)', () => {
       expect((await fetch(`${g.url}/sse`)).status).toBe(401);
       const rebound = await fetch(`${g.url}/sse`, { headers: { authorization: `Bearer ${alice.key}`, origin: 'http://evil.example' } });
       expect(rebound.status).toBe(403);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('an HTTP+SSE client is asked what the MCP server behind the gateway asks, and hears its log messages', () => {
+  const tmp = tempDir('mcp-fleet-legacy-asked-');
+  let g: RunningGateway;
+
+  beforeAll(async () => {
+    g = await startGatewayWithStdioServer('asker', CONFORMANCE_FIXTURE, tmp.dir, 'test_elicitation');
+  }, 60_000);
+
+  afterAll(async () => {
+    await g?.stop();
+    tmp.cleanup();
+  });
+
+  const connect = async (capabilities: Record<string, unknown>) => {
+    const client = new Client({ name: 'old-client', version: '1' }, { capabilities });
+    await client.connect(new SSEClientTransport(new URL(`${g.url}/sse`)));
+    return client;
+  };
+
+  it('elicitation/create reaches the client on its stream, and its answer reaches the server', async () => {
+    const client = await connect({ elicitation: {} });
+    const asked: unknown[] = [];
+    client.setRequestHandler(ElicitRequestSchema, async (req) => {
+      asked.push(req.params);
+      return { action: 'accept', content: { username: 'ada', email: 'ada@example.com' } };
+    });
+    try {
+      const res = await client.callTool({ name: 'test_elicitation', arguments: { message: 'Who are you?' } });
+      expect(asked).toEqual([expect.objectContaining({ message: 'Who are you?' })]);
+      expect(res.content).toEqual([
+        { type: 'text', text: 'User response: action=accept, content={"username":"ada","email":"ada@example.com"}' },
+      ]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('a client that did not declare elicitation is not asked: the server is refused, and the call ends with its error', async () => {
+    const client = await connect({});
+    let asked = 0;
+    client.fallbackRequestHandler = async () => {
+      asked++;
+      return {};
+    };
+    try {
+      const outcome = await client.callTool({ name: 'test_elicitation', arguments: { message: 'Who?' } }).then(
+        (r) => ({ isError: r.isError, text: JSON.stringify(r.content) }),
+        (e: Error) => ({ isError: true, text: e.message }),
+      );
+      expect(outcome.isError).toBe(true);
+      expect(outcome.text).toMatch(/elicitation/);
+      expect(asked).toBe(0);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('the server’s log messages arrive before the answer, filtered by the session’s logging/setLevel', async () => {
+    const client = await connect({});
+    const heard: unknown[] = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void heard.push(n.params.data));
+    try {
+      await client.setLoggingLevel('debug');
+      await client.callTool({ name: 'test_tool_with_logging', arguments: {} });
+      expect(heard).toEqual(['Tool execution started', 'Tool processing data', 'Tool execution completed']);
+      heard.length = 0;
+      await client.setLoggingLevel('error');
+      await client.callTool({ name: 'test_tool_with_logging', arguments: {} });
+      expect(heard).toEqual([]);
     } finally {
       await client.close();
     }

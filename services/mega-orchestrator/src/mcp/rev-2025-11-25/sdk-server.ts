@@ -7,7 +7,7 @@
 import { isPlainObject, JSONRPC_CODES } from '@mcp-fleet/kit';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { RequestTaskStore } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import { McpError, type CallToolResult, type CreateTaskResult } from '@modelcontextprotocol/sdk/types.js';
+import { McpError, ResultSchema, type CallToolResult, type CreateTaskResult } from '@modelcontextprotocol/sdk/types.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { z } from 'zod';
 import type { Principal } from '../../auth/auth';
@@ -17,6 +17,8 @@ import { METHODS, runMethod, type Method } from '../methods';
 import type { RequestContext } from '../request-context';
 import { CAPABILITIES, callTool, checkCallParams, INSTRUCTIONS, knownResource, resourceNotFound, resourceOwner } from '../server';
 import { progressNotification } from '../event-stream';
+import { cannotAnswer, clientCan } from '../client-requests';
+import type { ClientRequester, LogListener } from '../../downstream/downstream';
 import { contextOfSdk, type SdkExtra } from './codec';
 import { SessionTaskStore, type SessionTaskLimits } from './session-tasks';
 import { SERVICE_ID, VERSION } from '../../core/config';
@@ -119,6 +121,34 @@ async function subscribe(
   return uri;
 }
 
+/** Whether the session's logging/setLevel leaves out messages of this level (the SDK keeps the level; private there). */
+function ignores(server: Server, level: string, sessionId: string | undefined): boolean {
+  const check = (server as unknown as { isMessageIgnored?: (level: string, sessionId?: string) => boolean }).isMessageIgnored;
+  return typeof check === 'function' ? check.call(server, level, sessionId) : false;
+}
+
+/**
+ * What an MCP server behind the gateway asks during a call, put to the caller as a request related
+ * to its request (an HTTP+SSE client's one stream): what its client declared it can answer, each
+ * for up to MCP_INPUT_TIMEOUT_MS, withdrawn when the server withdraws it or the call ends. Any
+ * result object is passed on as the server's to judge, as on the Streamable HTTP path.
+ */
+/** The part of the SDK's request handler extra that sends a request related to the one handled. */
+type SdkSendRequest = (request: never, schema: typeof ResultSchema, options: { signal: AbortSignal; timeout: number }) => Promise<unknown>;
+
+function askOver(server: Server, extra: { sendRequest: SdkSendRequest; signal: AbortSignal }, timeoutMs: number): ClientRequester {
+  const capabilities = server.getClientCapabilities();
+  const ask: ClientRequester = (method, params, signal) =>
+    clientCan(capabilities, method, params)
+      ? (extra.sendRequest({ method, params } as never, ResultSchema, {
+          signal: AbortSignal.any([signal, extra.signal]),
+          timeout: timeoutMs,
+        }) as Promise<Record<string, unknown>>)
+      : Promise.reject(cannotAnswer(method, params));
+  ask.capabilities = capabilities;
+  return ask;
+}
+
 export function createMcpServer({ ctx, validator, pageSize, sessionId, sessionTasks }: McpServerOptions): Server {
   const taskStore = sessionTasks ? new SessionTaskStore(sessionTasks) : undefined;
   const server = new Server(
@@ -150,16 +180,23 @@ export function createMcpServer({ ctx, validator, pageSize, sessionId, sessionTa
       if (!taskStore || !extra.taskStore) throw new McpError(JSONRPC_CODES.INVALID_PARAMS, NO_TASKS_HERE);
       return startTask(ctx, params, rc, taskStore, extra.taskStore);
     }
-    // progress the caller asked for (a progressToken), on the request's own stream (an HTTP+SSE
-    // client's one stream), each report sent before the answer
-    const token = isPlainObject(params._meta) ? params._meta.progressToken : undefined;
-    if (typeof token !== 'string' && typeof token !== 'number') return callTool(ctx, params, rc);
+    // On the request's own stream (an HTTP+SSE client's one stream), in order and each before the
+    // answer: the progress the caller asked for (a progressToken), the log messages of the call's MCP
+    // server (as the session's logging/setLevel filters them), and what that server asks the caller.
     let sent = Promise.resolve();
-    const onProgress = (progress: number, total?: number, message?: string) => {
-      const notice = progressNotification(token, progress, total, message).params as { progressToken: string | number; progress: number };
-      sent = sent.then(() => extra.sendNotification({ method: 'notifications/progress', params: notice })).catch(() => undefined);
+    const tell = (notification: Record<string, unknown>) => {
+      sent = sent.then(() => extra.sendNotification(notification as never)).catch(() => undefined);
     };
-    const result = await callTool(ctx, params, { ...rc, onProgress });
+    const onLog: LogListener = (log) => {
+      if (!ignores(server, log.level, extra.sessionId)) tell({ method: 'notifications/message', params: log });
+    };
+    const onClientRequest = askOver(server, extra, ctx.config.MCP_INPUT_TIMEOUT_MS);
+    const token = isPlainObject(params._meta) ? params._meta.progressToken : undefined;
+    const onProgress =
+      typeof token === 'string' || typeof token === 'number'
+        ? (progress: number, total?: number, message?: string) => tell(progressNotification(token, progress, total, message))
+        : undefined;
+    const result = await callTool(ctx, params, { ...rc, onProgress, onLog, onClientRequest });
     await sent;
     return result;
   });

@@ -193,6 +193,26 @@ describe.each([
   });
 });
 
+describe('a server’s task outliving the gateway call’s time limit', () => {
+  const f = behindGateway({ tasks: true, declared: true, overrides: { DOWNSTREAM_TIMEOUT_MS: '1500' } });
+
+  it('is cancelled at the server when the call times out, and the caller is told', async () => {
+    const client = await client2025(f.g.url);
+    try {
+      const outcome = await client.callTool({ name: 'slow_compute', arguments: { seconds: 30, label: 'timeout' } }).then(
+        (r) => JSON.stringify(r),
+        (err: Error) => err.message,
+      );
+      expect(outcome).toContain('did not answer within 1500 ms');
+      await until(() => received(f.server, 'tasks/cancel').length === 1, 5000);
+      const [cancel] = received(f.server, 'tasks/cancel');
+      expect(received(f.server, 'tasks/get').map((r) => r.params.taskId)).toContain(cancel.params.taskId);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
 describe('a 2026-07-28 server that does not offer the extension', () => {
   const f = behindGateway({ tasks: false, declared: true });
 

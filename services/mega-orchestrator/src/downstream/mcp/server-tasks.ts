@@ -91,7 +91,7 @@ export class RawRequests {
             .send({
               jsonrpc: '2.0',
               method: 'notifications/cancelled',
-              params: { requestId: id, reason: 'withdrawn', _meta: this.envelope },
+              params: { requestId: id, reason: 'withdrawn', _meta },
             })
             .catch(() => undefined);
       };

@@ -12,7 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import { Client, StreamableHTTPClientTransport, type McpSubscription, type SubscriptionFilter } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { isPlainObject } from '@mcp-fleet/kit';
 import { CLIENT_REQUEST_METHODS, DownstreamFailure, type ClientRequestMethod, type CompleteParams, type ListName } from '../downstream';
 import type { StreamBudget } from '../stream-budget';
@@ -26,9 +26,13 @@ import {
   type EraSession,
   type Scope,
 } from './calls';
+import { followTask, offersTasks, RawRequests, TASKS_EXTENSION } from './server-tasks';
 import { MAX_BACKOFF_MS, STABLE_MS, START_TIMEOUT_MS } from './stdio-supervisor';
 
 export const REV_2026 = '2026-07-28';
+/** The gateway's clientInfo name toward the servers behind it. */
+const CLIENT_NAME = 'mcp-fleet-gateway';
+const CAPABILITIES_KEY = 'io.modelcontextprotocol/clientCapabilities';
 /** Rounds of questions one request may take before the gateway gives up on it (the v2 client's own default). */
 const MAX_ROUNDS = 10;
 const ASKABLE: ReadonlySet<string> = new Set(CLIENT_REQUEST_METHODS);
@@ -54,7 +58,7 @@ export async function connect2026(
   takeFirst: (message: unknown) => boolean = () => false,
   version = '0.0.0',
 ): Promise<Client> {
-  const client = new Client({ name: 'mcp-fleet-gateway', version }, {
+  const client = new Client({ name: CLIENT_NAME, version }, {
     capabilities,
     versionNegotiation: { mode: { pin: REV_2026 } },
     inputRequired: { autoFulfill: false },
@@ -142,23 +146,32 @@ export async function withInputRounds<T>(
   for (let round = 1; ; round++) {
     const result = await send(extra);
     if (!isPlainObject(result) || result.resultType !== 'input_required') return result as T;
-    const requests = isPlainObject(result.inputRequests) ? Object.entries(result.inputRequests) : [];
     if (round > MAX_ROUNDS)
       throw new McpError(ErrorCode.InternalError, `${what} still asked for input after ${MAX_ROUNDS} rounds; the gateway gave up on it.`);
-    for (const [key, request] of requests)
-      if (!isPlainObject(request) || typeof request.method !== 'string' || !ASKABLE.has(request.method))
-        throw new McpError(ErrorCode.InternalError, `${what} asked for input the gateway cannot put to a client (${key}).`);
-    const answers = await Promise.all(
-      requests.map(async ([key, request]) => {
-        const { method, params } = request as { method: ClientRequestMethod; params?: unknown };
-        return [key, await ask(method, isPlainObject(params) ? params : {}, key)] as const;
-      }),
-    );
     extra = {
-      inputResponses: Object.fromEntries(answers),
+      inputResponses: await askAll(what, result.inputRequests, ask),
       ...(typeof result.requestState === 'string' ? { requestState: result.requestState } : {}),
     };
   }
+}
+
+/**
+ * Puts a server's input requests (an input_required result's, or its task's) to the caller, all at
+ * once: the answers keyed as the server keyed the requests. A request the gateway cannot put to a
+ * client (no elicitation, sampling or roots) fails the call.
+ */
+export async function askAll(what: string, inputRequests: unknown, ask: InputAsker): Promise<Record<string, unknown>> {
+  const requests = isPlainObject(inputRequests) ? Object.entries(inputRequests) : [];
+  for (const [key, request] of requests)
+    if (!isPlainObject(request) || typeof request.method !== 'string' || !ASKABLE.has(request.method))
+      throw new McpError(ErrorCode.InternalError, `${what} asked for input the gateway cannot put to a client (${key}).`);
+  const answers = await Promise.all(
+    requests.map(async ([key, request]) => {
+      const { method, params } = request as { method: ClientRequestMethod; params?: unknown };
+      return [key, await ask(method, isPlainObject(params) ? params : {}, key)] as const;
+    }),
+  );
+  return Object.fromEntries(answers);
 }
 
 /** A v2 client's error as the v1 McpError the rest of the gateway reads (code, message, data; its prefixes are stripped there). */
@@ -223,18 +236,25 @@ export class Rev2026Client {
             return run instanceof DownstreamFailure ? run : { ...run, onStderr: supervisor.onStderr };
           })();
     if (target instanceof DownstreamFailure) return Promise.reject(target);
+    // the gateway's own requests on this connection (a server's tasks), answered before the client sees them
+    let connected: Client | undefined;
+    const raw = new RawRequests(() => connected?.transport, {
+      'io.modelcontextprotocol/protocolVersion': REV_2026,
+      'io.modelcontextprotocol/clientInfo': { name: CLIENT_NAME, version: host.version },
+    });
     const connecting = connect2026(
       target,
       capabilities,
       Math.min(timeoutMs, START_TIMEOUT_MS),
       host.budget,
-      host.calls.takeFirst,
+      (message) => raw.take(message) || host.calls.takeFirst(message),
       host.version,
     ).then(
       (client) => {
+        connected = client;
         supervisor.starts += 1;
         supervisor.up();
-        const session = new Rev2026Session(client, host, this);
+        const session = new Rev2026Session(client, host, this, raw);
         this.session = session;
         const server = client.getServerVersion();
         host.logger.info(`${host.id} connected over MCP ${REV_2026}`, {
@@ -349,6 +369,7 @@ export class Rev2026Client {
     this.watch = undefined;
     await watch?.subscription.close().catch(() => undefined);
     const session = await connecting?.catch(() => undefined);
+    session?.raw.close();
     await session?.client.close().catch(() => undefined);
   }
 
@@ -364,6 +385,8 @@ class Rev2026Session extends SessionBase<Client> implements EraSession {
     client: Client,
     private readonly host: EraHost,
     private readonly owner: Rev2026Client,
+    /** The gateway's own requests on this session's transport (a server's tasks: server-tasks.ts). */
+    readonly raw: RawRequests,
   ) {
     super(client);
   }
@@ -373,15 +396,25 @@ class Rev2026Session extends SessionBase<Client> implements EraSession {
     return { ...call.opts, cacheMode: 'bypass' as const, ...(inputRequired ? { allowInputRequired: true } : {}) } as never;
   }
 
-  /** What the request carries in _meta: the caller's own keys (callersMeta), what this caller can be asked (of what the gateway forwards), its log level when someone listens. */
-  private meta(call: Scope): Record<string, unknown> {
-    const caller = call.options.onClientRequest;
+  /**
+   * What the request carries in _meta: the caller's own keys (callersMeta), what this caller can be
+   * asked (of what the gateway forwards) and, for a tool call to a server that offers it, the tasks
+   * extension; its log level when someone listens.
+   */
+  private meta(call: Scope, tasks = false): Record<string, unknown> {
     // Its log messages are asked for (every level: the caller's own filter applies) only when someone listens.
     return {
       ...call.options.meta,
-      'io.modelcontextprotocol/clientCapabilities': askable(this.host.forwardClientRequests ? caller?.capabilities : undefined),
+      [CAPABILITIES_KEY]: this.capabilitiesOf(call, tasks),
       ...(call.options.onLog ? { 'io.modelcontextprotocol/logLevel': 'debug' } : {}),
     };
+  }
+
+  /** The client capabilities a request of this call declares (the tasks extension: only to a server that offers it). */
+  private capabilitiesOf(call: Scope, tasks: boolean): Record<string, unknown> {
+    const caller = call.options.onClientRequest;
+    const askableCaps = askable(this.host.forwardClientRequests ? caller?.capabilities : undefined);
+    return tasks ? { ...askableCaps, extensions: { [TASKS_EXTENSION]: {} } } : askableCaps;
   }
 
   /**
@@ -389,12 +422,18 @@ class Rev2026Session extends SessionBase<Client> implements EraSession {
    * call (no attribution rule needed), keyed as the server keyed it; the answers the caller sent up
    * front go with the first request.
    */
-  private rounds<T>(what: string, label: string, call: Scope, send: (extra: Record<string, unknown>) => Promise<unknown>): Promise<T> {
+  private rounds<T>(
+    what: string,
+    label: string,
+    call: Scope,
+    send: (extra: Record<string, unknown>, ask: InputAsker) => Promise<unknown>,
+  ): Promise<T> {
     const caller = call.options.onClientRequest;
     const first = caller?.inputResponses ? { inputResponses: caller.inputResponses } : {};
-    return this.host.calls.inFlight(what, call, (slot: CallSlot) =>
-      withInputRounds<T>(label, send, (method, params, key) => this.host.calls.askCaller(slot, method, params, call.signal, key), first),
-    );
+    return this.host.calls.inFlight(what, call, (slot: CallSlot) => {
+      const ask: InputAsker = (method, params, key) => this.host.calls.askCaller(slot, method, params, call.signal, key);
+      return withInputRounds<T>(label, (extra) => send(extra, ask), ask, first);
+    });
   }
 
   async health(call: Scope): Promise<Record<string, unknown>> {
@@ -412,19 +451,50 @@ class Rev2026Session extends SessionBase<Client> implements EraSession {
     const progressToken = onProgress ? `gateway-${randomUUID()}` : undefined;
     const { progress } = this.host.calls;
     if (progressToken) progress.set(progressToken, onProgress!);
+    const tasks = offersTasks(this.client.getServerCapabilities());
     const params = {
       name,
       arguments: args,
-      _meta: { ...this.meta(call), ...(progressToken ? { progressToken } : {}) },
+      _meta: { ...this.meta(call, tasks), ...(progressToken ? { progressToken } : {}) },
     };
     const opts = this.opts(call, true);
+    const what = `The tool ${name}`;
     try {
-      return await this.rounds<CallToolResult>(name, `The tool ${name}`, call, (extra) =>
-        this.client.callTool({ ...params, ...extra }, opts),
+      return await this.rounds<CallToolResult>(name, what, call, (extra, ask) =>
+        tasks ? this.callAsRequester(what, { ...params, ...extra }, call, ask) : this.client.callTool({ ...params, ...extra }, opts),
       );
     } finally {
       if (progressToken) progress.delete(progressToken);
     }
+  }
+
+  /**
+   * tools/call to a server that offers the tasks extension (declared in the request): sent raw, for
+   * the SDK client refuses a CreateTaskResult. A task is followed to its end inside this call
+   * (followTask); input_required goes back to the rounds; a complete result is checked as the SDK
+   * would have.
+   */
+  private async callAsRequester(what: string, params: Record<string, unknown>, call: Scope, ask: InputAsker): Promise<unknown> {
+    const result = await this.raw.request('tools/call', params, call.signal);
+    const type = result.resultType ?? 'complete';
+    if (type === 'input_required') return result;
+    if (type === 'complete') return CallToolResultSchema.parse(result) && result;
+    if (type !== 'task')
+      throw Object.assign(new Error(`Unsupported result type '${String(type).slice(0, 100)}' for tools/call`), {
+        code: 'UNSUPPORTED_RESULT_TYPE',
+      });
+    const { host } = this;
+    return followTask(result, {
+      what,
+      raw: this.raw,
+      meta: { [CAPABILITIES_KEY]: this.capabilitiesOf(call, true) },
+      signal: call.signal,
+      answer: (inputRequests) => askAll(what, inputRequests, ask),
+      onCancelFailed: (taskId, err) =>
+        host.logger.warn(`${host.id}: could not cancel its task ${taskId} of a call the gateway gave up`, {
+          err: err instanceof Error ? err.message : String(err),
+        }),
+    });
   }
 
   getPrompt(name: string, args: Record<string, unknown> | undefined, call: Scope): Promise<unknown> {

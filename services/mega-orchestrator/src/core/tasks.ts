@@ -23,7 +23,7 @@ import { ownerOf } from '../auth/ownership';
 import { TaskChannel } from './task-channel';
 import { HeldElsewhere, withoutMcpErrorPrefix } from './held-elsewhere';
 
-export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+export { TASKS_EXTENSION } from '@mcp-fleet/kit';
 
 export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
 export type TaskSupport = 'optional' | 'required';

@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { Client, StreamableHTTPClientTransport, type McpSubscription, type SubscriptionFilter } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { CallToolResultSchema, ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { isPlainObject } from '@mcp-fleet/kit';
+import { isPlainObject, TASKS_EXTENSION } from '@mcp-fleet/kit';
 import { CLIENT_REQUEST_METHODS, DownstreamFailure, type ClientRequestMethod, type CompleteParams, type ListName } from '../downstream';
 import type { StreamBudget } from '../stream-budget';
 import {
@@ -26,7 +26,7 @@ import {
   type EraSession,
   type Scope,
 } from './calls';
-import { followTask, offersTasks, RawRequests, TASKS_EXTENSION } from './server-tasks';
+import { followTask, offersTasks, RawRequests } from './server-tasks';
 import { MAX_BACKOFF_MS, STABLE_MS, START_TIMEOUT_MS } from './stdio-supervisor';
 
 export const REV_2026 = '2026-07-28';

@@ -11,9 +11,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CallToolResultSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { isPlainObject } from '@mcp-fleet/kit';
+import { isPlainObject, TASKS_EXTENSION } from '@mcp-fleet/kit';
 
-export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 /** Bounds of a server's pollIntervalMs as the gateway follows it (its default when it names none). */
 export const MIN_POLL_MS = 50;
 export const MAX_POLL_MS = 3000;

@@ -248,18 +248,17 @@ describe('the conformance suite’s tasks scenarios, directly against the fixtur
     expect(scenarioPassed(d)).toBe(true);
   });
 
-  it.each(['tasks-lifecycle', 'tasks-mrtr-input'])('%s passes through the gateway', (scenario) => {
+  it.each(SCENARIOS)('%s passes through the gateway', (scenario) => {
     const t = through.get(scenario)!;
     expect(conformanceProblems(t)).toEqual([]);
     expect(scenarioPassed(t)).toBe(true);
   });
 
-  it('tasks-required-task-error: the gateway serves failing_job to a caller without the extension (it follows the server’s task itself)', () => {
-    // The only check lost through the gateway, by design: -32021 is for a server "unable to service a
-    // request ... without returning CreateTaskResult"; the gateway can, so it answers the tool's result.
-    const failing = conformanceProblems(through.get('tasks-required-task-error')!).filter((c) => c.status === 'FAILURE');
-    expect(failing.map((c) => c.id)).toEqual(['sep-2663-server-returns-missing-capability-when-required']);
-    expect(failing[0].error).toContain('returned a successful response');
+  it('tasks-required-task-error: a 2026-07-28 caller that did not declare the extension is not declared for; the server’s -32021 reaches it', () => {
+    const byGateway = (r: Received) => r.params._meta?.['io.modelcontextprotocol/clientInfo']?.name === 'mcp-fleet-gateway';
+    const failingJob = received(f.server, 'tools/call').filter((r) => byGateway(r) && r.params.name === 'failing_job');
+    expect(failingJob.length).toBeGreaterThan(0);
+    expect(failingJob.some((r) => !declaresTasks(r))).toBe(true);
   });
 
   it('the gateway followed the fixture’s tasks for them (it declared the extension and polled)', () => {

@@ -399,6 +399,7 @@ export class TaskManager extends EventEmitter {
     const ask: ClientRequester = (method, params, signal, key) =>
       clientCan(capabilities, method, params) ? open.ask(method, params, signal, key) : Promise.reject(cannotAnswer(method, params));
     ask.capabilities = capabilities;
+    ask.revision = '2026-07-28';
     try {
       const answer = await run(controller.signal, timeoutMs, progress.report, ask);
       result = JSON.stringify(answer);

@@ -81,6 +81,12 @@ export interface ClientRequester {
   ): Promise<Record<string, unknown>>;
   capabilities?: unknown;
   inputResponses?: Record<string, unknown>;
+  /**
+   * Set for a caller of the 2026-07-28 revision: its declared capabilities are all it declared, so an
+   * extension it did not declare (tasks) is not declared for it to the server either, which then
+   * answers as it would answer that caller directly (-32021 for a tool that needs it).
+   */
+  revision?: '2026-07-28';
 }
 
 /**

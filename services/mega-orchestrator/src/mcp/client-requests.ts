@@ -187,6 +187,7 @@ export class InputExchanges {
       return Promise.reject(cannotAnswer(method, params));
     };
     requester.capabilities = caller.capabilities;
+    requester.revision = '2026-07-28';
     if (inputResponses) requester.inputResponses = inputResponses;
     ex.listeners = listeners;
     // What the first request asked for is relayed for the whole call, to whichever round is open

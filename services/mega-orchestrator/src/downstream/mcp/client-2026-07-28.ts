@@ -410,11 +410,17 @@ class Rev2026Session extends SessionBase<Client> implements EraSession {
     };
   }
 
-  /** The client capabilities a request of this call declares (the tasks extension: only to a server that offers it). */
+  /**
+   * The client capabilities a request of this call declares. The tasks extension only to a server
+   * that offers it, and never for a 2026-07-28 caller that did not declare it itself: the server then
+   * answers as it would answer that caller directly (-32021 for a tool that needs a task). A 2025-era
+   * or REST caller cannot declare it; the gateway follows the server's task for it.
+   */
   private capabilitiesOf(call: Scope, tasks: boolean): Record<string, unknown> {
     const caller = call.options.onClientRequest;
     const askableCaps = askable(this.host.forwardClientRequests ? caller?.capabilities : undefined);
-    return tasks ? { ...askableCaps, extensions: { [TASKS_EXTENSION]: {} } } : askableCaps;
+    const declined = caller?.revision === '2026-07-28' && !offersTasks(caller.capabilities); // (the same shape as a server's)
+    return tasks && !declined ? { ...askableCaps, extensions: { [TASKS_EXTENSION]: {} } } : askableCaps;
   }
 
   /**

@@ -123,7 +123,7 @@ export class RawRequests {
   }
 }
 
-/** Whether a server's capabilities (server/discover) offer the tasks extension. */
+/** Whether capabilities name the tasks extension: a server's (server/discover) that offers it, or a caller's that declared it. */
 export function offersTasks(capabilities: unknown): boolean {
   const extensions = isPlainObject(capabilities) ? capabilities.extensions : undefined;
   return isPlainObject(extensions) && isPlainObject(extensions[TASKS_EXTENSION]);

@@ -53,19 +53,38 @@ const SCENARIOS = [
   'tasks-mrtr-composition',
 ];
 
+/**
+ * Scenarios whose server asks its caller during a call, run on a gateway and fixture of their own: a
+ * 2025-era stdio server's question names no call, so the gateway puts it only to the one call in
+ * flight on the connection (calls.ts clientRequest), and a task another scenario left running there
+ * would make it refuse to guess (a rehearsal under load failed tasks-mrtr-input so).
+ */
+const ISOLATED = new Set(['tasks-mrtr-input', 'tasks-mrtr-composition']);
+
 describe('an MCP server behind the gateway, judged by the official conformance suite', () => {
   const tmp = tempDir('mcp-fleet-passthrough-');
   let g: RunningGateway;
+  let isolated: RunningGateway;
   let results: Map<string, ConformanceCheck[]>;
 
   beforeAll(async () => {
     // the task window wider than its 100 ms default: a question asked at once (test_tool_with_task) still
     // comes within it when the suite's other workers load the machine (the fixture asks 1200 ms in otherwise)
     g = await startGatewayWithStdioServer('conformance-fixture', FIXTURE, tmp.dir, 'test_simple_text', { MCP_TASK_MINT_MS: '400' });
-    results = await runConformanceScenarios(`${g.url}/mcp`, SCENARIOS, tmp.dir);
-  }, 180_000);
+    results = await runConformanceScenarios(
+      `${g.url}/mcp`,
+      SCENARIOS.filter((s) => !ISOLATED.has(s)),
+      tmp.dir,
+    );
+    isolated = await startGatewayWithStdioServer('conformance-fixture', FIXTURE, path.join(tmp.dir, 'isolated'), 'test_simple_text', {
+      MCP_TASK_MINT_MS: '400',
+    });
+    for (const scenario of ISOLATED)
+      results.set(scenario, (await runConformanceScenarios(`${isolated.url}/mcp`, [scenario], tmp.dir)).get(scenario)!);
+  }, 240_000);
 
   afterAll(async () => {
+    await isolated?.stop();
     await g?.stop();
     tmp.cleanup();
   });
@@ -75,13 +94,13 @@ describe('an MCP server behind the gateway, judged by the official conformance s
     expect(checks.filter((c) => c.status === 'SUCCESS').length).toBeGreaterThan(0);
     const problems = conformanceProblems(checks);
     // a task that failed says why in the gateway's task store: shown with the failure (a flake seen once under load)
-    const failedTasks = problems.length === 0 ? [] : await failedTaskRows();
+    const failedTasks = problems.length === 0 ? [] : await failedTaskRows(ISOLATED.has(scenario) ? isolated : g);
     expect({ problems, failedTasks }).toEqual({ problems: [], failedTasks: [] });
   });
 
   /** The tasks the gateway marked failed (tool, message, error), read from its store. */
-  const failedTaskRows = () =>
-    (g.gw.ctx.tasks as unknown as { db: { all: <T>(sql: string, params?: unknown[]) => Promise<T[]> } }).db.all<{
+  const failedTaskRows = (on: RunningGateway) =>
+    (on.gw.ctx.tasks as unknown as { db: { all: <T>(sql: string, params?: unknown[]) => Promise<T[]> } }).db.all<{
       tool: string;
       status_message: string | null;
       error: string | null;

@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { Client, StreamableHTTPClientTransport, type McpSubscription, type SubscriptionFilter } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { CallToolResultSchema, ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { isPlainObject, TASKS_EXTENSION } from '@mcp-fleet/kit';
+import { isPlainObject, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, TASKS_EXTENSION } from '@mcp-fleet/kit';
 import { CLIENT_REQUEST_METHODS, DownstreamFailure, type ClientRequestMethod, type CompleteParams, type ListName } from '../downstream';
 import type { StreamBudget } from '../stream-budget';
 import {
@@ -32,7 +32,6 @@ import { MAX_BACKOFF_MS, STABLE_MS, START_TIMEOUT_MS } from './stdio-supervisor'
 export const REV_2026 = '2026-07-28';
 /** The gateway's clientInfo name toward the servers behind it. */
 const CLIENT_NAME = 'mcp-fleet-gateway';
-const CAPABILITIES_KEY = 'io.modelcontextprotocol/clientCapabilities';
 /** Rounds of questions one request may take before the gateway gives up on it (the v2 client's own default). */
 const MAX_ROUNDS = 10;
 const ASKABLE: ReadonlySet<string> = new Set(CLIENT_REQUEST_METHODS);
@@ -239,7 +238,7 @@ export class Rev2026Client {
     // the gateway's own requests on this connection (a server's tasks), answered before the client sees them
     let connected: Client | undefined;
     const raw = new RawRequests(() => connected?.transport, {
-      'io.modelcontextprotocol/protocolVersion': REV_2026,
+      [META_PROTOCOL_VERSION]: REV_2026,
       'io.modelcontextprotocol/clientInfo': { name: CLIENT_NAME, version: host.version },
     });
     const connecting = connect2026(
@@ -405,7 +404,7 @@ class Rev2026Session extends SessionBase<Client> implements EraSession {
     // Its log messages are asked for (every level: the caller's own filter applies) only when someone listens.
     return {
       ...call.options.meta,
-      [CAPABILITIES_KEY]: this.capabilitiesOf(call, tasks),
+      [META_CLIENT_CAPABILITIES]: this.capabilitiesOf(call, tasks),
       ...(call.options.onLog ? { 'io.modelcontextprotocol/logLevel': 'debug' } : {}),
     };
   }
@@ -493,7 +492,7 @@ class Rev2026Session extends SessionBase<Client> implements EraSession {
     return followTask(result, {
       what,
       raw: this.raw,
-      meta: { [CAPABILITIES_KEY]: this.capabilitiesOf(call, true) },
+      meta: { [META_CLIENT_CAPABILITIES]: this.capabilitiesOf(call, true) },
       signal: call.signal,
       answer: (inputRequests) => askAll(what, inputRequests, ask),
       onCancelFailed: (taskId, err) =>

@@ -1,11 +1,11 @@
-import { readInbound } from '../src/downstream/mcp';
+import { readInbound, withDefaults } from '../src/downstream/mcp';
 
 // Regression: a server that answered server/discover but left ttlMs/cacheScope out of its tools/list was
 // refused by the v2 client ("Invalid result for tools/list"), and the whole server read as unhealthy.
 describe('what a sloppy 2026-07-28 server leaves out is filled in, not refused', () => {
   const deliver = (result: unknown) => {
     const transport: { onmessage?: (m: unknown) => void } = {};
-    readInbound(transport, () => false);
+    readInbound(transport, () => false, withDefaults);
     let seen: unknown;
     transport.onmessage = (m) => (seen = m);
     transport.onmessage!({ jsonrpc: '2.0', id: 1, result });

@@ -8,7 +8,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { tempDir } from '@mcp-fleet/testing';
 import { configuredMcpServers } from '../src/downstream/mcp-servers-config';
-import { stdioLauncher } from '../src/downstream/stdio-sandbox';
+import { hiddenPaths, stdioLauncher } from '../src/downstream/stdio-sandbox';
+import { startGateway } from './helpers';
 import type { StdioServerSpec } from '../src/core/types';
 
 const node = (script: string, extra: Partial<StdioServerSpec> = {}): StdioServerSpec => ({
@@ -123,4 +124,58 @@ describe('the launch of a sandboxed stdio server', () => {
     expect(warnings.join()).toMatch(/MCP_STDIO_SANDBOX=off.*WITHOUT an OS sandbox/);
     expect(stdioLauncher({ mode: 'on', dataDir: tmp.dir })('x', { ...spec, sandbox: false }).command).toBe(process.execPath);
   });
+
+  it('names the paths in its args that the sandbox does not show, and only those', () => {
+    const outside = path.join(tmp.dir, 'servers', 'weather');
+    fs.mkdirSync(outside, { recursive: true });
+    const script = path.join(outside, 'index.js');
+    fs.writeFileSync(script, '');
+    const shown = path.join(tmp.dir, 'shown');
+    fs.mkdirSync(shown, { recursive: true });
+    const args = [script, `--config=${script}`, '/usr/bin', shown, path.join(shown, 'x'), 'relative.js', '/no/such/path', '-y'];
+    expect(hiddenPaths(args, ['/usr', shown])).toEqual([script]);
+    const launch = stdioLauncher({ mode: 'on', dataDir: path.join(tmp.dir, 'data') })('weather', {
+      transport: 'stdio',
+      command: process.execPath,
+      args: [script],
+      env: {},
+    });
+    expect(launch.hidden).toEqual([script]);
+    // shown once its directory is declared, or is its cwd
+    const declared = stdioLauncher({ mode: 'on', dataDir: path.join(tmp.dir, 'data') })('weather', {
+      transport: 'stdio',
+      command: process.execPath,
+      args: [script],
+      env: {},
+      sandbox: { readOnly: [outside] },
+    });
+    expect(declared.hidden).toBeUndefined();
+    expect(run(declared).status).toBe(0);
+  });
+
+  it('a server that fails to start because its script is outside the sandbox is told what to declare (/services)', async () => {
+    const dir = path.join(tmp.dir, 'elsewhere');
+    fs.mkdirSync(dir, { recursive: true });
+    const script = path.join(dir, 'server.mjs');
+    fs.writeFileSync(script, 'process.stdin.resume();');
+    const g = await startGateway(
+      [{ id: 'elsewhere', url: 'stdio:elsewhere', mcp: { transport: 'stdio', command: process.execPath, args: [script], env: {} } }],
+      path.join(tmp.dir, 'gw'),
+      { HEALTH_POLL_MS: '600000', HEALTH_TIMEOUT_MS: '5000' },
+    );
+    try {
+      const reason = async () => {
+        await g.gw.refresh();
+        const body = (await (await fetch(`${g.url}/services`)).json()) as { services: { id: string; reason?: string }[] };
+        return body.services.find((s) => s.id === 'elsewhere')?.reason ?? '';
+      };
+      let last = '';
+      for (const end = Date.now() + 20_000; !/does not show/.test((last = await reason())) && Date.now() < end;)
+        await new Promise((r) => setTimeout(r, 200));
+      expect(last).toContain(`its OS sandbox does not show ${script}, named in its args`);
+      expect(last).toContain('"sandbox": {"readOnly": [...]}');
+    } finally {
+      await g.stop();
+    }
+  }, 30_000);
 });

@@ -23,6 +23,12 @@ export interface StdioLaunch {
   args: string[];
   cwd?: string;
   env: Record<string, string>;
+  /**
+   * Paths of the host named in its arguments that exist but that its sandbox does not show (not in a
+   * system directory, its cwd, home, readOnly or writable): a server that fails at start is told to
+   * name them in its entry's sandbox (nothing is mounted from `args` by itself).
+   */
+  hidden?: string[];
 }
 
 /** Turns a server's declaration into the process to start; throws NOT_CONFIGURED (what to do) when it may not start. */
@@ -93,9 +99,36 @@ export function stdioLauncher(options: StdioSandboxOptions): StdioLauncher {
     const separator = cmd.args.length - spec.args.length - 2;
     const setHome = home ? ['--setenv', 'HOME', fs.realpathSync(home)] : [];
     const args = [...cmd.args.slice(0, separator), ...setHome, ...cmd.args.slice(separator)];
+    const hidden = hiddenPaths(spec.args, [...SHOWN, ...(spec.cwd ? [spec.cwd] : []), ...readOnly, ...writable, ...(home ? [home] : [])]);
     // bubblewrap itself needs only PATH; the server's environment is set inside
-    return { command: cmd.file, args, cwd: spec.cwd ?? home, env: { PATH: processEnv().PATH ?? '/usr/bin:/bin' } };
+    return {
+      command: cmd.file,
+      args,
+      cwd: spec.cwd ?? home,
+      env: { PATH: processEnv().PATH ?? '/usr/bin:/bin' },
+      ...(hidden.length > 0 ? { hidden } : {}),
+    };
   };
+}
+
+/** The host's directories every sandboxed server sees (packages/sandbox: the system directories, read-only). */
+const SHOWN = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
+
+/**
+ * The absolute paths in `args` (an argument, or the value of `--name=/path`) that exist on the host
+ * and lie under none of `shown`: what the server was told about but cannot see in its sandbox.
+ */
+export function hiddenPaths(args: readonly string[], shown: readonly string[]): string[] {
+  const roots = shown.map((p) => realOrSelf(p).replace(/\/+$/, ''));
+  const out: string[] = [];
+  for (const arg of args) {
+    const value = arg.startsWith('-') && arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : arg;
+    if (!path.isAbsolute(value) || !fs.existsSync(value)) continue;
+    const real = realOrSelf(value);
+    if (roots.some((r) => real === r || real.startsWith(`${r}/`) || r === '')) continue;
+    if (!out.includes(value)) out.push(value);
+  }
+  return out;
 }
 
 function realOrSelf(p: string): string {

@@ -28,6 +28,7 @@ import { InFlight } from '@mcp-fleet/kit';
 import { DownstreamFailure, type ClientRequestMethod, type CompleteParams, type ListName } from '../downstream';
 import { credentialsHint, FORWARDED_CAPABILITIES, SessionBase, type EraHost, type EraSession, type Scope } from './calls';
 import { START_TIMEOUT_MS } from './stdio-supervisor';
+import { readInbound } from './tolerant';
 
 export const REV_2025 = '2025-11-25';
 
@@ -105,6 +106,11 @@ export class Rev2025Client {
       client.setRequestHandler(ListRootsRequestSchema, ask('roots/list') as never);
     }
     const transport = this.transport();
+    // What the server sends is read before the client (tolerant.ts): progress reports reach their
+    // call's listener in order, before the call's answer (the Client hands notifications to their
+    // handlers a microtask later but settles a response at once: a report read in the same chunk as
+    // the answer, as the last one of a fast tool usually is, found its call gone and was dropped).
+    readInbound(transport, host.calls.takeFirst);
     client.setNotificationHandler(ToolListChangedNotificationSchema, host.listChanged('tools'));
     client.setNotificationHandler(PromptListChangedNotificationSchema, host.listChanged('prompts'));
     client.setNotificationHandler(ResourceListChangedNotificationSchema, host.listChanged('resources'));
@@ -157,7 +163,6 @@ export class Rev2025Client {
       throw SPEAKS_2026;
     }
     supervisor.starts += 1;
-    deliverFirst(transport, host.calls.takeFirst);
     const session = new Rev2025Session(client, host);
     // set after connect: a failed start is handled above, not by the close handler
     client.onclose = () => {
@@ -248,7 +253,7 @@ class Rev2025Session extends SessionBase<Client> implements EraSession {
     if ((client as unknown as { isToolTaskRequired(name: string): boolean }).isToolTaskRequired(name))
       return callThroughTask(client, name, args, opts);
     if (!onProgress) return (await client.callTool({ name, arguments: args, ...callersMetaOf(call) }, undefined, opts)) as CallToolResult;
-    // The call's own progressToken, its reports delivered as read (deliverFirst).
+    // The call's own progressToken, its reports delivered as read (readInbound).
     const progressToken = `gateway-${randomUUID()}`;
     const { progress } = this.host.calls;
     progress.set(progressToken, onProgress);
@@ -287,19 +292,6 @@ class Rev2025Session extends SessionBase<Client> implements EraSession {
     this.host.subscribed.delete(uri);
     await this.client.unsubscribeResource({ uri }, call.opts);
   }
-}
-
-/**
- * What `takeFirst` takes is taken as it is read, before the SDK's Client: progress reports reach
- * their call's listener in order, before the call's answer. (The Client hands notifications to their
- * handlers a microtask later but settles a response at once: a report read in the same chunk as the
- * answer, as the last one of a fast tool usually is, found its call gone and was dropped.)
- */
-function deliverFirst(transport: Transport, takeFirst: (message: unknown) => boolean): void {
-  const deliver = transport.onmessage;
-  transport.onmessage = (message, extra) => {
-    if (!takeFirst(message)) deliver?.(message, extra);
-  };
 }
 
 /** The SDK Protocol's tables of requests in flight (TypeScript-private fields of SDK 1.x). */

@@ -27,6 +27,7 @@ import {
   type Scope,
 } from './calls';
 import { followTask, offersTasks, RawRequests } from './server-tasks';
+import { readInbound } from './tolerant';
 import { MAX_BACKOFF_MS, STABLE_MS, START_TIMEOUT_MS } from './stdio-supervisor';
 
 export const REV_2026 = '2026-07-28';
@@ -72,7 +73,7 @@ export async function connect2026(
     transport = budget.stdio(new StdioClientTransport({ command, args, cwd, env, stderr: 'pipe', maxBufferSize: budget.stdioBufferSize }));
     transport.stderr?.on('data', onStderr);
   }
-  readInbound(transport, takeFirst);
+  readInbound(transport, takeFirst, withDefaults);
   try {
     await client.connect(transport, { timeout: timeoutMs } as never);
   } catch (err) {
@@ -100,33 +101,6 @@ export function withDefaults(result: Record<string, unknown>): Record<string, un
   if (cacheable && typeof out.ttlMs !== 'number') out.ttlMs = 0;
   if (cacheable && badScope) out.cacheScope = 'private';
   return out;
-}
-
-/**
- * What the transport delivers, as the gateway reads it before the client: a message `takeFirst`
- * keeps goes no further; a result gets what a sloppy server left out (withDefaults), so that one
- * sloppy answer no longer looks like a broken server.
- */
-export function readInbound(transport: object, takeFirst: (message: unknown) => boolean): void {
-  type Handler = (message: unknown, extra?: unknown) => void;
-  const bridged =
-    (handler: Handler): Handler =>
-    (message, extra) => {
-      if (takeFirst(message)) return;
-      const m = message as { id?: unknown; result?: unknown };
-      handler(m.id !== undefined && isPlainObject(m.result) ? { ...m, result: withDefaults(m.result) } : message, extra);
-    };
-  // on top of an accessor already there (the stream budget's), else a plain slot
-  const own = Object.getOwnPropertyDescriptor(transport, 'onmessage');
-  let slot = own?.value as Handler | undefined;
-  const get = own?.get ? (own.get.bind(transport) as () => Handler | undefined) : () => slot;
-  const set = own?.set ? (own.set.bind(transport) as (h: Handler | undefined) => void) : (h: Handler | undefined) => (slot = h);
-  Object.defineProperty(transport, 'onmessage', {
-    configurable: true,
-    enumerable: true,
-    get,
-    set: (handler?: Handler) => set(handler ? bridged(handler) : undefined),
-  });
 }
 
 /**

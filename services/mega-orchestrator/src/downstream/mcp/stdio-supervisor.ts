@@ -30,6 +30,8 @@ export class StdioSupervisor {
   private nextAttemptAt = 0;
   private connectedAt = 0;
   private readonly stderr: string[] = [];
+  /** What the last launch named in its arguments that its sandbox does not show (StdioLaunch.hidden). */
+  private hidden: string[] = [];
   private restartTimer?: NodeJS.Timeout;
   /** Why the server is not running (or did not start), for errors and /services. */
   lastProblem = 'not started yet';
@@ -52,6 +54,7 @@ export class StdioSupervisor {
       return new DownstreamFailure('refused', `${this.id} was not started: ${this.lastProblem}`, false, { cause: err });
     }
     this.stderr.length = 0;
+    this.hidden = run.hidden ?? [];
     return run;
   }
 
@@ -71,9 +74,20 @@ export class StdioSupervisor {
    * no more than that there were some.
    */
   stderrTail(): string {
-    if (this.stderr.length === 0) return '';
+    const hint = this.sandboxHint();
+    if (this.stderr.length === 0) return hint;
     this.options.logger.warn(`${this.id} wrote to stderr before it stopped`, { stderr: this.stderr.slice(-5) });
-    return ` (${this.stderr.length} line${this.stderr.length === 1 ? '' : 's'} on its stderr: see the gateway's log)`;
+    return ` (${this.stderr.length} line${this.stderr.length === 1 ? '' : 's'} on its stderr: see the gateway's log)${hint}`;
+  }
+
+  /** What to do when a path the server was given is outside its sandbox (the usual cause of a sandboxed server's failed start). */
+  private sandboxHint(): string {
+    if (this.hidden.length === 0) return '';
+    const named = this.hidden.slice(0, 3).join(', ') + (this.hidden.length > 3 ? ` and ${this.hidden.length - 3} more` : '');
+    return (
+      `; its OS sandbox does not show ${named}, named in its args: give its mcpServers entry "cwd" (its own directory) ` +
+      `or "sandbox": {"readOnly": [...]} ("writable" for what it writes) with ${this.hidden.length === 1 ? 'that path' : 'those paths'}`
+    );
   }
 
   /** The server is up (started, or connected to): the backoff is reset once it stays up STABLE_MS. */

@@ -1,0 +1,206 @@
+/**
+ * Tolerance of what sloppy MCP servers answer (issue 29: "be exact in what you send and tolerant in
+ * what you accept"). Servers in the wild write `null` where MCP has an optional field left out
+ * (`"description": null`, `"nextCursor": null`, `"isError": null`), input schemas without
+ * `"type": "object"` or with `"required": null`, and content blocks of a type no revision defines.
+ * The SDK clients of both eras check every answer against the revision's schema, so one such field
+ * made a whole tools/list fail: the server was unhealthy and none of its tools was served. Every
+ * answer a server sends is read through `tolerated` before the SDK client sees it; what it changes:
+ *
+ * - a `null` where an optional field may be absent is left out (initialize's capabilities and server
+ *   info, lists, their items, tool results, content blocks; never inside `structuredContent`, `_meta`
+ *   values or a schema's own keywords);
+ * - a tool's `inputSchema` becomes a schema MCP allows: an object with `"type": "object"`, its
+ *   `properties` an object of schemas (`true` is `{}`, `false` is `{"not": {}}`), `required` strings;
+ *   an `outputSchema` that cannot be one (not an object, or a type other than `object`) is left out;
+ * - a content block of an unknown type becomes a text block holding its JSON (what it said is kept);
+ * - a response id that is a string of digits answers the request of that number: the SDKs number
+ *   their requests, and some servers echo the id as a string.
+ *
+ * An answer that needs none of this is passed on as the same object (nothing is copied per call).
+ * What the SDK's transport itself refuses never gets here: a message that is not JSON-RPC (a result's
+ * own `"_meta": null`, an id that is neither a string nor a number) is dropped there, and the call it
+ * answered times out.
+ */
+import { isPlainObject } from '@mcp-fleet/kit';
+
+/** Content block types of the revisions the gateway speaks (2025-11-25, 2026-07-28). */
+const BLOCK_TYPES: ReadonlySet<unknown> = new Set(['text', 'image', 'audio', 'resource', 'resource_link']);
+/** The lists an answer may carry, by key. */
+const LIST_KEYS = ['tools', 'prompts', 'resources', 'resourceTemplates'] as const;
+
+/** A JSON-RPC message as a server sent it, tolerated (the same object when nothing needed it). */
+export function toleratedMessage(message: unknown): unknown {
+  if (!isPlainObject(message) || 'method' in message) return message;
+  let out = message;
+  if (typeof message.id === 'string' && /^\d{1,15}$/.test(message.id)) out = { ...out, id: Number(message.id) };
+  if (isPlainObject(message.result)) {
+    const result = tolerated(message.result);
+    if (result !== message.result) out = { ...out, result };
+  }
+  return out;
+}
+
+/** A result, tolerated: the same object when it needs nothing. */
+export function tolerated(result: Record<string, unknown>): Record<string, unknown> {
+  let out = withoutNulls(result);
+  for (const key of LIST_KEYS) {
+    const list = out[key];
+    if (!Array.isArray(list)) continue;
+    const items = mapSame(list, key === 'tools' ? toleratedTool : key === 'prompts' ? toleratedPrompt : withoutNulls);
+    if (items !== list) out = { ...out, [key]: items };
+  }
+  if (isPlainObject(out.capabilities)) {
+    // initialize: a capability's settings (`"listChanged": null`), and the server's info
+    const capabilities = withoutNulls(out.capabilities);
+    let fixed: Record<string, unknown> | undefined;
+    for (const [name, settings] of Object.entries(capabilities)) {
+      const kept = withoutNulls(settings);
+      if (kept !== settings) (fixed ??= { ...capabilities })[name] = kept;
+    }
+    const kept = fixed ?? capabilities;
+    if (kept !== out.capabilities) out = { ...out, capabilities: kept };
+    const info = withoutNulls(out.serverInfo);
+    if (info !== out.serverInfo) out = { ...out, serverInfo: info };
+  }
+  if (Array.isArray(out.content)) {
+    const content = mapSame(out.content, toleratedBlock);
+    if (content !== out.content) out = { ...out, content };
+  }
+  if (Array.isArray(out.messages)) {
+    // prompts/get: each message's one content block
+    const messages = mapSame(out.messages, (m) => {
+      if (!isPlainObject(m) || !isPlainObject(m.content)) return m;
+      const content = toleratedBlock(m.content);
+      return content === m.content ? m : { ...m, content };
+    });
+    if (messages !== out.messages) out = { ...out, messages };
+  }
+  return out;
+}
+
+/** The object without its keys whose value is null (the same object when it has none). */
+function withoutNulls<T>(value: T): T {
+  if (!isPlainObject(value)) return value;
+  let nulls = false;
+  for (const key in value) {
+    if (value[key] === null) {
+      nulls = true;
+      break;
+    }
+  }
+  if (!nulls) return value;
+  const out: Record<string, unknown> = {};
+  for (const key in value) if (value[key] !== null) out[key] = value[key];
+  return out as T;
+}
+
+/** `items` mapped by `f`: the same array when `f` returned every item unchanged. */
+function mapSame(items: unknown[], f: (item: unknown) => unknown): unknown[] {
+  let out: unknown[] | undefined;
+  for (let i = 0; i < items.length; i++) {
+    const next = f(items[i]);
+    if (next !== items[i]) (out ??= items.slice())[i] = next;
+  }
+  return out ?? items;
+}
+
+function toleratedTool(raw: unknown): unknown {
+  if (!isPlainObject(raw)) return raw;
+  let tool = withoutNulls(raw);
+  const input = objectSchema(tool.inputSchema) ?? { type: 'object' };
+  if (input !== tool.inputSchema) tool = { ...tool, inputSchema: input };
+  if ('outputSchema' in tool) {
+    const output = objectSchema(tool.outputSchema);
+    if (output === undefined) {
+      const { outputSchema: _unusable, ...rest } = tool;
+      tool = rest;
+    } else if (output !== tool.outputSchema) tool = { ...tool, outputSchema: output };
+  }
+  if (isPlainObject(tool.annotations)) {
+    const annotations = withoutNulls(tool.annotations);
+    if (annotations !== tool.annotations) tool = { ...tool, annotations };
+  }
+  return tool;
+}
+
+function toleratedPrompt(raw: unknown): unknown {
+  if (!isPlainObject(raw)) return raw;
+  let prompt = withoutNulls(raw);
+  if (Array.isArray(prompt.arguments)) {
+    const args = mapSame(prompt.arguments, withoutNulls);
+    if (args !== prompt.arguments) prompt = { ...prompt, arguments: args };
+  }
+  return prompt;
+}
+
+/**
+ * A tool's schema as MCP allows it (type "object", properties of schemas, required strings): the same
+ * object when it is one; undefined when it cannot be one (not an object, or another type).
+ */
+function objectSchema(schema: unknown): Record<string, unknown> | undefined {
+  if (!isPlainObject(schema)) return undefined;
+  if (schema.type !== undefined && schema.type !== 'object') return undefined;
+  let out = schema;
+  if (schema.type === undefined) out = { type: 'object', ...out };
+  const { properties, required } = out;
+  if (properties !== undefined) {
+    if (!isPlainObject(properties)) {
+      const { properties: _unusable, ...rest } = out;
+      out = rest;
+    } else {
+      let fixed: Record<string, unknown> | undefined;
+      for (const [name, s] of Object.entries(properties)) {
+        if (isPlainObject(s)) continue;
+        (fixed ??= { ...properties })[name] = s === false ? { not: {} } : {};
+      }
+      if (fixed) out = { ...out, properties: fixed };
+    }
+  }
+  if (required !== undefined && !(Array.isArray(required) && required.every((r) => typeof r === 'string'))) {
+    const names = Array.isArray(required) ? required.filter((r): r is string => typeof r === 'string') : [];
+    const { required: _unusable, ...rest } = out;
+    out = names.length > 0 ? { ...rest, required: names } : rest;
+  }
+  return out;
+}
+
+function toleratedBlock(raw: unknown): unknown {
+  if (!isPlainObject(raw)) return { type: 'text', text: JSON.stringify(raw) ?? 'null' };
+  if (!BLOCK_TYPES.has(raw.type)) return { type: 'text', text: JSON.stringify(raw) };
+  return withoutNulls(raw);
+}
+
+type Handler = (message: unknown, extra?: unknown) => void;
+
+/**
+ * What a server's transport delivers, as the gateway reads it before its SDK client (either era),
+ * from the first message on (initialize's answer included): every message tolerated; one `takeFirst`
+ * keeps goes no further (log messages, progress of the gateway's own tokens, a raw request's answer);
+ * a result then gets what `fill` adds (the 2026-07-28 client's withDefaults), so that one sloppy
+ * answer no longer looks like a broken server. Set on the transport before the client connects.
+ */
+export function readInbound(
+  transport: object,
+  takeFirst: (message: unknown) => boolean,
+  fill?: (result: Record<string, unknown>) => Record<string, unknown>,
+): void {
+  const bridged =
+    (handler: Handler): Handler =>
+    (message, extra) => {
+      const m = toleratedMessage(message) as { id?: unknown; result?: unknown };
+      if (takeFirst(m)) return;
+      handler(fill && m.id !== undefined && isPlainObject(m.result) ? { ...m, result: fill(m.result) } : m, extra);
+    };
+  // on top of an accessor already there (the stream budget's), else a plain slot
+  const own = Object.getOwnPropertyDescriptor(transport, 'onmessage');
+  let slot = own?.value as Handler | undefined;
+  const get = own?.get ? (own.get.bind(transport) as () => Handler | undefined) : () => slot;
+  const set = own?.set ? (own.set.bind(transport) as (h: Handler | undefined) => void) : (h: Handler | undefined) => (slot = h);
+  Object.defineProperty(transport, 'onmessage', {
+    configurable: true,
+    enumerable: true,
+    get,
+    set: (handler?: Handler) => set(handler ? bridged(handler) : undefined),
+  });
+}

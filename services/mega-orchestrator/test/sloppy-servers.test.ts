@@ -1,0 +1,111 @@
+/**
+ * A sloppy MCP server behind the gateway (issue 29: tolerant in what it accepts, exact in what it
+ * sends): test/fixtures/sloppy-mcp-server.mjs writes `null` for absent fields, schemas MCP does not
+ * allow, a result without content, an unknown content block and a string id for a numeric one. Before,
+ * the SDK client refused its tools/list and the server read as unhealthy, with none of its tools
+ * served. Now every tool is served, and what the gateway lists and answers passes the SDK's own
+ * checks of the revision (the client of each era below would refuse it otherwise).
+ */
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ListToolsResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { tempDir } from '@mcp-fleet/testing';
+import { tolerated } from '../src/downstream/mcp';
+import { post2026, startGatewayWithMcpServer, type RunningGateway } from './helpers';
+
+const FIXTURE = path.join(__dirname, 'fixtures', 'sloppy-mcp-server.mjs');
+
+describe('a sloppy MCP server behind the gateway', () => {
+  const tmp = tempDir('mcp-fleet-sloppy-');
+  let g: RunningGateway;
+  let client: Client;
+  beforeAll(async () => {
+    g = await startGatewayWithMcpServer(
+      'sloppy',
+      { transport: 'stdio', command: process.execPath, args: [FIXTURE], cwd: path.dirname(FIXTURE), env: {} },
+      tmp.dir,
+      'string_id',
+    );
+    client = new Client({ name: 'sloppy-test', version: '1' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${g.url}/mcp`)));
+  }, 60_000);
+  afterAll(async () => {
+    await client?.close();
+    await g?.stop();
+    tmp.cleanup();
+  });
+
+  it('is healthy and every tool is listed with a schema MCP allows (the SDK client checked the list)', async () => {
+    const services = (await (await fetch(`${g.url}/services`)).json()) as { services: { id: string; status: string; tools: number }[] };
+    expect(services.services.find((s) => s.id === 'sloppy')).toMatchObject({ status: 'healthy', tools: 5 });
+    const { tools } = await client.listTools();
+    const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
+    expect(byName.get_weather).toMatchObject({
+      inputSchema: { type: 'object', properties: { city: { type: 'string' } } },
+    });
+    expect(byName.get_weather.inputSchema).not.toHaveProperty('required');
+    expect(byName.get_weather).not.toHaveProperty('title');
+    expect(byName.untyped_schema.inputSchema).toEqual({ type: 'object', properties: { n: {}, never: { not: {} } } });
+    expect(byName.structured_only).not.toHaveProperty('outputSchema');
+    expect(byName.odd_block.inputSchema).toEqual({ type: 'object', required: ['a'] });
+    expect(byName.odd_block.annotations).toEqual({ readOnlyHint: true });
+    expect(byName.string_id.inputSchema).toEqual({ type: 'object' });
+  });
+
+  it('a 2026-07-28 caller gets the same list, valid for its revision', async () => {
+    const res = await post2026(g.url, 'tools/list', {});
+    const { result } = (await res.json()) as { result: Record<string, unknown> };
+    expect(ListToolsResultSchema.safeParse(result).success).toBe(true);
+    const names = (result.tools as { name: string }[]).map((t) => t.name);
+    expect(names).toEqual(expect.arrayContaining(['get_weather', 'untyped_schema', 'structured_only', 'odd_block', 'string_id']));
+  });
+
+  it('calls answer as the server meant: nulls left out, an unknown block kept as its JSON, a string id matched', async () => {
+    expect(await client.callTool({ name: 'get_weather', arguments: { city: 'Oslo' } })).toEqual({
+      content: [{ type: 'text', text: 'sunny in Oslo' }],
+      isError: false,
+    });
+    const structured = await client.callTool({ name: 'structured_only', arguments: {} });
+    // the data the tool returned is its own: a null inside structuredContent is kept
+    expect(structured).toMatchObject({ content: [], structuredContent: { n: 7, none: null }, isError: false });
+    expect(await client.callTool({ name: 'odd_block', arguments: {} })).toMatchObject({
+      content: [
+        { type: 'text', text: JSON.stringify({ type: 'chart', points: [1, 2] }) },
+        { type: 'text', text: 'after the chart' },
+      ],
+      isError: false,
+    });
+    expect(await client.callTool({ name: 'string_id', arguments: {} })).toMatchObject({ content: [{ type: 'text', text: 'matched' }] });
+  });
+
+  it('its prompts are listed and got without the nulls', async () => {
+    const { prompts } = await client.listPrompts();
+    expect(prompts.find((p) => p.name === 'greet')).toEqual({ name: 'greet', arguments: [{ name: 'who' }] });
+    const got = await client.getPrompt({ name: 'greet', arguments: { who: 'Ada' } });
+    expect(got.messages).toEqual([{ role: 'user', content: { type: 'text', text: 'hello Ada' } }]);
+  });
+});
+
+describe('tolerated', () => {
+  it('passes an answer that needs nothing as the same object (nothing copied per call)', () => {
+    const result = { content: [{ type: 'text', text: 'x' }], structuredContent: { a: null }, isError: false };
+    expect(tolerated(result)).toBe(result);
+    const list = { tools: [{ name: 't', inputSchema: { type: 'object', properties: { a: { type: 'string' } }, required: ['a'] } }] };
+    expect(tolerated(list)).toBe(list);
+  });
+
+  it('leaves out an outputSchema or inputSchema of another type, and a non-object properties', () => {
+    const out = tolerated({
+      tools: [
+        { name: 'a', inputSchema: { type: 'string' }, outputSchema: 'x' },
+        { name: 'b', inputSchema: { type: 'object', properties: [1] }, outputSchema: { properties: { n: { type: 'number' } } } },
+      ],
+    });
+    expect(out.tools).toEqual([
+      { name: 'a', inputSchema: { type: 'object' } },
+      { name: 'b', inputSchema: { type: 'object' }, outputSchema: { type: 'object', properties: { n: { type: 'number' } } } },
+    ]);
+    expect(ListToolsResultSchema.safeParse(out).success).toBe(true);
+  });
+});

@@ -418,6 +418,7 @@ describe('a stateful Streamable HTTP server that restarts (its sessions forgotte
   const transports = new Map<string, StreamableHTTPServerTransport>();
   let initializes = 0;
   let failNext: number | undefined;
+  let unknownAs: 404 | 400 = 404;
   let server: http.Server;
   let gateway: RunningGateway;
   const echo = (text: string) => request(gateway.url).post('/mcp').send({ tool: 'fx_echo', arguments: { text } });
@@ -432,11 +433,18 @@ describe('a stateful Streamable HTTP server that restarts (its sessions forgotte
       const sid = req.headers['mcp-session-id'];
       if (typeof sid === 'string') {
         const known = transports.get(sid);
-        // as the SDK's own examples answer a session they do not know
+        // as the SDK's own transport answers a session it does not know; or (unknownAs 400) as the
+        // servers that copied the SDK README's example do
         if (!known)
           return void res
-            .writeHead(404, { 'content-type': 'application/json' })
-            .end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } }));
+            .writeHead(unknownAs, { 'content-type': 'application/json' })
+            .end(
+              JSON.stringify(
+                unknownAs === 404
+                  ? { jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } }
+                  : { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Bad Request: No valid session ID provided' } },
+              ),
+            );
         return void known.handleRequest(req, res);
       }
       initializes++;
@@ -470,6 +478,24 @@ describe('a stateful Streamable HTTP server that restarts (its sessions forgotte
     expect(initializes).toBe(2);
     await echo('three').expect(200);
     expect(initializes).toBe(2);
+  });
+
+  it("does so too when it answers an unknown session 400 'No valid session ID' (the SDK README's example server)", async () => {
+    unknownAs = 400;
+    try {
+      await echo('four').expect(200);
+      const before = initializes;
+      transports.clear(); // the server restarted
+      // (fx_image is not idempotent: the dispatcher would not call it again, so only a new session makes it go through)
+      const image = await request(gateway.url).post('/mcp').send({ tool: 'fx_image', arguments: {} });
+      expect(image.status).toBe(200);
+      expect(initializes).toBe(before + 1);
+      const after = await echo('five').expect(200);
+      expect(after.body.result.text).toBe('five');
+      expect(initializes).toBe(before + 1);
+    } finally {
+      unknownAs = 404;
+    }
   });
 
   it('reads an HTTP error status as a failed server, never as a JSON-RPC code of its answer', async () => {

@@ -109,3 +109,43 @@ describe('tolerated', () => {
     expect(ListToolsResultSchema.safeParse(out).success).toBe(true);
   });
 });
+
+describe('a server that does not answer ping', () => {
+  const tmp = tempDir('mcp-fleet-pingless-');
+  afterAll(() => tmp.cleanup());
+
+  /** The sloppy server with its ping answered per `mode`: its /services entry after a few health checks, and a call's answer. */
+  async function behind(mode: 'unknown' | 'silent') {
+    const g = await startGatewayWithMcpServer(
+      `ping-${mode}`,
+      { transport: 'stdio', command: process.execPath, args: [FIXTURE], cwd: path.dirname(FIXTURE), env: { SLOPPY_PING: mode } },
+      path.join(tmp.dir, mode),
+      'untyped_schema',
+      { HEALTH_TIMEOUT_MS: '2000' },
+    );
+    try {
+      for (let i = 0; i < 3; i++) await g.gw.refresh();
+      const services = (await (await fetch(`${g.url}/services`)).json()) as { services: { id: string; status: string; tools: number }[] };
+      const res = await fetch(`${g.url}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'untyped_schema', arguments: {} } }),
+      });
+      return { entry: services.services.find((s) => s.id === `ping-${mode}`), call: (await res.json()) as { result?: unknown } };
+    } finally {
+      await g.stop();
+    }
+  }
+
+  it('one that answers ping with -32601 (it has none) is alive: healthy, its tools served', async () => {
+    const { entry, call } = await behind('unknown');
+    expect(entry).toMatchObject({ status: 'healthy', tools: 5 });
+    expect(call.result).toMatchObject({ content: [{ type: 'text', text: 'ok' }] });
+  }, 60_000);
+
+  it('one that never answers ping is asked a list instead, and stays healthy', async () => {
+    const { entry, call } = await behind('silent');
+    expect(entry).toMatchObject({ status: 'healthy', tools: 5 });
+    expect(call.result).toMatchObject({ content: [{ type: 'text', text: 'ok' }] });
+  }, 60_000);
+});

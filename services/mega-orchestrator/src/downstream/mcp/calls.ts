@@ -358,6 +358,7 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal, onAbort: () =
 
 /** What a server said it offers (either era's capabilities, as far as the gateway reads them). */
 export interface Offered {
+  tools?: object;
   prompts?: object;
   resources?: { subscribe?: boolean };
   completions?: object;

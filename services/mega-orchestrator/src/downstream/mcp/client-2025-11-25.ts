@@ -21,6 +21,7 @@ import {
   PromptListChangedNotificationSchema,
   ResourceListChangedNotificationSchema,
   ResourceUpdatedNotificationSchema,
+  ResultSchema,
   ToolListChangedNotificationSchema,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -147,7 +148,7 @@ export class Rev2025Client {
       supervisor.starts += 1;
       // A server that answered initialize with an error may be of the 2026-07-28 revision (a process
       // that exited or did not answer is not asked).
-      const answered = err instanceof McpError && err.code !== ErrorCode.ConnectionClosed && err.code !== ErrorCode.RequestTimeout;
+      const answered = answeredWithError(err);
       if (answered && (await this.probe.ask('refused'))) throw SPEAKS_2026;
       const discover = this.probe.unanswered();
       const why =
@@ -232,9 +233,32 @@ class Rev2025Session extends SessionBase<Client> implements EraSession {
     super(client);
   }
 
+  /** Found not to answer ping (some servers never do): its health is then its answer to a list. */
+  private pingless = false;
+
+  /**
+   * Alive when it answers ping, or answers it with an error (a server without ping: -32601). One that
+   * leaves ping unanswered for half the health check's time is asked its first page of tools (or
+   * prompts, resources) instead, from then on: the answer to that shows it alive.
+   */
   async health(call: Scope): Promise<Record<string, unknown>> {
-    await this.client.ping(call.opts);
-    return { status: 'healthy', transport: this.host.spec.transport };
+    const alive = { status: 'healthy', transport: this.host.spec.transport };
+    if (!this.pingless) {
+      const own = AbortSignal.timeout(Math.max(50, Math.floor(call.options.timeoutMs / 2)));
+      try {
+        await this.client.ping({ signal: AbortSignal.any([call.signal, own]), timeout: call.opts.timeout });
+        return alive;
+      } catch (err) {
+        if (answeredWithError(err)) return alive;
+        if (!own.aborted || call.signal.aborted) throw err;
+        this.pingless = true;
+        this.host.logger.info(`${this.host.id} did not answer ping; its health is now its answer to a list's first page`);
+      }
+    }
+    const caps = this.capabilities;
+    const method = caps.tools ? 'tools/list' : caps.prompts ? 'prompts/list' : caps.resources ? 'resources/list' : undefined;
+    if (method) await this.client.request({ method, params: {} }, ResultSchema, call.opts);
+    return { ...alive, ping: 'unanswered' };
   }
 
   list(kind: ListName, call: Scope, max?: number) {
@@ -372,7 +396,21 @@ export function readHttpError(err: unknown): unknown {
   return new Error(`HTTP ${String(err.code)}: ${err.message.replace(/^Streamable HTTP error: /, '').slice(0, 300)}`);
 }
 
-/** A 2025-era session's request the server answered 404: it no longer knows the session (restarted), so MCP has the client initialize anew. */
+/**
+ * A 2025-era session's request the server answered 404: it no longer knows the session (restarted), so
+ * MCP has the client initialize anew. Also a 400 whose answer says the session is not valid: servers
+ * that copied the SDK README's example answer an unknown session "Bad Request: No valid session ID
+ * provided", and a restarted server of one transport "Server not initialized" (the request was not
+ * run there either).
+ */
 export function sessionExpired(err: unknown): boolean {
-  return err instanceof StreamableHTTPError && err.code === 404;
+  if (!(err instanceof StreamableHTTPError)) return false;
+  return err.code === 404 || (err.code === 400 && SESSION_REFUSED.test(err.message));
+}
+const SESSION_REFUSED =
+  /\b(?:no valid|invalid|unknown|expired|missing)\b[^.]{0,20}\bsession\b|\bsession\b[^.]{0,20}\b(?:not found|invalid|unknown|expired|is not valid|does not exist)\b|\bserver not initiali[sz]ed\b/i;
+
+/** The server's own JSON-RPC error: it answered (not a closed connection or the SDK's time limit). */
+function answeredWithError(err: unknown): boolean {
+  return err instanceof McpError && err.code !== ErrorCode.ConnectionClosed && err.code !== ErrorCode.RequestTimeout;
 }

@@ -254,7 +254,9 @@ export class McpDownstream implements Downstream, EraHost {
         if (!sessionExpired(err) || this.spec.transport !== 'streamable-http' || this.speaks2026) throw err;
         // The server no longer knows the gateway's session (it restarted): a new session, as MCP asks,
         // and the request once more (a request of an unknown session was not run).
-        this.logger.info(`${this.id} no longer knows the gateway's session (HTTP 404); initializing a new one`);
+        this.logger.info(
+          `${this.id} no longer knows the gateway's session (HTTP ${(err as { code?: number }).code}); initializing a new one`,
+        );
         this.drop('its session ended');
         return await op(await this.session(options.timeoutMs), call);
       }

@@ -38,7 +38,7 @@ describe('a sloppy MCP server behind the gateway', () => {
 
   it('is healthy and every tool is listed with a schema MCP allows (the SDK client checked the list)', async () => {
     const services = (await (await fetch(`${g.url}/services`)).json()) as { services: { id: string; status: string; tools: number }[] };
-    expect(services.services.find((s) => s.id === 'sloppy')).toMatchObject({ status: 'healthy', tools: 5 });
+    expect(services.services.find((s) => s.id === 'sloppy')).toMatchObject({ status: 'healthy', tools: 7 });
     const { tools } = await client.listTools();
     const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
     expect(byName.get_weather).toMatchObject({
@@ -77,6 +77,13 @@ describe('a sloppy MCP server behind the gateway', () => {
       isError: false,
     });
     expect(await client.callTool({ name: 'string_id', arguments: {} })).toMatchObject({ content: [{ type: 'text', text: 'matched' }] });
+    // output schemas that name their dialect (2020-12, MCP's default; draft-07) with $defs and formats:
+    // checked by the gateway's SDK client and by this one, and passed
+    expect(await client.callTool({ name: 'dialect_2020', arguments: {} })).toMatchObject({
+      structuredContent: { at: '2026-11-27T10:00:00Z', tag: 'v1' },
+      isError: false,
+    });
+    expect(await client.callTool({ name: 'dialect_07', arguments: {} })).toMatchObject({ structuredContent: { n: 7 }, isError: false });
   });
 
   it('its prompts are listed and got without the nulls', async () => {
@@ -139,13 +146,13 @@ describe('a server that does not answer ping', () => {
 
   it('one that answers ping with -32601 (it has none) is alive: healthy, its tools served', async () => {
     const { entry, call } = await behind('unknown');
-    expect(entry).toMatchObject({ status: 'healthy', tools: 5 });
+    expect(entry).toMatchObject({ status: 'healthy', tools: 7 });
     expect(call.result).toMatchObject({ content: [{ type: 'text', text: 'ok' }] });
   }, 60_000);
 
   it('one that never answers ping is asked a list instead, and stays healthy', async () => {
     const { entry, call } = await behind('silent');
-    expect(entry).toMatchObject({ status: 'healthy', tools: 5 });
+    expect(entry).toMatchObject({ status: 'healthy', tools: 7 });
     expect(call.result).toMatchObject({ content: [{ type: 'text', text: 'ok' }] });
   }, 60_000);
 });

@@ -196,9 +196,16 @@ describe('the fleet through the launcher', () => {
     const malformed = await postJson(`${fleet.gateway}/mcp`, '{"tool": "file_read", ');
     statuses.push(malformed.status);
     expect(malformed.status).toBe(400);
-    const big = await postJson(`${fleet.gateway}/mcp`, {
+    // a 2 MB file, which filesystem-mcp takes (BODY_LIMIT 8mb), is written through the gateway too
+    // (its BODY_LIMIT is the fleet's largest: test/static/body-limits.test.ts); a body over that is refused
+    const written = await postJson(`${fleet.gateway}/mcp`, {
       tool: 'file_write',
       arguments: { path: 'big.txt', content: 'x'.repeat(2 * 1024 * 1024) },
+    });
+    expect(written.status).toBe(200);
+    const big = await postJson(`${fleet.gateway}/mcp`, {
+      tool: 'file_write',
+      arguments: { path: 'big.txt', content: 'x'.repeat(41 * 1024 * 1024) },
     });
     statuses.push(big.status);
     expectCode(big, 413, 'PAYLOAD_TOO_LARGE');

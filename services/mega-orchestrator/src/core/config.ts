@@ -9,6 +9,9 @@ export const VERSION = '0.1.0';
 
 export const configSchema = z.object({
   ...baseEnvShape,
+  BODY_LIMIT: baseEnvShape.BODY_LIMIT.default('40mb').describe(
+    "Largest accepted request body (PAYLOAD_TOO_LARGE above it): as large as the largest a service of the fleet takes (transcriber-mcp's base64 audio), so that the gateway never refuses a call its service would accept (filesystem-mcp 8mb, media-mcp 16mb; the MCP SDK's servers 4mb).",
+  ),
   HEALTH_POLL_MS: ms(5000, 50).describe("How often every downstream's /health and /tools/list are read."),
   FLEET_SERVICES: csv([]).describe(
     'Inventory services this gateway polls (ids, comma-separated); empty: every built one. `fleet up --only` sets it to the services it started, so the others show as not registered rather than unhealthy.',

@@ -91,6 +91,55 @@ describe('MCP server configuration', () => {
     expect(spec).toMatchObject({ id: 'legacy', mcp: { transport: 'sse', url: 'http://h:9/sse', headers: { 'X-Key': 'k' } } });
   });
 
+  it("takes other clients' files as they are: VS Code's servers and ${env:NAME}, Windsurf's serverUrl, Gemini's httpUrl, Cline's keys", () => {
+    const vscode = configuredMcpServers({
+      MCP_SERVERS_FILE: writeJson('mcp.json', {
+        inputs: [{ type: 'promptString', id: 'unused', description: 'never asked' }],
+        servers: {
+          memory: { type: 'stdio', command: 'npx', args: ['-y', '@modelcontextprotocol/server-memory'], env: { KEY: '${env:MY_KEY}' } },
+          remote: { type: 'http', url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer ${env:TOKEN}' } },
+        },
+      }),
+      MY_KEY: 'k-value',
+      TOKEN: 's3cret',
+    });
+    expect(vscode).toMatchObject([
+      { id: 'memory', mcp: { transport: 'stdio', command: 'npx', env: { KEY: 'k-value' } } },
+      {
+        id: 'remote',
+        mcp: { transport: 'streamable-http', url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer s3cret' } },
+      },
+    ]);
+    const others = configuredMcpServers({
+      MCP_SERVERS: JSON.stringify({
+        mcpServers: {
+          windsurf: { serverUrl: 'https://w.example.com/mcp' },
+          gemini: { httpUrl: 'https://g.example.com/mcp', timeout: 30000, trust: false },
+          cline: { type: 'streamableHttp', url: 'https://c.example.com/mcp', autoApprove: ['read'], alwaysAllow: [], disabled: false },
+          oldcline: { transportType: 'sse', url: 'https://o.example.com/sse' },
+          local: { command: 'server', description: 'a note for people', autoApprove: [] },
+        },
+      }),
+    });
+    expect(others.map((s) => [s.id, s.mcp?.transport, 'url' in (s.mcp ?? {}) ? (s.mcp as { url: string }).url : undefined])).toEqual([
+      ['windsurf', 'streamable-http', 'https://w.example.com/mcp'],
+      ['gemini', 'streamable-http', 'https://g.example.com/mcp'],
+      ['cline', 'streamable-http', 'https://c.example.com/mcp'],
+      ['oldcline', 'sse', 'https://o.example.com/sse'],
+      ['local', 'stdio', undefined],
+    ]);
+    // a VS Code prompt the gateway cannot ask is named, with what to do
+    expect(() =>
+      configuredMcpServers({
+        MCP_SERVERS: JSON.stringify({ servers: { gh: { url: 'https://h/mcp', headers: { A: '${input:token}' } } } }),
+      }),
+    ).toThrow(
+      /gh: \$\{input:token\} is a prompt of VS Code's; the gateway asks nobody: put the value in its environment and write \$\{NAME\}/,
+    );
+    // a key of none of them is still refused (a typo is not guessed)
+    expect(() => configuredMcpServers({ MCP_SERVERS: JSON.stringify({ x: { command: 'server', comand: 'y' } }) })).toThrow(/comand/);
+  });
+
   it('names every bad entry at once, as the rest of the configuration does', () => {
     let err: ConfigError | undefined;
     try {

@@ -145,9 +145,59 @@ function parseDocument(text: string, variable: string, problems: Problem[]): Rec
     problems.push({ variable, message: 'must be an object: { "mcpServers": { "<id>": { "command": ... } | { "url": ... } } }' });
     return {};
   }
-  return 'mcpServers' in shape.data && typeof shape.data.mcpServers === 'object'
-    ? (shape.data.mcpServers as Record<string, unknown>)
-    : shape.data;
+  if ('mcpServers' in shape.data && typeof shape.data.mcpServers === 'object') return shape.data.mcpServers as Record<string, unknown>;
+  // VS Code's mcp.json: { "servers": { ... }, "inputs": [...] } (its inputs are prompts the gateway cannot ask)
+  const { servers } = shape.data as { servers?: unknown };
+  if (isRecord(servers) && !ENTRY_KEYS.some((k) => k in servers)) return servers;
+  return shape.data;
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** Keys that make an object a server's entry (not a map of entries). */
+const ENTRY_KEYS = ['command', 'url', 'serverUrl', 'httpUrl'];
+/** Keys other MCP clients keep in an entry for themselves (tool approvals, notes, trust prompts): accepted and not used. */
+const CLIENT_ONLY_KEYS = ['autoApprove', 'alwaysAllow', 'trust', 'description', 'timeout'];
+/** Other clients' names of the transports. */
+const TYPE_ALIASES: Record<string, string> = {
+  streamableHttp: 'streamable-http',
+  streamable_http: 'streamable-http',
+  'streamable-http': 'streamable-http',
+  http: 'http',
+  sse: 'sse',
+  stdio: 'stdio',
+};
+
+/**
+ * An entry as other MCP clients write it, in this file's terms: Windsurf's `serverUrl` and Gemini
+ * CLI's `httpUrl` are `url` (Streamable HTTP); Cline's `transportType` and `"type": "streamableHttp"`
+ * name the transport; VS Code's `${env:NAME}` is `${NAME}` (VARIABLE); the keys clients keep for
+ * themselves (CLIENT_ONLY_KEYS) are dropped. A VS Code `${input:...}` (a prompt it asks its user) is
+ * named as a problem: the gateway asks nobody.
+ */
+function fromOtherClients(raw: unknown, where: string, problems: Problem[]): unknown {
+  if (!isRecord(raw)) return raw;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(raw)) if (!CLIENT_ONLY_KEYS.includes(key)) out[key] = value;
+  for (const alias of ['serverUrl', 'httpUrl']) {
+    if (!(alias in out)) continue;
+    if (!('url' in out)) {
+      out.url = out[alias];
+      if (alias === 'httpUrl' && !('type' in out)) out.type = 'streamable-http';
+    }
+    delete out[alias];
+  }
+  if ('transportType' in out) {
+    if (!('type' in out)) out.type = out.transportType;
+    delete out.transportType;
+  }
+  if (typeof out.type === 'string' && out.type in TYPE_ALIASES) out.type = TYPE_ALIASES[out.type];
+  const input = /\$\{input:([^}]*)\}/.exec(JSON.stringify(out));
+  if (input)
+    problems.push({
+      variable: where,
+      message: `\${input:${input[1]}} is a prompt of VS Code's; the gateway asks nobody: put the value in its environment and write \${NAME}`,
+    });
+  return out;
 }
 
 /**
@@ -203,9 +253,10 @@ export function configuredMcpServers(env: Env, inventory: readonly ServiceEntry[
         continue;
       }
       seen.add(id);
+      const entryRaw = fromOtherClients(raw, where, problems);
       // judged by the schema its shape asks for, so that the issue names the field (a bad protocolVersion, say)
-      const shape = typeof raw === 'object' && raw !== null ? raw : {};
-      const parsed = ('url' in shape ? httpServer : 'command' in shape ? stdioServer : serverEntry).safeParse(raw);
+      const shape = typeof entryRaw === 'object' && entryRaw !== null ? entryRaw : {};
+      const parsed = ('url' in shape ? httpServer : 'command' in shape ? stdioServer : serverEntry).safeParse(entryRaw);
       if (!parsed.success) {
         const issue = parsed.error.issues[0];
         problems.push({

@@ -7,7 +7,7 @@
 import type { Logger } from '@mcp-fleet/kit';
 import { displayUrl } from './downstream';
 
-export const VARIABLE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+export const VARIABLE = /\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}/g;
 /** Values shorter than this are not masked: they would mask ordinary words, and are no secret anyway. */
 const MIN_SECRET = 4;
 export const MASK = '***';

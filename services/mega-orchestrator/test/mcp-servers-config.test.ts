@@ -117,7 +117,13 @@ describe('MCP server configuration', () => {
           gemini: { httpUrl: 'https://g.example.com/mcp', timeout: 30000, trust: false },
           cline: { type: 'streamableHttp', url: 'https://c.example.com/mcp', autoApprove: ['read'], alwaysAllow: [], disabled: false },
           oldcline: { transportType: 'sse', url: 'https://o.example.com/sse' },
-          local: { command: 'server', description: 'a note for people', autoApprove: [] },
+          local: {
+            command: 'server',
+            args: ['--port', 8080, '--verbose', true],
+            env: { DEBUG: true, N: 2 },
+            description: 'a note',
+            autoApprove: [],
+          },
         },
       }),
     });
@@ -128,6 +134,7 @@ describe('MCP server configuration', () => {
       ['oldcline', 'sse', 'https://o.example.com/sse'],
       ['local', 'stdio', undefined],
     ]);
+    expect(others[4].mcp).toMatchObject({ args: ['--port', '8080', '--verbose', 'true'], env: { DEBUG: 'true', N: '2' } });
     // a VS Code prompt the gateway cannot ask is named, with what to do
     expect(() =>
       configuredMcpServers({

@@ -171,8 +171,8 @@ const TYPE_ALIASES: Record<string, string> = {
  * An entry as other MCP clients write it, in this file's terms: Windsurf's `serverUrl` and Gemini
  * CLI's `httpUrl` are `url` (Streamable HTTP); Cline's `transportType` and `"type": "streamableHttp"`
  * name the transport; VS Code's `${env:NAME}` is `${NAME}` (VARIABLE); the keys clients keep for
- * themselves (CLIENT_ONLY_KEYS) are dropped. A VS Code `${input:...}` (a prompt it asks its user) is
- * named as a problem: the gateway asks nobody.
+ * themselves (CLIENT_ONLY_KEYS) are dropped; a number or boolean in `args`, `env` or `headers` is its
+ * text. A VS Code `${input:...}` (a prompt it asks its user) is named as a problem: the gateway asks nobody.
  */
 function fromOtherClients(raw: unknown, where: string, problems: Problem[]): unknown {
   if (!isRecord(raw)) return raw;
@@ -191,6 +191,12 @@ function fromOtherClients(raw: unknown, where: string, problems: Problem[]): unk
     delete out.transportType;
   }
   if (typeof out.type === 'string' && out.type in TYPE_ALIASES) out.type = TYPE_ALIASES[out.type];
+  // numbers and booleans where a string belongs ("PORT": 8080, "--port", 8080), as a process gets them
+  const scalar = (v: unknown) => (typeof v === 'number' || typeof v === 'boolean' ? String(v) : v);
+  if (Array.isArray(out.args)) out.args = out.args.map(scalar);
+  for (const key of ['env', 'headers'])
+    if (isRecord(out[key]))
+      out[key] = Object.fromEntries(Object.entries(out[key] as Record<string, unknown>).map(([k, v]) => [k, scalar(v)]));
   const input = /\$\{input:([^}]*)\}/.exec(JSON.stringify(out));
   if (input)
     problems.push({

@@ -4,8 +4,11 @@
  * that server's tools/call (and only there), follows the server's task inside its one downstream
  * call (tasks/get; what the task asks put to the caller and answered with tasks/update; tasks/cancel
  * when the call is given up), and its callers of either era get the result as from any tool. The
- * server is the modern fixture with `tasks: true` (a real HTTP server), declared 2026-07-28 and found.
+ * server is the modern fixture with `tasks: true` (a real HTTP server), declared 2026-07-28 and found,
+ * and the same fixture over stdio (MODERN_TASKS=1), declared.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { tempDir } from '@mcp-fleet/testing';
 import { conformanceProblems, runConformanceScenarios, scenarioPassed } from '@mcp-fleet/testing/conformance';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -191,6 +194,51 @@ describe.each([
     const after = await rpc(f.g.url, 'tasks/get', { taskId: created.result!.taskId });
     expect(after.result?.status).toBe('cancelled');
   });
+});
+
+describe('a 2026-07-28 stdio server with its own tasks behind the gateway', () => {
+  const tmp = tempDir('mcp-fleet-downstream-tasks-stdio-');
+  const methodsDir = path.join(tmp.dir, 'methods');
+  const methods = () => fs.readFileSync(path.join(methodsDir, 'tasker.methods'), 'utf8').trim().split('\n');
+  let g: RunningGateway;
+  beforeAll(async () => {
+    fs.mkdirSync(methodsDir);
+    g = await startGatewayWithMcpServer(
+      'tasker',
+      {
+        transport: 'stdio',
+        command: process.execPath,
+        args: ['--import', 'tsx', path.join(__dirname, 'fixtures', 'modern-mcp-server.ts'), 'stdio'],
+        cwd: path.resolve(__dirname, '../../..'),
+        env: { MODERN_TASKS: '1', METHODS_FILE: path.join(methodsDir, 'tasker.methods') },
+        // sandboxed: the file it writes lies in a directory its declaration makes writable
+        sandbox: { writable: [methodsDir] },
+        protocolVersion: V,
+      },
+      tmp.dir,
+      'task_report',
+      { HEALTH_TIMEOUT_MS: '10000' },
+    );
+  }, 60_000);
+  afterAll(async () => {
+    await g?.stop();
+    tmp.cleanup();
+  });
+
+  it('callers of both eras get a task-required tool’s result; the gateway followed the task over stdio (tasks/get)', async () => {
+    const done = await call2026(g.url, 'task_report', { topic: 'tides' });
+    expect(done.result).toMatchObject({ content: [{ type: 'text', text: 'Report on tides.' }] });
+    const client = await client2025(g.url);
+    try {
+      expect(text((await client.callTool({ name: 'task_report', arguments: { topic: 'reefs' } })) as CallToolResult)).toBe(
+        'Report on reefs.',
+      );
+    } finally {
+      await client.close();
+    }
+    expect(methods().filter((m) => m === 'tools/call').length).toBeGreaterThanOrEqual(2);
+    expect(methods()).toContain('tasks/get');
+  }, 30_000);
 });
 
 describe('a server’s task outliving the gateway call’s time limit', () => {

@@ -12,7 +12,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ListToolsResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { tempDir } from '@mcp-fleet/testing';
 import { tolerated } from '../src/downstream/mcp';
-import { post2026, startGatewayWithMcpServer, type RunningGateway } from './helpers';
+import { post2026, startGateway, startGatewayWithMcpServer, until, type RunningGateway } from './helpers';
 
 const FIXTURE = path.join(__dirname, 'fixtures', 'sloppy-mcp-server.mjs');
 
@@ -155,4 +155,44 @@ describe('a server that does not answer ping', () => {
     expect(entry).toMatchObject({ status: 'healthy', tools: 7 });
     expect(call.result).toMatchObject({ content: [{ type: 'text', text: 'ok' }] });
   }, 60_000);
+});
+
+describe('a server whose tools/list is slower than HEALTH_TIMEOUT_MS', () => {
+  const tmp = tempDir('mcp-fleet-slow-list-');
+  afterAll(() => tmp.cleanup());
+
+  it('is not given up: its list goes on, and the service is polled again when it arrives, its tools then served', async () => {
+    const g = await startGateway(
+      [
+        {
+          id: 'slow-list',
+          url: 'stdio:slow-list',
+          mcp: {
+            transport: 'stdio',
+            command: process.execPath,
+            args: [FIXTURE],
+            cwd: path.dirname(FIXTURE),
+            env: { SLOPPY_LIST_MS: '1500' },
+          },
+        },
+      ],
+      tmp.dir,
+      // no poll of its own comes before the test ends: only the list's end can bring the tools in
+      { HEALTH_POLL_MS: '600000', HEALTH_TIMEOUT_MS: '500', DOWNSTREAM_TIMEOUT_MS: '10000' },
+    );
+    try {
+      const entry = async () =>
+        (
+          (await (await fetch(`${g.url}/services`)).json()) as { services: { id: string; status: string; reason?: string }[] }
+        ).services.find((s) => s.id === 'slow-list');
+      // the first poll (startGateway's refresh) found the list still running
+      expect((await entry())?.reason).toMatch(
+        /tools\/list has not answered within HEALTH_TIMEOUT_MS \(500 ms\); still waiting for it \(up to 10000 ms\)/,
+      );
+      await until(() => g.gw.registry.catalog.byName.has('untyped_schema'), 10_000);
+      expect(await entry()).toMatchObject({ status: 'healthy' });
+    } finally {
+      await g.stop();
+    }
+  }, 30_000);
 });

@@ -37,6 +37,24 @@ export interface RegistryOptions {
   inventory?: readonly ServiceEntry[];
   /** Caps on what one downstream lists (DOWNSTREAM_MAX_*; an mcpServers entry's `limits` override them). */
   listLimits?: ListLimits;
+  /** How long an MCP server's list may take in all (DOWNSTREAM_TIMEOUT_MS; its entry's timeoutMs wins): SlowList. */
+  listTimeoutMs?: number;
+}
+
+/**
+ * An MCP server's list not read within HEALTH_TIMEOUT_MS: it goes on in the background, up to the
+ * server's call time limit, and the service is polled again when it ends (Registry.mcpList).
+ */
+class SlowList extends Error {
+  constructor(
+    readonly kind: ListName,
+    readonly waitedMs: number,
+    readonly limitMs: number,
+  ) {
+    super(
+      `its ${listRoute(kind).slice(1)} has not answered within HEALTH_TIMEOUT_MS (${waitedMs} ms); still waiting for it (up to ${limitMs} ms)`,
+    );
+  }
 }
 
 /** An MCP server said a resource the gateway subscribed to changed ('resource-updated'). */
@@ -402,8 +420,53 @@ export class Registry extends EventEmitter {
     return catalog;
   }
 
+  /** An MCP server's lists still being read past HEALTH_TIMEOUT_MS, by `<id> <list>` (mcpList). */
+  private readonly slowLists = new Map<string, Promise<{ answer: DownstreamAnswer } | { error: unknown }>>();
+
+  /**
+   * One of an MCP server's lists. A server may take longer to list than to answer ping (one that asks
+   * an API for its tools, or starts a browser): a list not read within HEALTH_TIMEOUT_MS is not given
+   * up but goes on, up to the server's call time limit; this poll throws SlowList, and the service is
+   * polled again as soon as the list ends, that poll taking its answer.
+   */
+  private async mcpList(s: ServiceState, kind: ListName): Promise<DownstreamAnswer> {
+    const key = `${s.id} ${kind}`;
+    const { healthTimeoutMs } = this.options;
+    const limitMs = Math.max(healthTimeoutMs, s.spec.timeoutMs ?? this.options.listTimeoutMs ?? healthTimeoutMs);
+    let read = this.slowLists.get(key);
+    if (!read) {
+      read = listOf(s.upstream, kind, { timeoutMs: limitMs }).then(
+        (answer) => ({ answer }),
+        (error: unknown) => ({ error }),
+      );
+      this.slowLists.set(key, read);
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const waited = await Promise.race([
+      read,
+      new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), healthTimeoutMs))),
+    ]);
+    clearTimeout(timer);
+    if (waited === undefined) {
+      if (!this.slowWatched.has(key)) {
+        this.slowWatched.add(key);
+        this.options.logger.info(`${s.id}: ${new SlowList(kind, healthTimeoutMs, limitMs).message}`);
+        void read.then(() => {
+          this.slowWatched.delete(key);
+          this.suspect(s.id);
+        });
+      }
+      throw new SlowList(kind, healthTimeoutMs, limitMs);
+    }
+    this.slowLists.delete(key);
+    if ('error' in waited) throw waited.error;
+    return waited.answer;
+  }
+  private readonly slowWatched = new Set<string>();
+
   /** One of a downstream's polls (its health, or one of its lists); a keep-alive socket the downstream closed gets one fresh attempt. */
   private async probe(s: ServiceState, what: 'health' | ListName): Promise<DownstreamAnswer> {
+    if (what !== 'health' && s.spec.mcp) return this.mcpList(s, what);
     const options = { timeoutMs: this.options.healthTimeoutMs };
     const ask = () => (what === 'health' ? s.upstream.health(options) : listOf(s.upstream, what, options));
     try {
@@ -429,8 +492,13 @@ export class Registry extends EventEmitter {
         // its lists broke a cap: left as they are until the backoff ends (a pin approved meanwhile still counts)
         if (s.held.size || s.changed.size) await this.evaluateTools(s);
       } else {
-        const list = await this.probe(s, 'tools');
-        if (list.status !== 200) reason = `tools/list answered ${list.status}`;
+        const list = await this.probe(s, 'tools').catch((err: unknown) => {
+          if (!(err instanceof SlowList)) throw err;
+          return err;
+        });
+        // a slow list: a server listed before keeps its tools meanwhile; a new one waits for it
+        if (list instanceof SlowList) reason = s.listedSignature ? undefined : list.message;
+        else if (list.status !== 200) reason = `tools/list answered ${list.status}`;
         else if (!isToolList(list.json)) reason = `tools/list answered ${list.problem ?? 'JSON without a tools array'}`;
         else {
           await this.acceptTools(s, list.json.tools, (list.json as { more?: unknown }).more === true);

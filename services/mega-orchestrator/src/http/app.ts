@@ -107,6 +107,7 @@ function buildParts(deps: GatewayDeps) {
     forwardClientRequests: config.MCP_FORWARD_CLIENT_REQUESTS,
     inputTimeoutMs: config.MCP_INPUT_TIMEOUT_MS,
     progressMaxMs: config.DOWNSTREAM_PROGRESS_MAX_MS,
+    listTimeoutMs: config.DOWNSTREAM_TIMEOUT_MS,
     inventory: deps.inventory ?? INVENTORY,
     listLimits: {
       tools: config.DOWNSTREAM_MAX_TOOLS,

@@ -178,4 +178,45 @@ describe('the launch of a sandboxed stdio server', () => {
       await g.stop();
     }
   }, 30_000);
+
+  it('a command that is not there, and a server that exits before answering, are said plainly (/services)', async () => {
+    const g = await startGateway(
+      [
+        { id: 'nocmd', url: 'stdio:nocmd', mcp: { transport: 'stdio', command: 'no-such-mcp-server', args: [], env: {} } },
+        {
+          id: 'nocmd-bare',
+          url: 'stdio:nocmd-bare',
+          mcp: { transport: 'stdio', command: 'no-such-mcp-server', args: [], env: {}, sandbox: false },
+        },
+        {
+          id: 'exits',
+          url: 'stdio:exits',
+          mcp: {
+            transport: 'stdio',
+            command: process.execPath,
+            args: ['-e', 'console.error("TOKEN is required"); process.exit(1)'],
+            env: {},
+          },
+        },
+      ],
+      path.join(tmp.dir, 'gw-start'),
+      { HEALTH_POLL_MS: '600000', HEALTH_TIMEOUT_MS: '5000' },
+    );
+    try {
+      await g.gw.refresh();
+      const body = (await (await fetch(`${g.url}/services`)).json()) as { services: { id: string; reason?: string }[] };
+      const reason = (id: string) => body.services.find((s) => s.id === id)?.reason ?? '';
+      const missing =
+        'its command no-such-mcp-server was not found on the gateway\'s PATH: install it there, or give its full path as "command"';
+      expect(reason('nocmd')).toContain(missing);
+      expect(reason('nocmd-bare')).toContain(missing);
+      expect(reason('exits')).toContain(
+        "its process ended before it answered initialize or server/discover (1 line on its stderr: see the gateway's log)",
+      );
+      // what it wrote stays in the gateway's log (it may echo its environment)
+      expect(reason('exits')).not.toContain('TOKEN');
+    } finally {
+      await g.stop();
+    }
+  }, 30_000);
 });

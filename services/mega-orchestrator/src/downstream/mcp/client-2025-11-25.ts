@@ -151,10 +151,14 @@ export class Rev2025Client {
       const answered = answeredWithError(err);
       if (answered && (await this.probe.ask('refused'))) throw SPEAKS_2026;
       const discover = this.probe.unanswered();
+      const closed = err instanceof McpError && err.code === ErrorCode.ConnectionClosed;
       const why =
-        discover === undefined
-          ? (err as Error).message
-          : `it answered neither server/discover (${discover}) nor initialize (${(err as Error).message})`;
+        stdio && closed
+          ? // its process ended (or closed its stdout) before it answered anything: say so, not each probe's wording
+            'its process ended before it answered initialize' + (discover === undefined ? '' : ' or server/discover')
+          : discover === undefined
+            ? (err as Error).message
+            : `it answered neither server/discover (${discover}) nor initialize (${(err as Error).message})`;
       supervisor.failed(`${why}${credentialsHint(err, why)}${supervisor.stderrTail()}`);
       throw new DownstreamFailure('refused', `${id} did not start: ${supervisor.lastProblem}`, false, { cause: err });
     }

@@ -100,7 +100,11 @@ export class StdioSupervisor {
     if (this.connectedAt && Date.now() - this.connectedAt > STABLE_MS) this.failures = 0;
     this.connectedAt = 0;
     this.failures += 1;
-    this.lastProblem = problem;
+    // a program that is not there says so once, with what to do (not each probe's "spawn x ENOENT")
+    const missing = /\bspawn (\S+) ENOENT\b/.exec(problem);
+    this.lastProblem = missing
+      ? `its command ${missing[1]} was not found on the gateway's PATH: install it there, or give its full path as "command"`
+      : problem;
     const base = this.options.restartBackoffMs ?? 1000;
     this.nextAttemptAt = Date.now() + Math.min(MAX_BACKOFF_MS, base * 2 ** (this.failures - 1));
   }

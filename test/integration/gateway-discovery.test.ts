@@ -48,7 +48,12 @@ describe('gateway discovery mode (MCP_DISCOVERY=meta) with the SDK clients of bo
       services: fleet.downstreams,
       autoStart: false,
     });
-    await gw.refresh();
+    // every service in the catalog before the tests (one poll may find a loaded machine's service slower than HEALTH_TIMEOUT_MS)
+    const healthy = () => gw.registry.services.filter((s) => s.healthy).length;
+    for (const end = Date.now() + 30_000; ;) {
+      await gw.refresh();
+      if (healthy() === fleet.downstreams.length || Date.now() > end) break;
+    }
     const running = await serve(gw.app);
     url = running.url;
     stop = async () => {

@@ -27,7 +27,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { InFlight } from '@mcp-fleet/kit';
 import { DownstreamFailure, type ClientRequestMethod, type CompleteParams, type ListName } from '../downstream';
-import { credentialsHint, FORWARDED_CAPABILITIES, SessionBase, type EraHost, type EraSession, type Scope } from './calls';
+import { credentialsHint, FORWARDED_CAPABILITIES, SessionBase, TIMEOUT, type EraHost, type EraSession, type Scope } from './calls';
 import { START_TIMEOUT_MS } from './stdio-supervisor';
 import { readInbound } from './tolerant';
 
@@ -242,26 +242,31 @@ class Rev2025Session extends SessionBase<Client> implements EraSession {
 
   /**
    * Alive when it answers ping, or answers it with an error (a server without ping: -32601). One that
-   * leaves ping unanswered for half the health check's time is asked its first page of tools (or
-   * prompts, resources) instead, from then on: the answer to that shows it alive.
+   * leaves ping unanswered for the health check's whole time is asked its first page of tools (or
+   * prompts, resources) at once, with a time of its own, and from then on instead of ping: the answer
+   * to that shows it alive.
    */
   async health(call: Scope): Promise<Record<string, unknown>> {
     const alive = { status: 'healthy', transport: this.host.spec.transport };
+    let opts = call.opts;
     if (!this.pingless) {
-      const own = AbortSignal.timeout(Math.max(50, Math.floor(call.options.timeoutMs / 2)));
       try {
-        await this.client.ping({ signal: AbortSignal.any([call.signal, own]), timeout: call.opts.timeout });
+        await this.client.ping(call.opts);
         return alive;
       } catch (err) {
         if (answeredWithError(err)) return alive;
-        if (!own.aborted || call.signal.aborted) throw err;
+        // only ping's own time running out (not the caller going away, not a closed connection)
+        if (!(call.signal.aborted && call.signal.reason === TIMEOUT) || call.options.signal?.aborted) throw err;
         this.pingless = true;
         this.host.logger.info(`${this.host.id} did not answer ping; its health is now its answer to a list's first page`);
+        const timeoutMs = call.options.timeoutMs;
+        const own = AbortSignal.timeout(timeoutMs);
+        opts = { signal: call.options.signal ? AbortSignal.any([call.options.signal, own]) : own, timeout: timeoutMs + 1000 };
       }
     }
     const caps = this.capabilities;
     const method = caps.tools ? 'tools/list' : caps.prompts ? 'prompts/list' : caps.resources ? 'resources/list' : undefined;
-    if (method) await this.client.request({ method, params: {} }, ResultSchema, call.opts);
+    if (method) await this.client.request({ method, params: {} }, ResultSchema, opts);
     return { ...alive, ping: 'unanswered' };
   }
 

@@ -102,6 +102,13 @@ describe('tolerated', () => {
     expect(tolerated(list)).toBe(list);
   });
 
+  it("leaves the nulls out of a read's contents and a completion", () => {
+    expect(tolerated({ contents: [{ uri: 'file:///a', mimeType: null, text: 'x' }] })).toEqual({
+      contents: [{ uri: 'file:///a', text: 'x' }],
+    });
+    expect(tolerated({ completion: { values: ['a'], total: null, hasMore: null } })).toEqual({ completion: { values: ['a'] } });
+  });
+
   it('leaves out an outputSchema or inputSchema of another type, and a non-object properties', () => {
     const out = tolerated({
       tools: [

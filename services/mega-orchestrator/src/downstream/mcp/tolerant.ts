@@ -8,8 +8,8 @@
  * answer a server sends is read through `tolerated` before the SDK client sees it; what it changes:
  *
  * - a `null` where an optional field may be absent is left out (initialize's capabilities and server
- *   info, lists, their items, tool results, content blocks; never inside `structuredContent`, `_meta`
- *   values or a schema's own keywords);
+ *   info, lists, their items, a read's contents, a completion, tool results, content blocks; never
+ *   inside `structuredContent`, `_meta` values or a schema's own keywords);
  * - a tool's `inputSchema` becomes a schema MCP allows: an object with `"type": "object"`, its
  *   `properties` an object of schemas (`true` is `{}`, `false` is `{"not": {}}`), `required` strings;
  *   an `outputSchema` that cannot be one (not an object, or a type other than `object`) is left out;
@@ -26,8 +26,8 @@ import { isPlainObject } from '@mcp-fleet/kit';
 
 /** Content block types of the revisions the gateway speaks (2025-11-25, 2026-07-28). */
 const BLOCK_TYPES: ReadonlySet<unknown> = new Set(['text', 'image', 'audio', 'resource', 'resource_link']);
-/** The lists an answer may carry, by key. */
-const LIST_KEYS = ['tools', 'prompts', 'resources', 'resourceTemplates'] as const;
+/** The lists an answer may carry, by key (`contents`: a read's). */
+const LIST_KEYS = ['tools', 'prompts', 'resources', 'resourceTemplates', 'contents'] as const;
 
 /** A JSON-RPC message as a server sent it, tolerated (the same object when nothing needed it). */
 export function toleratedMessage(message: unknown): unknown {
@@ -62,6 +62,11 @@ export function tolerated(result: Record<string, unknown>): Record<string, unkno
     if (kept !== out.capabilities) out = { ...out, capabilities: kept };
     const info = withoutNulls(out.serverInfo);
     if (info !== out.serverInfo) out = { ...out, serverInfo: info };
+  }
+  if (isPlainObject(out.completion)) {
+    // completion/complete: `"total": null`, `"hasMore": null`
+    const completion = withoutNulls(out.completion);
+    if (completion !== out.completion) out = { ...out, completion };
   }
   if (Array.isArray(out.content)) {
     const content = mapSame(out.content, toleratedBlock);

@@ -80,16 +80,27 @@ const cappedQuery = lazy(
   () =>
     class extends pgLib().Query {
       suspended = false;
+      /** A Sync was sent: the backend answers it with one ReadyForQuery, which ends this query. */
+      synced = false;
 
       handlePortalSuspended(connection: PgWire): void {
         this.suspended = true;
         connection.close({ type: 'P', name: (this as unknown as { portal: string }).portal ?? '' });
         connection.sync();
+        this.synced = true;
       }
 
-      /** With a row limit pg sends no Sync up front; after a server error the backend waits for one (as pg-cursor does). */
+      /**
+       * With a row limit pg sends no Sync up front; after a server error the backend waits for one (as
+       * pg-cursor does), unless one was sent already: an error after the portal was suspended (the
+       * statement timeout firing before the Close) would otherwise get a second Sync, whose
+       * ReadyForQuery then reached the client's next query ("unexpected commandComplete message").
+       */
       handleError(err: Error & { severity?: string }, connection: PgWire): void {
-        if (err.severity) connection.sync();
+        if (err.severity && !this.synced) {
+          connection.sync();
+          this.synced = true;
+        }
         (pgLib().Query.prototype as unknown as { handleError(e: Error, c: PgWire): void }).handleError.call(this, err, connection);
       }
     },

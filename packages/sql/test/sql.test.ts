@@ -198,7 +198,9 @@ describeWithBackend('postgres', 'PgConnection', () => {
       writable: false,
       max: 1,
       maxRows: 10,
-      statementTimeoutMs: 300,
+      // pg_sleep(2) runs past it; the capped generate_series (which PostgreSQL materializes first)
+      // must not, even on a loaded machine (at 300 ms a CI rehearsal's ran past it)
+      statementTimeoutMs: 1000,
     });
     try {
       for (let i = 0; i < 3; i++) {

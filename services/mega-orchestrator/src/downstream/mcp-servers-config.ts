@@ -13,7 +13,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { ConfigError, SERVICE_NODE_ARGS, type Env } from '@mcp-fleet/kit';
+import { ConfigError, isPlainObject, SERVICE_NODE_ARGS, type Env } from '@mcp-fleet/kit';
 import { SERVICES, type ServiceEntry } from '@mcp-fleet/inventory';
 import YAML from 'yaml';
 import { z } from 'zod';
@@ -148,11 +148,10 @@ function parseDocument(text: string, variable: string, problems: Problem[]): Rec
   if ('mcpServers' in shape.data && typeof shape.data.mcpServers === 'object') return shape.data.mcpServers as Record<string, unknown>;
   // VS Code's mcp.json: { "servers": { ... }, "inputs": [...] } (its inputs are prompts the gateway cannot ask)
   const { servers } = shape.data as { servers?: unknown };
-  if (isRecord(servers) && !ENTRY_KEYS.some((k) => k in servers)) return servers;
+  if (isPlainObject(servers) && !ENTRY_KEYS.some((k) => k in servers)) return servers;
   return shape.data;
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 /** Keys that make an object a server's entry (not a map of entries). */
 const ENTRY_KEYS = ['command', 'url', 'serverUrl', 'httpUrl'];
 /** Keys other MCP clients keep in an entry for themselves (tool approvals, notes, trust prompts): accepted and not used. */
@@ -175,7 +174,7 @@ const TYPE_ALIASES: Record<string, string> = {
  * text. A VS Code `${input:...}` (a prompt it asks its user) is named as a problem: the gateway asks nobody.
  */
 function fromOtherClients(raw: unknown, where: string, problems: Problem[]): unknown {
-  if (!isRecord(raw)) return raw;
+  if (!isPlainObject(raw)) return raw;
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(raw)) if (!CLIENT_ONLY_KEYS.includes(key)) out[key] = value;
   for (const alias of ['serverUrl', 'httpUrl']) {
@@ -195,7 +194,7 @@ function fromOtherClients(raw: unknown, where: string, problems: Problem[]): unk
   const scalar = (v: unknown) => (typeof v === 'number' || typeof v === 'boolean' ? String(v) : v);
   if (Array.isArray(out.args)) out.args = out.args.map(scalar);
   for (const key of ['env', 'headers'])
-    if (isRecord(out[key]))
+    if (isPlainObject(out[key]))
       out[key] = Object.fromEntries(Object.entries(out[key] as Record<string, unknown>).map(([k, v]) => [k, scalar(v)]));
   const input = /\$\{input:([^}]*)\}/.exec(JSON.stringify(out));
   if (input)

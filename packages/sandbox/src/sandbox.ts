@@ -75,6 +75,8 @@ export interface SandboxStatus {
 const SYSTEM_DIRS = ['/usr'];
 /** Top-level names that are directories or (merged /usr) symlinks into /usr. */
 const SYSTEM_TOP = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
+/** The host's directories every sandbox shows (read-only): what a caller need not name in a policy. */
+export const SYSTEM_PATHS: readonly string[] = [...SYSTEM_DIRS, ...SYSTEM_TOP];
 /** The few files of /etc programs read; not /etc itself (it holds the host's secrets). */
 const ETC_FILES = [
   '/etc/alternatives',
@@ -100,7 +102,8 @@ export const SANDBOX_HOME = '/tmp/home';
 
 const RECHECK_MS = 10_000;
 
-function isUnder(dir: string, candidate: string): boolean {
+/** `candidate` is `dir` or lies inside it (both absolute, real paths). */
+export function isUnder(dir: string, candidate: string): boolean {
   return candidate === dir || candidate.startsWith(dir.endsWith('/') ? dir : `${dir}/`);
 }
 

@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { AppError, processEnv, type Logger } from '@mcp-fleet/kit';
-import { Sandbox } from '@mcp-fleet/sandbox';
+import { isUnder, Sandbox, SYSTEM_PATHS } from '@mcp-fleet/sandbox';
 import type { StdioServerSpec } from './mcp/spec';
 
 /** What one stdio server's process is started as: the program, its arguments, its directory and environment. */
@@ -99,7 +99,13 @@ export function stdioLauncher(options: StdioSandboxOptions): StdioLauncher {
     const separator = cmd.args.length - spec.args.length - 2;
     const setHome = home ? ['--setenv', 'HOME', fs.realpathSync(home)] : [];
     const args = [...cmd.args.slice(0, separator), ...setHome, ...cmd.args.slice(separator)];
-    const hidden = hiddenPaths(spec.args, [...SHOWN, ...(spec.cwd ? [spec.cwd] : []), ...readOnly, ...writable, ...(home ? [home] : [])]);
+    const hidden = hiddenPaths(spec.args, [
+      ...SYSTEM_PATHS,
+      ...(spec.cwd ? [spec.cwd] : []),
+      ...readOnly,
+      ...writable,
+      ...(home ? [home] : []),
+    ]);
     // bubblewrap itself needs only PATH; the server's environment is set inside
     return {
       command: cmd.file,
@@ -111,21 +117,18 @@ export function stdioLauncher(options: StdioSandboxOptions): StdioLauncher {
   };
 }
 
-/** The host's directories every sandboxed server sees (packages/sandbox: the system directories, read-only). */
-const SHOWN = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
-
 /**
  * The absolute paths in `args` (an argument, or the value of `--name=/path`) that exist on the host
  * and lie under none of `shown`: what the server was told about but cannot see in its sandbox.
  */
 export function hiddenPaths(args: readonly string[], shown: readonly string[]): string[] {
-  const roots = shown.map((p) => realOrSelf(p).replace(/\/+$/, ''));
+  const roots = shown.map(realOrSelf);
   const out: string[] = [];
   for (const arg of args) {
     const value = arg.startsWith('-') && arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : arg;
     if (!path.isAbsolute(value) || !fs.existsSync(value)) continue;
     const real = realOrSelf(value);
-    if (roots.some((r) => real === r || real.startsWith(`${r}/`) || r === '')) continue;
+    if (roots.some((r) => isUnder(r, real))) continue;
     if (!out.includes(value)) out.push(value);
   }
   return out;

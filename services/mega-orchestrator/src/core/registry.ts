@@ -420,8 +420,11 @@ export class Registry extends EventEmitter {
     return catalog;
   }
 
-  /** An MCP server's lists still being read past HEALTH_TIMEOUT_MS, by `<id> <list>` (mcpList). */
-  private readonly slowLists = new Map<string, Promise<{ answer: DownstreamAnswer } | { error: unknown }>>();
+  /**
+   * An MCP server's lists being read (mcpList), by `<id> <list>`: the read, and whether a poll gave up
+   * waiting for it (then the service is polled again when it ends).
+   */
+  private readonly lists = new Map<string, { read: Promise<{ answer: DownstreamAnswer } | { error: unknown }>; outlived: boolean }>();
 
   /**
    * One of an MCP server's lists. A server may take longer to list than to answer ping (one that asks
@@ -433,36 +436,32 @@ export class Registry extends EventEmitter {
     const key = `${s.id} ${kind}`;
     const { healthTimeoutMs } = this.options;
     const limitMs = Math.max(healthTimeoutMs, s.spec.timeoutMs ?? this.options.listTimeoutMs ?? healthTimeoutMs);
-    let read = this.slowLists.get(key);
-    if (!read) {
-      read = listOf(s.upstream, kind, { timeoutMs: limitMs }).then(
+    let entry = this.lists.get(key);
+    if (!entry) {
+      const read = listOf(s.upstream, kind, { timeoutMs: limitMs }).then(
         (answer) => ({ answer }),
         (error: unknown) => ({ error }),
       );
-      this.slowLists.set(key, read);
+      const started = { read, outlived: false };
+      void read.then(() => started.outlived && this.suspect(s.id));
+      this.lists.set(key, (entry = started));
     }
     let timer: NodeJS.Timeout | undefined;
     const waited = await Promise.race([
-      read,
+      entry.read,
       new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), healthTimeoutMs))),
     ]);
     clearTimeout(timer);
     if (waited === undefined) {
-      if (!this.slowWatched.has(key)) {
-        this.slowWatched.add(key);
-        this.options.logger.info(`${s.id}: ${new SlowList(kind, healthTimeoutMs, limitMs).message}`);
-        void read.then(() => {
-          this.slowWatched.delete(key);
-          this.suspect(s.id);
-        });
-      }
-      throw new SlowList(kind, healthTimeoutMs, limitMs);
+      const slow = new SlowList(kind, healthTimeoutMs, limitMs);
+      if (!entry.outlived) this.options.logger.info(`${s.id}: ${slow.message}`);
+      entry.outlived = true;
+      throw slow;
     }
-    this.slowLists.delete(key);
+    this.lists.delete(key);
     if ('error' in waited) throw waited.error;
     return waited.answer;
   }
-  private readonly slowWatched = new Set<string>();
 
   /** One of a downstream's polls (its health, or one of its lists); a keep-alive socket the downstream closed gets one fresh attempt. */
   private async probe(s: ServiceState, what: 'health' | ListName): Promise<DownstreamAnswer> {

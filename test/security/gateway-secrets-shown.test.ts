@@ -35,7 +35,11 @@ let http2025: MaliciousServer;
 let http2026: MaliciousServer;
 let g: CatalogGateway;
 
-const leaky = (era: '2025' | '2026'): Behaviour => ({ era, leakUrl: true, tools: [{ name: 'leak' }, { name: 'fine' }] });
+const leaky = (era: '2025' | '2026'): Behaviour => ({
+  era,
+  leakUrl: true,
+  tools: [{ name: 'leak' }, { name: 'leak_result' }, { name: 'fine' }],
+});
 const ARGS = ['--import', 'tsx', SERVER_FILE];
 /** 2025: dies when its tool `die` is called; 2026 (started again by every request): dies at once, each time. */
 const dying = (era: '2025' | '2026'): Behaviour => ({
@@ -84,6 +88,16 @@ function expectNoSecret(where: string, text: string): void {
       expect([where, name, text.includes(spelling)]).toEqual([where, name, false]);
 }
 
+/** The tool called over REST (the native POST /mcp): its answer's text. */
+async function restCall(tool: string): Promise<string> {
+  const res = await fetch(`${g.url}/mcp`, {
+    method: 'POST',
+    body: JSON.stringify({ tool, arguments: {} }),
+    headers: { 'content-type': 'application/json' },
+  });
+  return res.text();
+}
+
 it('the servers get their secrets (the URL, headers and environment work)', async () => {
   const client = await victim(g.url);
   expect(JSON.stringify((await client.callTool({ name: 'old__fine', arguments: {} })).content)).toContain('fine ran');
@@ -111,14 +125,29 @@ it('a server’s errors that quote its URL reach callers with the values masked 
     expect(text).toMatch(/internal error while serving \/.*\*\*\*/);
     expect(text).toMatch(/"data":\{"request":\{"url":".*\*\*\*/);
     expectNoSecret(tool, text);
-    const rest = await (
-      await fetch(`${g.url}/mcp`, {
-        method: 'POST',
-        body: JSON.stringify({ tool, arguments: {} }),
-        headers: { 'content-type': 'application/json' },
-      })
-    ).text();
+    const rest = await restCall(tool);
     expect(rest).toMatch(/UPSTREAM_ERROR/);
+    expectNoSecret(`${tool} (REST)`, rest);
+  }
+  await client.close();
+});
+
+it('a server’s tool error (isError) that quotes its URL reaches callers with the values masked, its result kept (both eras, REST and MCP)', async () => {
+  const client = await victim(g.url);
+  for (const tool of ['old__leak_result', 'modern__leak_result']) {
+    // the tool's own result, passed on as it sent it (its content and structuredContent), its values masked
+    const answer = (await client.callTool({ name: tool, arguments: {} })) as {
+      content: { text: string }[];
+      structuredContent: unknown;
+      isError: boolean;
+    };
+    expect(answer.isError).toBe(true);
+    expect(answer.content[0].text).toMatch(/^could not fetch \/.*\*\*\*/);
+    expect(answer.structuredContent).toEqual({ url: expect.stringContaining('***') });
+    expectNoSecret(tool, JSON.stringify(answer));
+    const rest = await restCall(tool);
+    expect(rest).toMatch(/UPSTREAM_ERROR/);
+    expect(rest).toMatch(/could not fetch/);
     expectNoSecret(`${tool} (REST)`, rest);
   }
   await client.close();

@@ -3,7 +3,8 @@
  * the text goes out as it came (not serialized again), and only for a result nothing has changed since.
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { carryResultText, rpcAnswerText, withResultText } from '../src/mcp/answer-text';
+import { rpcAnswerText } from '../src/mcp/answer-text';
+import { carryResultText, withResultText } from '../src/downstream/tool-result';
 
 const noted = (text: string, wrapped = false): CallToolResult => {
   const value = JSON.parse(text) as unknown;

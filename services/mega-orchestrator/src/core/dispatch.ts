@@ -16,7 +16,8 @@ import type { CallHistory } from '../history/call-history';
 import { ownerOf } from '../auth/ownership';
 import type { GatewayStats } from './stats';
 import type { RoutingMode, Transport } from './types';
-import { DownstreamFailure, type ClientRequester, type LogListener, type ProgressListener } from '../downstream/http-client';
+import { DownstreamFailure, type ClientRequester, type LogListener, type ProgressListener, type RpcError } from '../downstream/http-client';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 
 export interface CallRequest {
   tool: string;
@@ -66,6 +67,10 @@ export interface CallResult {
   body: CallEnvelope;
   /** The JSON text of a success body's result as the service wrote it, when the answer carried it (DownstreamAnswer.resultText). */
   resultText?: string;
+  /** The tool's result in MCP's terms, when the downstream answered one (ToolAnswer.result): what MCP callers get. */
+  result?: CallToolResult;
+  /** The JSON-RPC error an MCP server answered in place of a result: MCP callers get it as it was. */
+  rpcError?: RpcError;
   code?: string;
   service?: string;
   durationMs: number;
@@ -280,7 +285,10 @@ export class Dispatcher {
               status: answer.status,
               body: answer.json,
               service: service.id,
-              ...(ok ? { resultText: answer.resultText } : { code: code && isErrorCode(code) ? code : 'UPSTREAM_ERROR' }),
+              result: answer.result,
+              ...(ok
+                ? { resultText: answer.resultText }
+                : { code: code && isErrorCode(code) ? code : 'UPSTREAM_ERROR', rpcError: answer.rpcError }),
             },
           };
         }

@@ -4,6 +4,7 @@
  * channel in downstream/channel.ts) and McpDownstream implement it; this file imports none of them,
  * so each imports it without an import cycle (issue 29).
  */
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 
 /** URL without credentials or query string, safe to show in /services and errors. */
 export function displayUrl(raw: string): string {
@@ -41,6 +42,26 @@ export interface DownstreamAnswer {
   resultText?: string;
   /** Cut at DOWNSTREAM_MAX_RESPONSE_BYTES: the downstream answered, too much (its breaker does not count it). */
   tooLarge?: true;
+  /** The JSON-RPC error an MCP server answered in place of a result (its caller over MCP gets it as it was). */
+  rpcError?: RpcError;
+}
+
+/** A JSON-RPC error as an MCP server sent it. */
+export interface RpcError {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+/**
+ * What a tool call answered: the fleet's envelope for REST callers and the call history (`json`), and
+ * the tool's result in MCP's terms (`result`), read where the answer came in: an MCP server's own
+ * result as it sent it (its isError results too; mcp/answers.ts), a kit service's envelope read as
+ * one (tool-result.ts). Without `result`, the call got no tool result: its error is the envelope's,
+ * or the server's JSON-RPC error (`rpcError`).
+ */
+export interface ToolAnswer extends DownstreamAnswer {
+  result?: CallToolResult;
 }
 
 /** The answer of a call whose answer went over DOWNSTREAM_MAX_RESPONSE_BYTES (that call alone fails, UPSTREAM_ERROR); its HTTP status when it had one. */
@@ -159,12 +180,14 @@ export interface CompleteParams {
  * maps each operation to its REST route) or an MCP server (mcp/mcp-downstream.ts, which speaks MCP).
  * Each operation answers a DownstreamAnswer: status 200 with
  *   health: `{status}`; the lists: `{tools | prompts | resources | resourceTemplates: [...], more?}`;
- *   callTool: the fleet's envelope (`{success, result, ...}`; an MCP server's own blocks in `mcp`),
- *     with resultText when the service wrote the result's JSON text itself;
+ *   callTool: a ToolAnswer: the tool's MCP result, and the fleet's envelope (`{success, result, ...}`;
+ *     an MCP server's own result in `mcp`), with resultText when the service wrote the result's JSON
+ *     text itself;
  *   getPrompt, readResource, complete: MCP's result (`{messages}`, `{contents}`, `{completion}`);
  *   subscribe, unsubscribe: `{}`;
- * else a status and the fleet's error envelope (404: the downstream offers no such thing). A
- * downstream that could not be reached, timed out or whose caller went away throws DownstreamFailure.
+ * else a status and the fleet's error envelope (404: the downstream offers no such thing), with the
+ * MCP server's JSON-RPC error as rpcError when it answered one. A downstream that could not be
+ * reached, timed out or whose caller went away throws DownstreamFailure.
  */
 export interface Downstream {
   /** Where it is, safe to show (no credentials). */
@@ -175,7 +198,7 @@ export interface Downstream {
   listPrompts(options: CallOptions): Promise<DownstreamAnswer>;
   listResources(options: CallOptions): Promise<DownstreamAnswer>;
   listResourceTemplates(options: CallOptions): Promise<DownstreamAnswer>;
-  callTool(name: string, args: Record<string, unknown>, options: ToolCallOptions): Promise<DownstreamAnswer>;
+  callTool(name: string, args: Record<string, unknown>, options: ToolCallOptions): Promise<ToolAnswer>;
   getPrompt(name: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<DownstreamAnswer>;
   readResource(uri: string, options: CallOptions): Promise<DownstreamAnswer>;
   complete(params: CompleteParams, options: CallOptions): Promise<DownstreamAnswer>;

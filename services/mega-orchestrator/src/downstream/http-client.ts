@@ -14,8 +14,10 @@ import {
   type DownstreamAnswer,
   type DownstreamRequest,
   type ProgressListener,
+  type ToolAnswer,
   type ToolCallOptions,
 } from './downstream';
+import { fleetAnswer, fleetToolAnswer } from './tool-result';
 
 // The downstream's contract lives in downstream.ts; re-exported for the files that import it from here.
 export * from './downstream';
@@ -167,22 +169,22 @@ export class DownstreamClient implements Downstream {
     return this.route('GET', listRoute('resourceTemplates'), options);
   }
 
-  /** POST /tools/call; the arguments' JSON text as the caller has it (argsJson), else serialized here. */
-  callTool(name: string, args: Record<string, unknown>, options: ToolCallOptions): Promise<DownstreamAnswer> {
+  /** POST /tools/call, its envelope read as MCP's result (fleetToolAnswer); the arguments' JSON text as the caller has it (argsJson), else serialized here. */
+  callTool(name: string, args: Record<string, unknown>, options: ToolCallOptions): Promise<ToolAnswer> {
     return this.route(
       'POST',
       '/tools/call',
       options,
       `{"name":${JSON.stringify(name)},"arguments":${options.argsJson ?? JSON.stringify(args)}}`,
-    );
+    ).then(fleetToolAnswer);
   }
 
   getPrompt(name: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<DownstreamAnswer> {
-    return this.route('POST', '/prompts/get', options, JSON.stringify({ name, arguments: args ?? {} }));
+    return this.route('POST', '/prompts/get', options, JSON.stringify({ name, arguments: args ?? {} })).then(fleetAnswer);
   }
 
   readResource(uri: string, options: CallOptions): Promise<DownstreamAnswer> {
-    return this.route('POST', '/resources/read', options, JSON.stringify({ uri }));
+    return this.route('POST', '/resources/read', options, JSON.stringify({ uri })).then(fleetAnswer);
   }
 
   complete(params: CompleteParams, options: CallOptions): Promise<DownstreamAnswer> {

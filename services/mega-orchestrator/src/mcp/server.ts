@@ -12,6 +12,7 @@ import {
 import { allows, type Principal } from '../auth/auth';
 import type { ClientRequester, LogListener, ProgressListener } from '../downstream/http-client';
 import { callersMeta, type CompleteParams } from '../downstream/downstream';
+import { toolResultOf } from '../downstream/tool-result';
 import { McpError, type CallToolResult, type GetPromptResult } from '@modelcontextprotocol/sdk/types.js';
 import { UriTemplate } from '@modelcontextprotocol/sdk/shared/uriTemplate.js';
 import { z } from 'zod';
@@ -22,7 +23,6 @@ import { healthView, RESOURCE_URIS, RESOURCES, schemaView, servicesView, toolLis
 import { paramHeaderScans } from './rev-2026-07-28/param-headers';
 import { skillsOf, SKILLS_EXTENSION_CAPABILITY } from '../core/skills';
 import { metaToolCall } from './meta-call';
-import { withResultText } from './answer-text';
 import { rpcErrorWithStatus, ServerRpcError } from './errors';
 import type { ExecutionView } from './request-context';
 
@@ -199,31 +199,14 @@ export async function callTool(
   // retry), a client capability the caller did not declare (-32021, the caller's own error: HTTP 400
   // over 2026-07-28), the server's own codes. (Its -32602 is the call's VALIDATION_ERROR result,
   // as 2025-11-25 asks of bad arguments, so that a model can correct them.)
-  const own = !out.body.success ? mcpErrorOf(out.body) : undefined;
+  const own = out.rpcError;
   if (own?.code === JSONRPC_CODES.MISSING_REQUIRED_CLIENT_CAPABILITY) throw rpcErrorWithStatus(own.code, own.message, own.data);
   if (own) throw new ServerRpcError(own.code, own.message, own.data);
-  // An MCP server behind the gateway: its own result, unchanged (its isError said as the envelope reads it)
-  const passed = out.body.mcp;
-  if (passed && Array.isArray(passed.content)) return { ...(passed as CallToolResult), isError: !(out.ok && out.body.success) };
-  if (out.ok && out.body.success) {
-    const result = out.body.result;
-    const wrapped = !isPlainObject(result);
-    const answer: CallToolResult = {
-      content: [{ type: 'text', text: out.resultText ?? JSON.stringify(result) ?? 'null' }],
-      structuredContent: wrapped ? { result } : result,
-      isError: false,
-    };
-    return out.resultText !== undefined ? withResultText(answer, out.resultText, wrapped) : answer;
-  }
+  // the tool's result as the downstream's edge read it (an MCP server's unchanged, a kit service's envelope as MCP's)
+  if (out.result) return out.result;
+  if (out.ok && out.body.success) return toolResultOf(out.body.result, out.resultText);
+  // no tool result: the call's error (the gateway's own, or the downstream's error envelope)
   return { content: [{ type: 'text', text: JSON.stringify(out.body) }], structuredContent: out.body, isError: true };
-}
-
-/** The JSON-RPC error an MCP server behind the gateway answered, as its error envelope carries it (details.mcpError). */
-function mcpErrorOf(envelope: unknown): { code: number; message: string; data?: unknown } | undefined {
-  const e = isPlainObject(envelope) && isPlainObject(envelope.details) ? envelope.details.mcpError : undefined;
-  return isPlainObject(e) && typeof e.code === 'number' && typeof e.message === 'string'
-    ? { code: e.code, message: e.message, ...(e.data !== undefined ? { data: e.data } : {}) }
-    : undefined;
 }
 
 /**
@@ -358,7 +341,7 @@ export async function getPrompt(
     const body = answer.json as { messages?: unknown; error?: unknown } | undefined;
     if (answer.status === 200 && Array.isArray(body?.messages)) return body as GetPromptResult;
     // the server's own JSON-RPC error, as it sent it (as tools/call's)
-    const own = mcpErrorOf(body);
+    const own = answer.rpcError;
     if (own) throw new ServerRpcError(own.code, own.message, own.data);
     const message = typeof body?.error === 'string' ? body.error : `${entry.service} answered ${answer.status}`;
     // Bad arguments (400) and a prompt gone since the last poll (404) are the caller's params.
@@ -445,7 +428,7 @@ export async function readResource(
   });
   const body = answer.json as { contents?: unknown } | undefined;
   if (answer.status === 200 && Array.isArray(body?.contents)) return { ...body, contents: ownContents(ctx, service, uri, body.contents) };
-  const own = mcpErrorOf(body);
+  const own = answer.rpcError;
   if (own?.code === JSONRPC_CODES.RESOURCE_NOT_FOUND || answer.status === 400) throw resourceNotFound(uri, notFoundCode);
   // the server's own JSON-RPC error, as it sent it (as tools/call's)
   if (own) throw new ServerRpcError(own.code, own.message, own.data);

@@ -1,12 +1,13 @@
 /**
  * An MCP server's answers as the gateway's downstream answers (../downstream.ts): a tool result as
- * the fleet's envelope (its own content blocks ride along in `mcp` for MCP clients), a list's pages
- * as one list, the fleet's error envelope, and why the SDK refused an answer the server sent.
+ * it is (what MCP clients get) with the fleet's envelope made of it (its own result in `mcp`), a
+ * list's pages as one list, the fleet's error envelope, and why the SDK refused an answer the server
+ * sent.
  */
 import { setMaxListeners } from 'node:events';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { isErrorCode, isPlainObject, statusForCode, type ErrorCode as FleetCode } from '@mcp-fleet/kit';
-import type { DownstreamAnswer } from '../downstream';
+import type { DownstreamAnswer, ToolAnswer } from '../downstream';
 
 const MAX_LIST_PAGES = 100;
 
@@ -28,15 +29,23 @@ export function errorEnvelope(service: string, code: FleetCode, message: string,
 }
 
 /**
- * An MCP tool result as the fleet's envelope. The server's own result rides along in `mcp` as it
- * sent it (content, structuredContent, isError, `_meta`, any field of its revision), less the
- * 2026-07-28 `resultType`, which each revision's codec writes itself: MCP clients get it unchanged.
+ * An MCP tool result as the call's answer: the result as the server sent it (content,
+ * structuredContent, `_meta`, any field of its revision), less the 2026-07-28 `resultType`, which
+ * each revision's codec writes itself, is what MCP clients get, isError said; the fleet's envelope
+ * made of it (for REST callers and the call history) carries it in `mcp` as it was.
  */
-export function toEnvelope(service: string, result: CallToolResult): DownstreamAnswer {
+export function toolAnswer(service: string, result: CallToolResult): ToolAnswer {
   // (its size was counted on the wire: stream-budget.ts)
   const content = Array.isArray(result.content) ? result.content : [];
   const { resultType: _revisionField, ...own } = result as CallToolResult & { resultType?: unknown };
   const mcp = { ...own, content };
+  const answer = envelopeOf(service, result, mcp);
+  return { ...answer, result: { ...mcp, isError: result.isError === true } };
+}
+
+/** The fleet's envelope of an MCP tool result (`mcp`: the result as the server sent it): a tool error's code and status as the fleet reads them. */
+function envelopeOf(service: string, result: CallToolResult, mcp: CallToolResult): DownstreamAnswer {
+  const { content } = mcp;
   if (result.isError) {
     const text = content
       .filter((c): c is { type: 'text'; text: string } => c.type === 'text')

@@ -4,9 +4,9 @@
  * Streamable HTTP at a URL, spoken to in its era: 2025-11-25 (client-2025-11-25.ts, initialize) or
  * 2026-07-28 (client-2026-07-28.ts, server/discover). The era is the declared one; undeclared, a
  * server is asked server/discover first (a stdio one within PROBE_TIMEOUT_MS). It implements the
- * gateway's Downstream interface (../downstream.ts) with MCP's operations, and answers as every
- * downstream does (the fleet's envelope; answers.ts), so failover, breakers, time limits, history
- * and metrics treat it like any other service.
+ * gateway's Downstream interface (../downstream.ts) with MCP's operations: a tool's result as the
+ * server sent it, with the fleet's envelope made of it (answers.ts), so failover, breakers, time
+ * limits, history and metrics treat it like any other service.
  */
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '@mcp-fleet/kit';
@@ -21,11 +21,12 @@ import {
   type DownstreamAnswer,
   type DownstreamRequest,
   type ListName,
+  type ToolAnswer,
 } from '../downstream';
 import type { StdioLauncher } from '../stdio-sandbox';
 import { isAnswerTooLarge, streamBudget, type StreamBudget } from '../stream-budget';
 import { maskingLogger, maskSecrets, maskStrings } from '../secret-mask';
-import { brokenAnswer, errorEnvelope, toEnvelope, withoutPrefix, withoutRevisionFields } from './answers';
+import { brokenAnswer, errorEnvelope, toolAnswer, withoutPrefix, withoutRevisionFields } from './answers';
 import { CallTable, scope, TIMEOUT, type EraHost, type EraSession, type Scope } from './calls';
 import { readHttpError, Rev2025Client, REV_2025, sessionExpired, SPEAKS_2026, type EraProbe } from './client-2025-11-25';
 import { asMcpError, Rev2026Client, REV_2026 } from './client-2026-07-28';
@@ -174,8 +175,8 @@ export class McpDownstream implements Downstream, EraHost {
     });
   }
 
-  callTool(name: string, args: Record<string, unknown>, options: CallOptions): Promise<DownstreamAnswer> {
-    return this.run(options, async (s, call) => toEnvelope(this.id, await s.callTool(name, args, call)));
+  callTool(name: string, args: Record<string, unknown>, options: CallOptions): Promise<ToolAnswer> {
+    return this.run(options, async (s, call) => toolAnswer(this.id, await s.callTool(name, args, call)));
   }
 
   getPrompt(name: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<DownstreamAnswer> {
@@ -228,23 +229,24 @@ export class McpDownstream implements Downstream, EraHost {
    * what failed becomes the caller's error answer or a DownstreamFailure for the breaker (failure),
    * with the server's secrets masked.
    */
-  private async run(options: CallOptions, op: (session: EraSession, call: Scope) => Promise<DownstreamAnswer>): Promise<DownstreamAnswer> {
+  private async run(options: CallOptions, op: (session: EraSession, call: Scope) => Promise<ToolAnswer>): Promise<ToolAnswer> {
     if (!this.mask) return this.answer(options, op);
     const mask = this.mask;
     try {
       const answer = await this.answer(options, op);
-      const json = answer.json as { error?: unknown } | undefined;
-      return answer.status !== 200 && json ? { ...answer, json: maskStrings(json, mask) } : answer;
+      if (answer.status === 200 || !answer.json) return answer;
+      // an error's every part: the envelope, the tool's result, the server's JSON-RPC error
+      const masked: ToolAnswer = { ...answer, json: maskStrings(answer.json, mask) };
+      if (answer.result) masked.result = maskStrings(answer.result, mask) as ToolAnswer['result'];
+      if (answer.rpcError) masked.rpcError = maskStrings(answer.rpcError, mask) as ToolAnswer['rpcError'];
+      return masked;
     } catch (err) {
       if (err instanceof DownstreamFailure) throw new DownstreamFailure(err.kind, mask(err.message), err.delivered);
       throw err;
     }
   }
 
-  private async answer(
-    options: CallOptions,
-    op: (session: EraSession, call: Scope) => Promise<DownstreamAnswer>,
-  ): Promise<DownstreamAnswer> {
+  private async answer(options: CallOptions, op: (session: EraSession, call: Scope) => Promise<ToolAnswer>): Promise<ToolAnswer> {
     const session = await this.session(options.timeoutMs);
     const call = scope(options, this.options.progressMaxMs);
     try {
@@ -358,12 +360,12 @@ export class McpDownstream implements Downstream, EraHost {
       const message = withoutPrefix(err.message);
       if (err.code === ErrorCode.InvalidParams) return { status: 400, json: errorEnvelope(this.id, 'VALIDATION_ERROR', message, err.data) };
       if (err.code === ErrorCode.MethodNotFound) return this.notFound(`${this.id} does not support this: ${message}`);
+      // the server's JSON-RPC error as it was (a task of this call reads failed with it), for MCP callers and in the envelope
+      const rpcError = { code: err.code, message, ...(err.data !== undefined ? { data: err.data } : {}) };
       return {
         status: 502,
-        // the server's JSON-RPC error as it was (a task of this call reads failed with it)
-        json: errorEnvelope(this.id, 'UPSTREAM_ERROR', `${this.id} answered an MCP error ${err.code}: ${message}`, {
-          mcpError: { code: err.code, message, ...(err.data !== undefined ? { data: err.data } : {}) },
-        }),
+        json: errorEnvelope(this.id, 'UPSTREAM_ERROR', `${this.id} answered an MCP error ${err.code}: ${message}`, { mcpError: rpcError }),
+        rpcError,
       };
     }
     // an answer that breaks the protocol's rules (the SDK's check of it refused it): this call's error, the server stays

@@ -18,7 +18,7 @@ import {
   type Logger,
 } from '@mcp-fleet/kit';
 import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { carryResultText } from '../answer-text';
+import { carryResultText } from '../../downstream/tool-result';
 import { principalOf } from '../../auth/auth';
 import type { CallListeners } from '../client-requests';
 import { failurePayload, rpcFailure } from '../errors';

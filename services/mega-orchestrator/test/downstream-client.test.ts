@@ -103,3 +103,111 @@ describe('DownstreamClient', () => {
     await nowhere.destroy();
   });
 });
+
+/**
+ * A kit service's answers read at the gateway's edge (src/downstream/kit-answers.ts): each operation's
+ * typed value only when its route answered 200 with the shape MCP's result has; anything else is a
+ * failure with its status and envelope, and the JSON-RPC error an envelope carries (a gateway behind
+ * the gateway) as rpcError. A real HTTP service answers every route as `shapes` says.
+ */
+describe("a kit service's answers, typed where they come in", () => {
+  let server: RunningServer;
+  let client: DownstreamClient;
+  const rpcEnvelope = {
+    success: false,
+    code: 'UPSTREAM_ERROR',
+    error: 'inner answered an MCP error -32042',
+    details: { mcpError: { code: -32042, message: 'open this', data: { elicitations: [] } } },
+  };
+  /** Each route's status and body, per case. */
+  let shapes: Record<string, [number, unknown]> = {};
+
+  beforeAll(async () => {
+    server = await serve((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        const [status, body] = shapes[req.url ?? ''] ?? [404, { success: false, code: 'NOT_FOUND', error: 'no such route' }];
+        res.statusCode = status;
+        res.setHeader('content-type', 'application/json');
+        res.end(typeof body === 'string' ? body : JSON.stringify(body));
+      });
+    });
+    client = new DownstreamClient(server.url, { connections: 2, maxResponseBytes: 1 << 20, connectTimeoutMs: 500 });
+  });
+  afterAll(async () => {
+    await client.close();
+    await server.stop();
+  });
+  const o = { timeoutMs: 5000 };
+
+  it('gives each operation its value when the route answered its shape', async () => {
+    const messages = [{ role: 'user', content: { type: 'text', text: 'hi' } }];
+    shapes = {
+      '/health': [200, { status: 'degraded' }],
+      '/tools/list': [200, { tools: [{ name: 'a' }], more: true }],
+      '/prompts/list': [200, { prompts: [] }],
+      '/prompts/get': [200, { messages }],
+      '/resources/read': [200, { contents: [{ uri: 'x://1', text: 't' }] }],
+      '/completion/complete': [200, { completion: { values: ['v'] } }],
+      '/resources/subscribe': [200, {}],
+      '/tools/call': [200, { success: true, service: 'kit', result: [1, 2] }],
+    };
+    expect((await client.health(o)).value).toEqual({ status: 'degraded' });
+    expect((await client.list('tools', o)).value).toEqual({ items: [{ name: 'a' }], more: true });
+    expect((await client.list('prompts', o)).value).toEqual({ items: [], more: false });
+    expect((await client.getPrompt('p', {}, o)).value).toEqual({ messages });
+    expect((await client.readResource('x://1', o)).value).toEqual({ contents: [{ uri: 'x://1', text: 't' }] });
+    expect((await client.complete({ ref: { type: 'ref/prompt', name: 'p' }, argument: { name: 'a', value: '' } }, o)).value).toEqual({
+      completion: { values: ['v'] },
+    });
+    expect((await client.subscribe('x://1', o)).value).toBe(true);
+    // a result that is not an object is structuredContent's {result}, its JSON the text
+    expect((await client.callTool('t', {}, o)).result).toEqual({
+      content: [{ type: 'text', text: '[1,2]' }],
+      structuredContent: { result: [1, 2] },
+      isError: false,
+    });
+  });
+
+  it('gives no value for a 200 without the shape, a non-JSON answer, or an error, keeping status and envelope', async () => {
+    shapes = {
+      '/health': [503, { status: 'down' }],
+      '/tools/list': [200, { tools: 'many' }],
+      '/prompts/list': [200, 'not json'],
+      '/prompts/get': [200, { messages: {} }],
+      '/resources/read': [400, { success: false, code: 'VALIDATION_ERROR', error: 'bad uri' }],
+      '/completion/complete': [200, { completion: { values: 'v' } }],
+      '/resources/subscribe': [502, { success: false, code: 'UPSTREAM_ERROR', error: 'no' }],
+      '/tools/call': [200, { result: 'no success field' }],
+    };
+    const health = await client.health(o);
+    expect([health.value, health.status]).toEqual([undefined, 503]);
+    expect((await client.list('tools', o)).value).toBeUndefined();
+    const prompts = await client.list('prompts', o);
+    expect([prompts.value, prompts.problem]).toEqual([undefined, expect.stringContaining('non-JSON')]);
+    expect((await client.getPrompt('p', {}, o)).value).toBeUndefined();
+    const read = await client.readResource('x://1', o);
+    expect([read.value, read.status, read.json]).toEqual([undefined, 400, expect.objectContaining({ error: 'bad uri' })]);
+    expect(
+      (await client.complete({ ref: { type: 'ref/prompt', name: 'p' }, argument: { name: 'a', value: '' } }, o)).value,
+    ).toBeUndefined();
+    expect((await client.subscribe('x://1', o)).value).toBeUndefined();
+    const call = await client.callTool('t', {}, o);
+    expect([call.result, call.status]).toEqual([undefined, 200]);
+  });
+
+  it('reads the JSON-RPC error and the MCP result an envelope carries (a gateway behind the gateway)', async () => {
+    const own = { content: [{ type: 'text', text: 'tool failed' }], structuredContent: { why: 'x' } };
+    shapes = {
+      '/prompts/get': [502, rpcEnvelope],
+      '/resources/read': [502, rpcEnvelope],
+      '/tools/call': [502, { success: false, code: 'UPSTREAM_ERROR', error: 'inner: tool failed', mcp: own }],
+    };
+    expect((await client.getPrompt('p', {}, o)).rpcError).toEqual(rpcEnvelope.details.mcpError);
+    expect((await client.readResource('x://1', o)).rpcError).toEqual(rpcEnvelope.details.mcpError);
+    expect((await client.callTool('t', {}, o)).result).toEqual({ ...own, isError: true });
+    shapes['/tools/call'] = [502, rpcEnvelope];
+    const call = await client.callTool('t', {}, o);
+    expect([call.result, call.rpcError]).toEqual([undefined, rpcEnvelope.details.mcpError]);
+  });
+});

@@ -343,7 +343,7 @@ describe('a stdio server declared to no era: server/discover first', () => {
     expect(await d.health({ timeoutMs: 30_000 })).toMatchObject({ status: 200, json: { status: 'healthy' } });
     expect(d.protocolEra).toBe('2025-11-25');
     expect(d.starts).toBe(1);
-    const tools = await d.listTools({ timeoutMs: 10_000 });
+    const tools = await d.list('tools', { timeoutMs: 10_000 });
     expect((tools.json as { tools: { name: string }[] }).tools.map((t) => t.name)).toContain('echo');
     const echo = await d.callTool('echo', { message: 'hi' }, { timeoutMs: 10_000 });
     expect(echo).toMatchObject({ status: 200, json: { success: true, mcp: { content: [{ type: 'text', text: 'Echo: hi' }] } } });

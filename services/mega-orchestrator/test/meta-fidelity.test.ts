@@ -125,6 +125,16 @@ describe("what an MCP server answers reaches the gateway's clients field by fiel
     expect(await text('meta_clash')).toBe('called as meta_clash');
   });
 
+  it('a tool named as servers before 2025-11-25 may (a slash, a space, a colon) is listed under an alias; a control character is not routed', async () => {
+    const names = (await f.client.listTools()).tools.map((t) => t.name);
+    expect(names).toEqual(expect.arrayContaining(['files_read', 'get_weather', 'ns_tool']));
+    expect(names.filter((n) => n.startsWith('bell'))).toEqual([]);
+    const text = async (name: string) => ((await f.client.callTool({ name, arguments: {} })).content as { text: string }[])[0].text;
+    expect(await text('files_read')).toBe('called as files/read');
+    expect(await text('get_weather')).toBe('called as get weather');
+    expect(await text('ns_tool')).toBe('called as ns:tool');
+  });
+
   it("a resource template's argument is completed by the server that lists the template", async () => {
     const { resourceTemplates } = await f.client.listResourceTemplates();
     expect(resourceTemplates.map((t) => t.uriTemplate)).toContain('meta://notes/{name}');

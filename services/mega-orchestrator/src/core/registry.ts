@@ -9,7 +9,7 @@ import { changedFields, definitionOf, type ChangedTool, type PinMode, type PinSt
 import type { DownstreamPrompt, DownstreamResource, DownstreamSpec, DownstreamTool, ServiceHealth } from './types';
 import type { StdioLauncher } from '../downstream/stdio-sandbox';
 import { DownstreamClient } from '../downstream/http-client';
-import { DownstreamFailure, listOf, listRoute, type Downstream, type DownstreamAnswer, type ListName } from '../downstream/downstream';
+import { DownstreamFailure, listRoute, type Downstream, type HealthAnswer, type ListAnswer, type ListName } from '../downstream/downstream';
 import { McpDownstream } from '../downstream/mcp';
 import { VERSION } from './config';
 
@@ -169,10 +169,6 @@ export class ServiceState {
   }
 }
 
-function isToolList(v: unknown): v is { tools: unknown[] } {
-  return typeof v === 'object' && v !== null && Array.isArray((v as { tools?: unknown }).tools);
-}
-
 function toTool(raw: unknown): DownstreamTool | undefined {
   if (typeof raw !== 'object' || raw === null) return undefined;
   const t = raw as Record<string, unknown>;
@@ -193,17 +189,22 @@ function toTool(raw: unknown): DownstreamTool | undefined {
   };
 }
 
-/** A tool name MCP allows (2025-11-25: 1-128 characters: letters, digits, `_`, `-`, `.`). */
-const MCP_TOOL_NAME = /^[a-zA-Z0-9_.-]{1,128}$/;
+/**
+ * A tool name the gateway can alias: up to 128 characters (2025-11-25's limit), none a control
+ * character, at least one letter or digit. 2025-11-25 allows letters, digits, `_`, `-` and `.`;
+ * servers of the revisions before it, which set no rule, also use `/`, `:` and spaces.
+ */
+const ALIASABLE = /^(?=.*[a-zA-Z0-9])[^\p{Cc}]{1,128}$/u;
 
 /**
- * The catalog's name of an MCP server's tool whose own name MCP allows but model APIs refuse (a dot,
- * over 64 characters): its dots as `_`, and past 64 characters the first 55 and a hash of the whole
- * name. Undefined for a name MCP does not allow either (a space, `!`, over 128 characters).
+ * The catalog's name of an MCP server's tool whose own name model APIs refuse (a dot, a slash, a
+ * space, over 64 characters): each character but letters, digits, `_` and `-` as `_`, and past 64
+ * characters the first 55 and a hash of the whole name. Undefined for a name with a control
+ * character, none of a letter or digit, or over 128 characters.
  */
 export function toolAlias(name: string): string | undefined {
-  if (!MCP_TOOL_NAME.test(name)) return undefined;
-  const plain = name.replace(/\./g, '_');
+  if (!ALIASABLE.test(name)) return undefined;
+  const plain = name.replace(/[^a-zA-Z0-9_-]/g, '_');
   if (plain.length <= 64) return plain;
   return `${plain.slice(0, 55)}_${createHash('sha1').update(name).digest('hex').slice(0, 8)}`;
 }
@@ -424,7 +425,7 @@ export class Registry extends EventEmitter {
    * An MCP server's lists being read (mcpList), by `<id> <list>`: the read, and whether a poll gave up
    * waiting for it (then the service is polled again when it ends).
    */
-  private readonly lists = new Map<string, { read: Promise<{ answer: DownstreamAnswer } | { error: unknown }>; outlived: boolean }>();
+  private readonly lists = new Map<string, { read: Promise<{ answer: ListAnswer } | { error: unknown }>; outlived: boolean }>();
 
   /**
    * One of an MCP server's lists. A server may take longer to list than to answer ping (one that asks
@@ -432,13 +433,13 @@ export class Registry extends EventEmitter {
    * up but goes on, up to the server's call time limit; this poll throws SlowList, and the service is
    * polled again as soon as the list ends, that poll taking its answer.
    */
-  private async mcpList(s: ServiceState, kind: ListName): Promise<DownstreamAnswer> {
+  private async mcpList(s: ServiceState, kind: ListName): Promise<ListAnswer> {
     const key = `${s.id} ${kind}`;
     const { healthTimeoutMs } = this.options;
     const limitMs = Math.max(healthTimeoutMs, s.spec.timeoutMs ?? this.options.listTimeoutMs ?? healthTimeoutMs);
     let entry = this.lists.get(key);
     if (!entry) {
-      const read = listOf(s.upstream, kind, { timeoutMs: limitMs }).then(
+      const read = s.upstream.list(kind, { timeoutMs: limitMs }).then(
         (answer) => ({ answer }),
         (error: unknown) => ({ error }),
       );
@@ -464,10 +465,12 @@ export class Registry extends EventEmitter {
   }
 
   /** One of a downstream's polls (its health, or one of its lists); a keep-alive socket the downstream closed gets one fresh attempt. */
-  private async probe(s: ServiceState, what: 'health' | ListName): Promise<DownstreamAnswer> {
+  private probe(s: ServiceState, what: 'health'): Promise<HealthAnswer>;
+  private probe(s: ServiceState, what: ListName): Promise<ListAnswer>;
+  private async probe(s: ServiceState, what: 'health' | ListName): Promise<HealthAnswer | ListAnswer> {
     if (what !== 'health' && s.spec.mcp) return this.mcpList(s, what);
     const options = { timeoutMs: this.options.healthTimeoutMs };
-    const ask = () => (what === 'health' ? s.upstream.health(options) : listOf(s.upstream, what, options));
+    const ask = () => (what === 'health' ? s.upstream.health(options) : s.upstream.list(what, options));
     try {
       return await ask();
     } catch (err) {
@@ -484,8 +487,8 @@ export class Registry extends EventEmitter {
     let reported: string | undefined;
     try {
       const health = await this.probe(s, 'health');
-      reported = typeof (health.json as { status?: unknown })?.status === 'string' ? (health.json as { status: string }).status : undefined;
-      if (health.status !== 200) {
+      reported = health.value?.status;
+      if (!health.value) {
         reason = `health answered ${health.status}`;
       } else if (Date.now() < s.listsNotBefore) {
         // its lists broke a cap: left as they are until the backoff ends (a pin approved meanwhile still counts)
@@ -498,9 +501,9 @@ export class Registry extends EventEmitter {
         // a slow list: a server listed before keeps its tools meanwhile; a new one waits for it
         if (list instanceof SlowList) reason = s.listedSignature ? undefined : list.message;
         else if (list.status !== 200) reason = `tools/list answered ${list.status}`;
-        else if (!isToolList(list.json)) reason = `tools/list answered ${list.problem ?? 'JSON without a tools array'}`;
+        else if (!list.value) reason = `tools/list answered ${list.problem ?? 'JSON without a tools array'}`;
         else {
-          await this.acceptTools(s, list.json.tools, (list.json as { more?: unknown }).more === true);
+          await this.acceptTools(s, list.value.items, list.value.more);
           await this.readPrompts(s);
           if (s.spec.mcp) await this.readResources(s);
           this.backOffOverCap(s);
@@ -546,9 +549,9 @@ export class Registry extends EventEmitter {
   private async readPrompts(s: ServiceState): Promise<void> {
     try {
       const res = await this.probe(s, 'prompts');
-      const listed = res.status === 404 ? [] : (res.json as { prompts?: unknown })?.prompts;
-      if ((res.status !== 200 && res.status !== 404) || !Array.isArray(listed)) return;
-      const { kept: raw, refusal } = boundList(listed, 'prompts', s.limits, (res.json as { more?: unknown })?.more === true);
+      const listed = res.status === 404 ? { items: [], more: false } : res.value;
+      if (!listed) return;
+      const { kept: raw, refusal } = boundList(listed.items, 'prompts', s.limits, listed.more);
       this.refused(s, 'prompts', refusal);
       const prompts: DownstreamPrompt[] = [];
       for (const p of raw) {
@@ -582,9 +585,8 @@ export class Registry extends EventEmitter {
       try {
         const res = await this.probe(s, key);
         if (res.status === 404) return [];
-        const listed = (res.json as Record<string, unknown> | undefined)?.[key];
-        if (res.status !== 200 || !Array.isArray(listed)) return undefined;
-        const { kept: raw, refusal } = boundList(listed, key, s.limits, (res.json as { more?: unknown }).more === true);
+        if (!res.value) return undefined;
+        const { kept: raw, refusal } = boundList(res.value.items, key, s.limits, res.value.more);
         this.refused(s, key, refusal);
         return raw.filter(
           (r): r is DownstreamResource =>
@@ -669,7 +671,7 @@ export class Registry extends EventEmitter {
     const listed: { tool: DownstreamTool; raw: Record<string, unknown> }[] = [];
     const parsed = s.listed.map((item) => ({ item, tool: toTool(item) }));
     // names model APIs accept are the catalog's (^[a-zA-Z0-9_-]{1,64}$); an MCP server's other name
-    // that MCP allows (a dot, up to 128 characters) is listed under an alias, unless that is taken
+    // (a dot, a slash, a space, up to 128 characters) is listed under an alias, unless that is taken
     const names = new Set(parsed.flatMap((p) => (p.tool && TOOL_NAME.test(p.tool.name) ? [p.tool.name] : [])));
     for (const { item, tool: own } of parsed) {
       if (!own) continue;

@@ -4,7 +4,7 @@
  * channel in downstream/channel.ts) and McpDownstream implement it; this file imports none of them,
  * so each imports it without an import cycle (issue 29).
  */
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, CompleteResult, GetPromptResult, ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
 
 /** URL without credentials or query string, safe to show in /services and errors. */
 export function displayUrl(raw: string): string {
@@ -52,6 +52,35 @@ export interface RpcError {
   message: string;
   data?: unknown;
 }
+
+/**
+ * An operation's answer, typed: `value` is its result, its shape checked where the answer came in
+ * (an MCP server's by the SDK's schema, a kit service's in http-client.ts); absent when the operation
+ * failed, and then `status`, the envelope in `json`, `problem` and `rpcError` say why. (`json` is the
+ * answer as a kit service's REST route has it, for the routes passed on as they are.)
+ */
+export interface Answer<T> extends DownstreamAnswer {
+  value?: T;
+}
+
+/** A list as the gateway reads it: its items (each checked by the registry, which bounds them), and whether pages were left unread (`more`). */
+export interface ListPage {
+  items: unknown[];
+  more: boolean;
+}
+
+/** health's result: the downstream answered; its own word for its state, when it gave one. */
+export interface Health {
+  status?: string;
+}
+
+export type HealthAnswer = Answer<Health>;
+export type ListAnswer = Answer<ListPage>;
+export type PromptAnswer = Answer<GetPromptResult>;
+export type ReadAnswer = Answer<ReadResourceResult>;
+export type CompleteAnswer = Answer<CompleteResult>;
+/** subscribe's and unsubscribe's: `value` true when the downstream agreed. */
+export type DoneAnswer = Answer<true>;
 
 /**
  * What a tool call answered: the fleet's envelope for REST callers and the call history (`json`), and
@@ -178,32 +207,26 @@ export interface CompleteParams {
 /**
  * What the registry and the dispatcher talk to: an HTTP service of the kit (http-client.ts, which
  * maps each operation to its REST route) or an MCP server (mcp/mcp-downstream.ts, which speaks MCP).
- * Each operation answers a DownstreamAnswer: status 200 with
- *   health: `{status}`; the lists: `{tools | prompts | resources | resourceTemplates: [...], more?}`;
- *   callTool: a ToolAnswer: the tool's MCP result, and the fleet's envelope (`{success, result, ...}`;
- *     an MCP server's own result in `mcp`), with resultText when the service wrote the result's JSON
- *     text itself;
- *   getPrompt, readResource, complete: MCP's result (`{messages}`, `{contents}`, `{completion}`);
- *   subscribe, unsubscribe: `{}`;
- * else a status and the fleet's error envelope (404: the downstream offers no such thing), with the
- * MCP server's JSON-RPC error as rpcError when it answered one. A downstream that could not be
- * reached, timed out or whose caller went away throws DownstreamFailure.
+ * Each operation answers its typed Answer: on success `value` (health: `{status?}`; a list: its
+ * items and `more`; getPrompt, readResource, complete: MCP's result; subscribe, unsubscribe: true);
+ * callTool a ToolAnswer, the tool's MCP result in `result`. Else no value: a status and the fleet's
+ * error envelope (404: the downstream offers no such thing), with the MCP server's JSON-RPC error as
+ * rpcError when it answered one. A downstream that could not be reached, timed out or whose caller
+ * went away throws DownstreamFailure.
  */
 export interface Downstream {
   /** Where it is, safe to show (no credentials). */
   readonly url: string;
   readonly port: number;
-  health(options: CallOptions): Promise<DownstreamAnswer>;
-  listTools(options: CallOptions): Promise<DownstreamAnswer>;
-  listPrompts(options: CallOptions): Promise<DownstreamAnswer>;
-  listResources(options: CallOptions): Promise<DownstreamAnswer>;
-  listResourceTemplates(options: CallOptions): Promise<DownstreamAnswer>;
+  health(options: CallOptions): Promise<HealthAnswer>;
+  /** One of its lists (tools, prompts, resources, resourceTemplates): every page of it. */
+  list(kind: ListName, options: CallOptions): Promise<ListAnswer>;
   callTool(name: string, args: Record<string, unknown>, options: ToolCallOptions): Promise<ToolAnswer>;
-  getPrompt(name: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<DownstreamAnswer>;
-  readResource(uri: string, options: CallOptions): Promise<DownstreamAnswer>;
-  complete(params: CompleteParams, options: CallOptions): Promise<DownstreamAnswer>;
-  subscribe(uri: string, options: CallOptions): Promise<DownstreamAnswer>;
-  unsubscribe(uri: string, options: CallOptions): Promise<DownstreamAnswer>;
+  getPrompt(name: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<PromptAnswer>;
+  readResource(uri: string, options: CallOptions): Promise<ReadAnswer>;
+  complete(params: CompleteParams, options: CallOptions): Promise<CompleteAnswer>;
+  subscribe(uri: string, options: CallOptions): Promise<DoneAnswer>;
+  unsubscribe(uri: string, options: CallOptions): Promise<DoneAnswer>;
   /**
    * A REST route of a kit service by path (its skills: GET /skills/list, POST /skills/get). An MCP
    * server answers the routes of the operations above (a compatibility path: routeRequest) and 404 to the rest.
@@ -230,7 +253,7 @@ export type ListName = keyof typeof LIST_ROUTES;
 export function routeRequest(d: Downstream, req: DownstreamRequest, unknown: () => DownstreamAnswer): Promise<DownstreamAnswer> {
   const route = `${req.method} ${req.path}`;
   if (route === 'GET /health') return d.health(req);
-  for (const [kind, path] of Object.entries(LIST_ROUTES)) if (route === `GET ${path}`) return listOf(d, kind as ListName, req);
+  for (const [kind, path] of Object.entries(LIST_ROUTES)) if (route === `GET ${path}`) return d.list(kind as ListName, req);
   if (req.method !== 'POST') return Promise.resolve(unknown());
   const body = (() => {
     try {
@@ -254,20 +277,6 @@ export function routeRequest(d: Downstream, req: DownstreamRequest, unknown: () 
       return d.complete(body as unknown as CompleteParams, req);
     default:
       return Promise.resolve(unknown());
-  }
-}
-
-/** One of a downstream's lists by name. */
-export function listOf(d: Downstream, kind: ListName, options: CallOptions): Promise<DownstreamAnswer> {
-  switch (kind) {
-    case 'tools':
-      return d.listTools(options);
-    case 'prompts':
-      return d.listPrompts(options);
-    case 'resources':
-      return d.listResources(options);
-    case 'resourceTemplates':
-      return d.listResourceTemplates(options);
   }
 }
 

@@ -13,11 +13,18 @@ import {
   type Downstream,
   type DownstreamAnswer,
   type DownstreamRequest,
+  type CompleteAnswer,
+  type DoneAnswer,
+  type HealthAnswer,
+  type ListAnswer,
+  type ListName,
   type ProgressListener,
+  type PromptAnswer,
+  type ReadAnswer,
   type ToolAnswer,
   type ToolCallOptions,
 } from './downstream';
-import { fleetAnswer, fleetToolAnswer } from './tool-result';
+import { completeAnswer, doneAnswer, healthAnswer, listAnswer, promptAnswer, readAnswer, toolAnswer } from './kit-answers';
 
 // The downstream's contract lives in downstream.ts; re-exported for the files that import it from here.
 export * from './downstream';
@@ -149,54 +156,42 @@ export class DownstreamClient implements Downstream {
     return pending;
   }
 
-  health(options: CallOptions): Promise<DownstreamAnswer> {
-    return this.route('GET', '/health', options);
+  health(options: CallOptions): Promise<HealthAnswer> {
+    return this.route('GET', '/health', options).then(healthAnswer);
   }
 
-  listTools(options: CallOptions): Promise<DownstreamAnswer> {
-    return this.route('GET', listRoute('tools'), options);
+  list(kind: ListName, options: CallOptions): Promise<ListAnswer> {
+    return this.route('GET', listRoute(kind), options).then(listAnswer(kind));
   }
 
-  listPrompts(options: CallOptions): Promise<DownstreamAnswer> {
-    return this.route('GET', listRoute('prompts'), options);
-  }
-
-  listResources(options: CallOptions): Promise<DownstreamAnswer> {
-    return this.route('GET', listRoute('resources'), options);
-  }
-
-  listResourceTemplates(options: CallOptions): Promise<DownstreamAnswer> {
-    return this.route('GET', listRoute('resourceTemplates'), options);
-  }
-
-  /** POST /tools/call, its envelope read as MCP's result (fleetToolAnswer); the arguments' JSON text as the caller has it (argsJson), else serialized here. */
+  /** POST /tools/call, its envelope read as MCP's result (kit-answers.ts); the arguments' JSON text as the caller has it (argsJson), else serialized here. */
   callTool(name: string, args: Record<string, unknown>, options: ToolCallOptions): Promise<ToolAnswer> {
     return this.route(
       'POST',
       '/tools/call',
       options,
       `{"name":${JSON.stringify(name)},"arguments":${options.argsJson ?? JSON.stringify(args)}}`,
-    ).then(fleetToolAnswer);
+    ).then(toolAnswer);
   }
 
-  getPrompt(name: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<DownstreamAnswer> {
-    return this.route('POST', '/prompts/get', options, JSON.stringify({ name, arguments: args ?? {} })).then(fleetAnswer);
+  getPrompt(name: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<PromptAnswer> {
+    return this.route('POST', '/prompts/get', options, JSON.stringify({ name, arguments: args ?? {} })).then(promptAnswer);
   }
 
-  readResource(uri: string, options: CallOptions): Promise<DownstreamAnswer> {
-    return this.route('POST', '/resources/read', options, JSON.stringify({ uri })).then(fleetAnswer);
+  readResource(uri: string, options: CallOptions): Promise<ReadAnswer> {
+    return this.route('POST', '/resources/read', options, JSON.stringify({ uri })).then(readAnswer);
   }
 
-  complete(params: CompleteParams, options: CallOptions): Promise<DownstreamAnswer> {
-    return this.route('POST', '/completion/complete', options, JSON.stringify(params));
+  complete(params: CompleteParams, options: CallOptions): Promise<CompleteAnswer> {
+    return this.route('POST', '/completion/complete', options, JSON.stringify(params)).then(completeAnswer);
   }
 
-  subscribe(uri: string, options: CallOptions): Promise<DownstreamAnswer> {
-    return this.route('POST', '/resources/subscribe', options, JSON.stringify({ uri }));
+  subscribe(uri: string, options: CallOptions): Promise<DoneAnswer> {
+    return this.route('POST', '/resources/subscribe', options, JSON.stringify({ uri })).then(doneAnswer);
   }
 
-  unsubscribe(uri: string, options: CallOptions): Promise<DownstreamAnswer> {
-    return this.route('POST', '/resources/unsubscribe', options, JSON.stringify({ uri }));
+  unsubscribe(uri: string, options: CallOptions): Promise<DoneAnswer> {
+    return this.route('POST', '/resources/unsubscribe', options, JSON.stringify({ uri })).then(doneAnswer);
   }
 
   /** One operation as its REST route (the same shape of request every time: one hidden class on the hot path). */

@@ -7,7 +7,7 @@
  */
 import { JSONRPC_CODES, type Logger } from '@mcp-fleet/kit';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import type { Downstream } from './downstream';
+import type { DoneAnswer, Downstream } from './downstream';
 
 /** Where the watch finds the server that serves a URI (the registry, as far as the watch needs it). */
 export interface DownstreamLookup {
@@ -88,17 +88,16 @@ export class ResourceWatch {
   private async send(service: string, what: 'subscribe' | 'unsubscribe', uri: string): Promise<void> {
     const upstream = this.registry.get(service)?.upstream;
     if (!upstream) throw new McpError(JSONRPC_CODES.INVALID_PARAMS, `${service} is gone; resources/list shows what is served now.`);
-    let status: number;
-    let error: unknown;
+    let answer: DoneAnswer;
     try {
       const options = { timeoutMs: this.options.timeoutMs };
-      const answer = await (what === 'subscribe' ? upstream.subscribe(uri, options) : upstream.unsubscribe(uri, options));
-      status = answer.status;
-      error = (answer.json as { error?: unknown } | undefined)?.error;
+      answer = await (what === 'subscribe' ? upstream.subscribe(uri, options) : upstream.unsubscribe(uri, options));
     } catch (err) {
       throw new McpError(JSONRPC_CODES.UPSTREAM_UNAVAILABLE, `${service} is unavailable: ${(err as Error).message}`);
     }
-    if (status === 200) return;
+    if (answer.value) return;
+    const { status } = answer;
+    const error = (answer.json as { error?: unknown } | undefined)?.error;
     if (status === 404)
       throw new McpError(
         JSONRPC_CODES.INVALID_PARAMS,

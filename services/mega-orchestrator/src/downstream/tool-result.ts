@@ -1,14 +1,14 @@
 /**
  * A tool's answer in MCP's terms, read at each downstream's edge (issue 29): what the gateway's MCP
  * clients get is the tool's `CallToolResult`, made once where the answer comes in, not guessed later
- * from the fleet's envelope. A kit service answers its envelope (the REST callers' and the call
- * history's view, kept as it wrote it), read here as MCP's result; an MCP server's own result is
- * read in mcp/answers.ts. A result whose text content is the JSON text a channel answer brought is
- * noted, so that the answer goes out without serializing the result again (mcp/answer-text.ts).
+ * from the fleet's envelope: a kit service's envelope result made one here (kit-answers.ts reads its
+ * answers), an MCP server's own result as it sent it (mcp/answers.ts). A result whose text content is
+ * the JSON text a channel answer brought is noted, so that the answer goes out without serializing
+ * the result again (mcp/answer-text.ts).
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { isPlainObject } from '@mcp-fleet/kit';
-import type { DownstreamAnswer, RpcError, ToolAnswer } from './downstream';
+import type { RpcError } from './downstream';
 
 /** What is known of a noted result: its text, and the content and structuredContent it was noted with. */
 export interface KnownText {
@@ -61,32 +61,4 @@ export function rpcErrorOf(envelope: unknown): RpcError | undefined {
   return isPlainObject(e) && typeof e.code === 'number' && typeof e.message === 'string'
     ? { code: e.code, message: e.message, ...(e.data !== undefined ? { data: e.data } : {}) }
     : undefined;
-}
-
-/**
- * A kit service's answer read at its edge: an error envelope that carries an MCP server's JSON-RPC
- * error (a gateway behind the gateway) has it as the answer's rpcError; else the answer as it came.
- */
-export function fleetAnswer(answer: DownstreamAnswer): DownstreamAnswer {
-  if (answer.status < 400) return answer;
-  const rpcError = rpcErrorOf(answer.json);
-  return rpcError ? { ...answer, rpcError } : answer;
-}
-
-/**
- * A kit service's tool answer read at its edge: its success envelope's result as the tool's result
- * (toolResultOf); an envelope that carries an MCP server's own result (`mcp`: a gateway behind the
- * gateway) that result, its isError as the envelope reads; the JSON-RPC error an error envelope
- * carries as the answer's rpcError. Anything else (not an envelope, too large) as it came: the
- * dispatcher makes that call's error of it.
- */
-export function fleetToolAnswer(answer: DownstreamAnswer): ToolAnswer {
-  const envelope = answer.json;
-  if (!isPlainObject(envelope) || typeof envelope.success !== 'boolean') return answer;
-  const ok = envelope.success && answer.status < 400;
-  const passed = envelope.mcp;
-  if (isPlainObject(passed) && Array.isArray(passed.content))
-    return { ...fleetAnswer(answer), result: { ...(passed as CallToolResult), isError: !ok } };
-  if (ok) return { ...answer, result: toolResultOf(envelope.result, answer.resultText) };
-  return fleetAnswer(answer);
 }

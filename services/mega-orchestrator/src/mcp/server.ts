@@ -301,10 +301,10 @@ async function completeAt(
 ): Promise<{ completion: { values: string[]; total?: number; hasMore?: boolean } }> {
   try {
     const answer = await ctx.registry.get(service)!.upstream.complete(params, { timeoutMs: timeoutAt(ctx, service), signal });
-    const completion = (answer.json as { completion?: { values?: unknown; total?: unknown; hasMore?: unknown } } | undefined)?.completion;
     // Kit services have no completions (404); an answer that is not a completion counts as none.
-    if (answer.status !== 200 || !Array.isArray(completion?.values)) return NO_COMPLETION;
-    const values = completion.values.filter((v): v is string => typeof v === 'string').slice(0, 100);
+    if (!answer.value) return NO_COMPLETION;
+    const { completion } = answer.value;
+    const values = (completion.values as unknown[]).filter((v): v is string => typeof v === 'string').slice(0, 100);
     return {
       completion: {
         values,
@@ -338,8 +338,8 @@ export async function getPrompt(
       onClientRequest,
       meta: callersMeta(p._meta),
     });
-    const body = answer.json as { messages?: unknown; error?: unknown } | undefined;
-    if (answer.status === 200 && Array.isArray(body?.messages)) return body as GetPromptResult;
+    if (answer.value) return answer.value;
+    const body = answer.json as { error?: unknown } | undefined;
     // the server's own JSON-RPC error, as it sent it (as tools/call's)
     const own = answer.rpcError;
     if (own) throw new ServerRpcError(own.code, own.message, own.data);
@@ -426,8 +426,8 @@ export async function readResource(
     onClientRequest,
     meta: callersMeta(meta),
   });
-  const body = answer.json as { contents?: unknown } | undefined;
-  if (answer.status === 200 && Array.isArray(body?.contents)) return { ...body, contents: ownContents(ctx, service, uri, body.contents) };
+  if (answer.value) return { ...answer.value, contents: ownContents(ctx, service, uri, answer.value.contents) };
+  const body = answer.json as { error?: unknown } | undefined;
   const own = answer.rpcError;
   if (own?.code === JSONRPC_CODES.RESOURCE_NOT_FOUND || answer.status === 400) throw resourceNotFound(uri, notFoundCode);
   // the server's own JSON-RPC error, as it sent it (as tools/call's)

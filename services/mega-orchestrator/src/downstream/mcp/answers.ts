@@ -7,7 +7,7 @@
 import { setMaxListeners } from 'node:events';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { isErrorCode, isPlainObject, statusForCode, type ErrorCode as FleetCode } from '@mcp-fleet/kit';
-import type { DownstreamAnswer, ToolAnswer } from '../downstream';
+import type { DownstreamAnswer, ListAnswer, ToolAnswer } from '../downstream';
 
 const MAX_LIST_PAGES = 100;
 
@@ -101,12 +101,12 @@ function contentResult(content: CallToolResult['content']): unknown {
  * pages; once more than `max` items are read, the pages left are not (`more`: the registry refuses
  * the excess and says so).
  */
-export async function listAnswer(
+export async function allPages(
   key: string,
   list: (params: { cursor: string } | undefined) => Promise<object>,
   max = Infinity,
   signal?: AbortSignal,
-): Promise<DownstreamAnswer> {
+): Promise<ListAnswer> {
   // every page's request listens on the one signal (more than Node's default of 10 is no leak here)
   if (signal) setMaxListeners(MAX_LIST_PAGES + 10, signal);
   let out: unknown[] = [];
@@ -123,7 +123,7 @@ export async function listAnswer(
       break;
     }
   }
-  return { status: 200, json: { [key]: out, ...(more ? { more: true } : {}) } };
+  return { status: 200, json: { [key]: out, ...(more ? { more: true } : {}) }, value: { items: out, more } };
 }
 
 /** The v2 client's codes for an answer it refused (the server sent it; the connection is fine). */

@@ -12,13 +12,13 @@ import type {
   ClientRequester,
   ClientRequestMethod,
   CompleteParams,
-  DownstreamAnswer,
+  ListAnswer,
   ListName,
   LogListener,
   ProgressListener,
 } from '../downstream';
 import type { StreamBudget } from '../stream-budget';
-import { listAnswer } from './answers';
+import { allPages } from './answers';
 import type { McpServerSpec } from './spec';
 import type { StdioSupervisor } from './stdio-supervisor';
 
@@ -377,7 +377,7 @@ export interface EraSession {
   /** The health answer's body: the server answered (ping, or server/discover). */
   health(call: Scope): Promise<Record<string, unknown>>;
   /** Every page of a list (up to `max` items and a page). */
-  list(kind: ListName, call: Scope, max?: number): Promise<DownstreamAnswer>;
+  list(kind: ListName, call: Scope, max?: number): Promise<ListAnswer>;
   callTool(name: string, args: Record<string, unknown>, call: Scope): Promise<CallToolResult>;
   getPrompt(name: string, args: Record<string, unknown> | undefined, call: Scope): Promise<unknown>;
   readResource(uri: string, call: Scope): Promise<unknown>;
@@ -411,7 +411,7 @@ export abstract class SessionBase<C extends SdkClient> {
   }
 
   /** Every page of a list with the SDK's options `opts` (up to `max` items and a page). */
-  protected pages(kind: ListName, call: Scope, opts: unknown, max?: number): Promise<DownstreamAnswer> {
+  protected pages(kind: ListName, call: Scope, opts: unknown, max?: number): Promise<ListAnswer> {
     const { client } = this;
     const o = opts as never;
     const method =
@@ -422,6 +422,6 @@ export abstract class SessionBase<C extends SdkClient> {
           : kind === 'resources'
             ? client.listResources
             : client.listResourceTemplates;
-    return listAnswer(kind, (cursor) => method.call(client, cursor, o), max, call.signal);
+    return allPages(kind, (cursor) => method.call(client, cursor, o), max, call.signal);
   }
 }

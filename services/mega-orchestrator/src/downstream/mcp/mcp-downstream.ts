@@ -18,9 +18,15 @@ import {
   type CallOptions,
   type CompleteParams,
   type Downstream,
+  type CompleteAnswer,
+  type DoneAnswer,
   type DownstreamAnswer,
   type DownstreamRequest,
+  type HealthAnswer,
+  type ListAnswer,
   type ListName,
+  type PromptAnswer,
+  type ReadAnswer,
   type ToolAnswer,
 } from '../downstream';
 import type { StdioLauncher } from '../stdio-sandbox';
@@ -144,31 +150,19 @@ export class McpDownstream implements Downstream, EraHost {
     return this.spec.protocolVersion === REV_2026 || this.found2026;
   }
 
-  health(options: CallOptions): Promise<DownstreamAnswer> {
-    return this.run(options, async (s, call) => ({ status: 200, json: await s.health(call) }));
-  }
-
-  listTools(options: CallOptions): Promise<DownstreamAnswer> {
-    return this.list('tools', options);
-  }
-
-  listPrompts(options: CallOptions): Promise<DownstreamAnswer> {
-    return this.list('prompts', options);
-  }
-
-  listResources(options: CallOptions): Promise<DownstreamAnswer> {
-    return this.list('resources', options);
-  }
-
-  listResourceTemplates(options: CallOptions): Promise<DownstreamAnswer> {
-    return this.list('resourceTemplates', options);
+  health(options: CallOptions): Promise<HealthAnswer> {
+    return this.run(options, async (s, call) => {
+      const json = await s.health(call);
+      return { status: 200, json, value: typeof json.status === 'string' ? { status: json.status } : {} };
+    });
   }
 
   /** A list (none from a server without the capability: no prompts, resources 404). */
-  private list(kind: ListName, options: CallOptions): Promise<DownstreamAnswer> {
+  list(kind: ListName, options: CallOptions): Promise<ListAnswer> {
     const caps = this.options.listCaps;
-    return this.run(options, (s, call) => {
-      if (kind === 'prompts' && !s.capabilities.prompts) return Promise.resolve({ status: 200, json: { prompts: [] } });
+    return this.run(options, (s, call): Promise<ListAnswer> => {
+      if (kind === 'prompts' && !s.capabilities.prompts)
+        return Promise.resolve({ status: 200, json: { prompts: [] }, value: { items: [], more: false } });
       if ((kind === 'resources' || kind === 'resourceTemplates') && !s.capabilities.resources)
         return Promise.resolve(this.notFound('no resources'));
       return s.list(kind, call, caps?.[kind === 'resourceTemplates' ? 'resources' : kind]);
@@ -179,27 +173,29 @@ export class McpDownstream implements Downstream, EraHost {
     return this.run(options, async (s, call) => toolAnswer(this.id, await s.callTool(name, args, call)));
   }
 
-  getPrompt(name: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<DownstreamAnswer> {
-    return this.run(options, async (s, call) => ({ status: 200, json: withoutRevisionFields(await s.getPrompt(name, args, call)) }));
+  getPrompt(name: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<PromptAnswer> {
+    return this.run(options, async (s, call) =>
+      this.ok(withoutRevisionFields(await s.getPrompt(name, args, call)) as PromptAnswer['value']),
+    );
   }
 
-  readResource(uri: string, options: CallOptions): Promise<DownstreamAnswer> {
-    return this.run(options, async (s, call) => ({ status: 200, json: withoutRevisionFields(await s.readResource(uri, call)) }));
+  readResource(uri: string, options: CallOptions): Promise<ReadAnswer> {
+    return this.run(options, async (s, call) => this.ok(withoutRevisionFields(await s.readResource(uri, call)) as ReadAnswer['value']));
   }
 
   /** completion/complete; a server without the completions capability has no suggestions (404, not an error). */
-  complete(params: CompleteParams, options: CallOptions): Promise<DownstreamAnswer> {
-    return this.run(options, async (s, call) => {
+  complete(params: CompleteParams, options: CallOptions): Promise<CompleteAnswer> {
+    return this.run(options, async (s, call): Promise<CompleteAnswer> => {
       if (!s.capabilities.completions) return this.notFound('no completions');
-      return { status: 200, json: await s.complete(params, call) };
+      return this.ok((await s.complete(params, call)) as CompleteAnswer['value']);
     });
   }
 
   /** Resource subscriptions (the gateway's clients watching a resource of this server). */
-  subscribe(uri: string, options: CallOptions): Promise<DownstreamAnswer> {
-    return this.run(options, async (s, call) => {
+  subscribe(uri: string, options: CallOptions): Promise<DoneAnswer> {
+    return this.run(options, async (s, call): Promise<DoneAnswer> => {
       if (!s.capabilities.resources?.subscribe) return this.notFound(`${this.id} offers no resource subscriptions`);
-      if (await s.subscribe(uri, call)) return { status: 200, json: {} };
+      if (await s.subscribe(uri, call)) return { status: 200, json: {}, value: true };
       return {
         status: 400,
         json: errorEnvelope(this.id, 'VALIDATION_ERROR', `${this.id} did not agree to send updates of ${uri.slice(0, 200)}`),
@@ -207,12 +203,17 @@ export class McpDownstream implements Downstream, EraHost {
     });
   }
 
-  unsubscribe(uri: string, options: CallOptions): Promise<DownstreamAnswer> {
-    return this.run(options, async (s, call) => {
+  unsubscribe(uri: string, options: CallOptions): Promise<DoneAnswer> {
+    return this.run(options, async (s, call): Promise<DoneAnswer> => {
       if (!s.capabilities.resources?.subscribe) return this.notFound(`${this.id} offers no resource subscriptions`);
       await s.unsubscribe(uri, call);
-      return { status: 200, json: {} };
+      return { status: 200, json: {}, value: true };
     });
+  }
+
+  /** An operation's result: its value, and as the kit's REST route would answer it (json). */
+  private ok<T>(value: T): { status: number; json: T; value: T } {
+    return { status: 200, json: value, value };
   }
 
   /** A request by the kit's REST path: the routes that have an MCP operation (a compatibility path); any other is 404. */
@@ -229,15 +230,18 @@ export class McpDownstream implements Downstream, EraHost {
    * what failed becomes the caller's error answer or a DownstreamFailure for the breaker (failure),
    * with the server's secrets masked.
    */
-  private async run(options: CallOptions, op: (session: EraSession, call: Scope) => Promise<ToolAnswer>): Promise<ToolAnswer> {
+  private async run<A extends ToolAnswer>(
+    options: CallOptions,
+    op: (session: EraSession, call: Scope) => Promise<A>,
+  ): Promise<A | DownstreamAnswer> {
     if (!this.mask) return this.answer(options, op);
     const mask = this.mask;
     try {
-      const answer = await this.answer(options, op);
+      const answer: ToolAnswer = await this.answer(options, op);
       if (answer.status === 200 || !answer.json) return answer;
       // an error's every part: the envelope, the tool's result, the server's JSON-RPC error
-      const masked: ToolAnswer = { ...answer, json: maskStrings(answer.json, mask) };
-      if (answer.result) masked.result = maskStrings(answer.result, mask) as ToolAnswer['result'];
+      const masked: A | DownstreamAnswer = { ...answer, json: maskStrings(answer.json, mask) };
+      if (answer.result) (masked as ToolAnswer).result = maskStrings(answer.result, mask) as ToolAnswer['result'];
       if (answer.rpcError) masked.rpcError = maskStrings(answer.rpcError, mask) as ToolAnswer['rpcError'];
       return masked;
     } catch (err) {
@@ -246,7 +250,10 @@ export class McpDownstream implements Downstream, EraHost {
     }
   }
 
-  private async answer(options: CallOptions, op: (session: EraSession, call: Scope) => Promise<ToolAnswer>): Promise<ToolAnswer> {
+  private async answer<A extends ToolAnswer>(
+    options: CallOptions,
+    op: (session: EraSession, call: Scope) => Promise<A>,
+  ): Promise<A | DownstreamAnswer> {
     const session = await this.session(options.timeoutMs);
     const call = scope(options, this.options.progressMaxMs);
     try {

@@ -55,7 +55,7 @@ export interface RpcError {
 
 /**
  * An operation's answer, typed: `value` is its result, its shape checked where the answer came in
- * (an MCP server's by the SDK's schema, a kit service's in http-client.ts); absent when the operation
+ * (an MCP server's by the SDK's schema, a kit service's in kit-answers.ts); absent when the operation
  * failed, and then `status`, the envelope in `json`, `problem` and `rpcError` say why. (`json` is the
  * answer as a kit service's REST route has it, for the routes passed on as they are.)
  */
@@ -86,7 +86,7 @@ export type DoneAnswer = Answer<true>;
  * What a tool call answered: the fleet's envelope for REST callers and the call history (`json`), and
  * the tool's result in MCP's terms (`result`), read where the answer came in: an MCP server's own
  * result as it sent it (its isError results too; mcp/answers.ts), a kit service's envelope read as
- * one (tool-result.ts). Without `result`, the call got no tool result: its error is the envelope's,
+ * one (kit-answers.ts). Without `result`, the call got no tool result: its error is the envelope's,
  * or the server's JSON-RPC error (`rpcError`).
  */
 export interface ToolAnswer extends DownstreamAnswer {

@@ -9,9 +9,10 @@
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ListToolsResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ListToolsResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { tempDir } from '@mcp-fleet/testing';
 import { tolerated } from '../src/downstream/mcp';
+import { mendedLines } from '../src/downstream/mcp/tolerant';
 import { post2026, startGateway, startGatewayWithMcpServer, until, type RunningGateway } from './helpers';
 
 const FIXTURE = path.join(__dirname, 'fixtures', 'sloppy-mcp-server.mjs');
@@ -38,7 +39,7 @@ describe('a sloppy MCP server behind the gateway', () => {
 
   it('is healthy and every tool is listed with a schema MCP allows (the SDK client checked the list)', async () => {
     const services = (await (await fetch(`${g.url}/services`)).json()) as { services: { id: string; status: string; tools: number }[] };
-    expect(services.services.find((s) => s.id === 'sloppy')).toMatchObject({ status: 'healthy', tools: 7 });
+    expect(services.services.find((s) => s.id === 'sloppy')).toMatchObject({ status: 'healthy', tools: 10 });
     const { tools } = await client.listTools();
     const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
     expect(byName.get_weather).toMatchObject({
@@ -86,6 +87,27 @@ describe('a sloppy MCP server behind the gateway', () => {
     expect(await client.callTool({ name: 'dialect_07', arguments: {} })).toMatchObject({ structuredContent: { n: 7 }, isError: false });
   });
 
+  it("answers the SDK's transport would drop are mended before it reads them: a result's _meta null, no jsonrpc, an error without a message", async () => {
+    expect(await client.callTool({ name: 'meta_null', arguments: {} })).toEqual({
+      content: [{ type: 'text', text: 'meta was null' }],
+      isError: false,
+    });
+    expect(await client.callTool({ name: 'bare_answer', arguments: {} })).toMatchObject({
+      content: [{ type: 'text', text: 'no jsonrpc' }],
+    });
+    // the server's error, passed on as it answered it, its missing message said (not a time-out); its
+    // code -32000 (the SDK's own for a closed connection) is the server's: its process stays, its breaker is not charged
+    const upstream = g.gw.registry.get('sloppy')!.upstream as unknown as { starts: number; pid?: number };
+    const before = { starts: upstream.starts, pid: upstream.pid };
+    const error = await client.callTool({ name: 'bare_error', arguments: {} }).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(McpError);
+    expect(error).toMatchObject({ code: -32000, message: expect.stringContaining('an error without a message') });
+    expect({ starts: upstream.starts, pid: upstream.pid }).toEqual(before);
+    expect(await client.callTool({ name: 'bare_answer', arguments: {} })).toMatchObject({
+      content: [{ type: 'text', text: 'no jsonrpc' }],
+    });
+  });
+
   it('its prompts are listed and got without the nulls', async () => {
     const { prompts } = await client.listPrompts();
     expect(prompts.find((p) => p.name === 'greet')).toEqual({ name: 'greet', arguments: [{ name: 'who' }] });
@@ -95,6 +117,22 @@ describe('a sloppy MCP server behind the gateway', () => {
 });
 
 describe('tolerated', () => {
+  it('mends only lines that need it, and passes a chunk none of whose lines does as the same Buffer', () => {
+    const fine = Buffer.from('{"jsonrpc":"2.0","id":1,"result":{"content":[],"_meta":{"a":1}}}\n{"jsonrpc":"2.0","method":"x"}\n');
+    expect(mendedLines(fine)).toBe(fine);
+    const text = 'not json at all\n';
+    expect(mendedLines(Buffer.from(text)).toString()).toBe(text);
+    const mixed = Buffer.from('{"jsonrpc":"2.0","id":1,"result":{"_meta": null,"x":1}}\n{"id":2,"error":{"code":"bad","message":"m"}}\n');
+    expect(mendedLines(mixed).toString().split('\n')).toEqual([
+      '{"jsonrpc":"2.0","id":1,"result":{"x":1}}',
+      '{"id":2,"error":{"code":-32603,"message":"m"},"jsonrpc":"2.0"}',
+      '',
+    ]);
+    // a result's own data keeps its nulls: only the message's own _meta is left out
+    const deep = Buffer.from('{"jsonrpc":"2.0","id":3,"result":{"structuredContent":{"_meta":null}}}\n');
+    expect(mendedLines(deep)).toBe(deep);
+  });
+
   it('passes an answer that needs nothing as the same object (nothing copied per call)', () => {
     const result = { content: [{ type: 'text', text: 'x' }], structuredContent: { a: null }, isError: false };
     expect(tolerated(result)).toBe(result);
@@ -153,13 +191,13 @@ describe('a server that does not answer ping', () => {
 
   it('one that answers ping with -32601 (it has none) is alive: healthy, its tools served', async () => {
     const { entry, call } = await behind('unknown');
-    expect(entry).toMatchObject({ status: 'healthy', tools: 7 });
+    expect(entry).toMatchObject({ status: 'healthy', tools: 10 });
     expect(call.result).toMatchObject({ content: [{ type: 'text', text: 'ok' }] });
   }, 60_000);
 
   it('one that never answers ping is asked a list instead, and stays healthy', async () => {
     const { entry, call } = await behind('silent');
-    expect(entry).toMatchObject({ status: 'healthy', tools: 7 });
+    expect(entry).toMatchObject({ status: 'healthy', tools: 10 });
     expect(call.result).toMatchObject({ content: [{ type: 'text', text: 'ok' }] });
   }, 60_000);
 });

@@ -24,6 +24,7 @@
  */
 import type { Readable } from 'node:stream';
 import { InFlight, type Logger } from '@mcp-fleet/kit';
+import { mendedLines } from './mcp/tolerant';
 
 /**
  * The data of the JSON-RPC error put in for a call whose answer went over the budget. Compared by
@@ -617,7 +618,10 @@ function guardStdio<T extends RpcTransport & { start(): Promise<void> }>(transpo
     });
     out.on('data', (chunk: Buffer) => {
       const pass = lines.push(chunk);
-      if (pass) for (const listener of sdk) listener(pass);
+      if (!pass) return;
+      // (a sloppy server's line its transport would drop, mended: mcp/tolerant.ts)
+      const mended = mendedLines(pass);
+      for (const listener of sdk) listener(mended);
     });
   };
   return transport;

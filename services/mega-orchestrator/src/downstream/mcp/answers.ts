@@ -5,7 +5,7 @@
  * sent.
  */
 import { setMaxListeners } from 'node:events';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { isErrorCode, isPlainObject, statusForCode, type ErrorCode as FleetCode } from '@mcp-fleet/kit';
 import type { DownstreamAnswer, ListAnswer, ToolAnswer } from '../downstream';
 
@@ -124,6 +124,36 @@ export async function allPages(
     }
   }
   return { status: 200, json: { [key]: out, ...(more ? { more: true } : {}) }, value: { items: out, more } };
+}
+
+/** Marks the gateway's own McpErrors for a connection, or a call's stream, that ended without an answer. */
+const CLOSED = Symbol('connection closed');
+
+/** The gateway's error for a connection, or a call's stream, to the server that ended without an answer (isConnectionClosed). */
+export function closedError(message: string): McpError {
+  return Object.assign(new McpError(ErrorCode.ConnectionClosed, message), { [CLOSED]: true });
+}
+
+/**
+ * Whether a call failed because its connection closed: the SDK's own -32000 "Connection closed", or
+ * the gateway's (closedError). Not a server's own error -32000, which JSON-RPC leaves servers for
+ * errors of their own and many use: that one is the server's answer, passed on to the caller.
+ */
+export function isConnectionClosed(err: unknown): boolean {
+  if (!(err instanceof McpError) || err.code !== ErrorCode.ConnectionClosed) return false;
+  return (
+    (err as McpError & { [CLOSED]?: true })[CLOSED] === true ||
+    (err.message === `MCP error ${ErrorCode.ConnectionClosed}: Connection closed` && err.data === undefined)
+  );
+}
+
+/** Whether a call failed on the SDK's own time limit (its -32001 carries data.timeout), not a server's own error -32001. */
+export function isSdkTimeout(err: unknown): boolean {
+  return (
+    err instanceof McpError &&
+    err.code === ErrorCode.RequestTimeout &&
+    typeof (err.data as { timeout?: unknown } | undefined)?.timeout === 'number'
+  );
 }
 
 /** The v2 client's codes for an answer it refused (the server sent it; the connection is fine). */

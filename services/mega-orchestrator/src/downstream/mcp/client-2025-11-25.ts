@@ -30,6 +30,7 @@ import { DownstreamFailure, type ClientRequestMethod, type CompleteParams, type 
 import { credentialsHint, FORWARDED_CAPABILITIES, SessionBase, TIMEOUT, type EraHost, type EraSession, type Scope } from './calls';
 import { START_TIMEOUT_MS } from './stdio-supervisor';
 import { readInbound } from './tolerant';
+import { isConnectionClosed, isSdkTimeout } from './answers';
 
 export const REV_2025 = '2025-11-25';
 
@@ -151,7 +152,7 @@ export class Rev2025Client {
       const answered = answeredWithError(err);
       if (answered && (await this.probe.ask('refused'))) throw SPEAKS_2026;
       const discover = this.probe.unanswered();
-      const closed = err instanceof McpError && err.code === ErrorCode.ConnectionClosed;
+      const closed = isConnectionClosed(err);
       const why =
         stdio && closed
           ? // its process ended (or closed its stdout) before it answered anything: say so, not each probe's wording
@@ -421,5 +422,5 @@ const SESSION_REFUSED =
 
 /** The server's own JSON-RPC error: it answered (not a closed connection or the SDK's time limit). */
 function answeredWithError(err: unknown): boolean {
-  return err instanceof McpError && err.code !== ErrorCode.ConnectionClosed && err.code !== ErrorCode.RequestTimeout;
+  return err instanceof McpError && !isConnectionClosed(err) && !isSdkTimeout(err);
 }

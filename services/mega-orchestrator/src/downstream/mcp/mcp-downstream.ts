@@ -32,7 +32,7 @@ import {
 import type { StdioLauncher } from '../stdio-sandbox';
 import { isAnswerTooLarge, streamBudget, type StreamBudget } from '../stream-budget';
 import { maskingLogger, maskSecrets, maskStrings } from '../secret-mask';
-import { brokenAnswer, errorEnvelope, toolAnswer, withoutPrefix, withoutRevisionFields } from './answers';
+import { brokenAnswer, errorEnvelope, isConnectionClosed, isSdkTimeout, toolAnswer, withoutPrefix, withoutRevisionFields } from './answers';
 import { CallTable, scope, TIMEOUT, type EraHost, type EraSession, type Scope } from './calls';
 import { readHttpError, Rev2025Client, REV_2025, sessionExpired, SPEAKS_2026, type EraProbe } from './client-2025-11-25';
 import { asMcpError, Rev2026Client, REV_2026 } from './client-2026-07-28';
@@ -357,13 +357,12 @@ export class McpDownstream implements Downstream, EraHost {
       // URL elicitation required (-32042): its elicitations are this server's to complete
       if (err.code === -32042 && Array.isArray((err.data as { elicitations?: unknown } | undefined)?.elicitations))
         for (const e of (err.data as { elicitations: unknown[] }).elicitations) this.calls.askedUrl(e);
-      if (err.code === ErrorCode.ConnectionClosed) {
+      if (isConnectionClosed(err)) {
         this.drop(`the connection closed (${err.message})`);
         throw new DownstreamFailure('connection', `${this.id} closed the connection: ${this.supervisor.lastProblem}`, true, { cause: err });
       }
       // The SDK's own time limit (its error carries data.timeout); a server's -32001 is its own error, passed on below.
-      if (err.code === ErrorCode.RequestTimeout && typeof (err.data as { timeout?: unknown } | undefined)?.timeout === 'number')
-        throw new DownstreamFailure('timeout', `timed out after ${options.timeoutMs} ms`, true);
+      if (isSdkTimeout(err)) throw new DownstreamFailure('timeout', `timed out after ${options.timeoutMs} ms`, true);
       const message = withoutPrefix(err.message);
       if (err.code === ErrorCode.InvalidParams) return { status: 400, json: errorEnvelope(this.id, 'VALIDATION_ERROR', message, err.data) };
       if (err.code === ErrorCode.MethodNotFound) return this.notFound(`${this.id} does not support this: ${message}`);

@@ -12,6 +12,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CallToolResultSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { isPlainObject, TASKS_EXTENSION } from '@mcp-fleet/kit';
+import { closedError } from './answers';
 
 /** Bounds of a server's pollIntervalMs as the gateway follows it (its default when it names none). */
 export const MIN_POLL_MS = 50;
@@ -72,7 +73,7 @@ export class RawRequests {
   /** One request and its result (an McpError for the server's error); the signal withdraws it. */
   request(method: string, params: Record<string, unknown>, signal: AbortSignal): Promise<Record<string, unknown>> {
     const transport = this.transport();
-    if (!transport) return Promise.reject(new McpError(ErrorCode.ConnectionClosed, 'the connection to the server is closed'));
+    if (!transport) return Promise.reject(closedError('the connection to the server is closed'));
     if (signal.aborted) return Promise.reject(signal.reason);
     const id = `mcp-fleet-${++this.lastId}`;
     const _meta = { ...this.envelope, ...(isPlainObject(params._meta) ? params._meta : {}) };
@@ -101,11 +102,7 @@ export class RawRequests {
       signal.addEventListener('abort', onAbort, { once: true });
       // a response stream that ends without this request's answer (its answer, if any, was delivered before the end)
       const onRequestStreamEnd = () =>
-        setImmediate(() =>
-          this.waiting
-            .get(id)
-            ?.reject(new McpError(ErrorCode.ConnectionClosed, `the server ended the stream of ${method} without answering it`)),
-        );
+        setImmediate(() => this.waiting.get(id)?.reject(closedError(`the server ended the stream of ${method} without answering it`)));
       transport.send(message, { requestSignal: stream?.signal, onRequestStreamEnd }).catch((err: unknown) => {
         const waiting = this.waiting.get(id);
         if (!waiting) return;
@@ -117,8 +114,7 @@ export class RawRequests {
 
   /** The connection closed: every request still waiting fails with it. */
   close(): void {
-    for (const waiting of this.waiting.values())
-      waiting.reject(new McpError(ErrorCode.ConnectionClosed, 'the connection to the server closed'));
+    for (const waiting of this.waiting.values()) waiting.reject(closedError('the connection to the server closed'));
     this.waiting.clear();
   }
 }

@@ -18,9 +18,10 @@
  *   their requests, and some servers echo the id as a string.
  *
  * An answer that needs none of this is passed on as the same object (nothing is copied per call).
- * What the SDK's transport itself refuses never gets here: a message that is not JSON-RPC (a result's
- * own `"_meta": null`, an id that is neither a string nor a number) is dropped there, and the call it
- * answered times out.
+ * What the SDK's transport itself refuses (a message its JSON-RPC schema does not read: a result's or
+ * notification's own `"_meta": null`, a message without `"jsonrpc": "2.0"`, an error without a
+ * message) it drops, and the call it answered would time out. A stdio server's lines are mended
+ * before its transport reads them (`mendedLines`); over HTTP such a message is still dropped.
  */
 import { isPlainObject } from '@mcp-fleet/kit';
 
@@ -208,4 +209,69 @@ export function readInbound(
     get,
     set: (handler?: Handler) => set(handler ? bridged(handler) : undefined),
   });
+}
+
+const JSONRPC = '"jsonrpc"';
+
+/**
+ * Whole lines a stdio server wrote, mended where its SDK transport would drop a line (its JSON-RPC
+ * schema does not read it, so the call it answers would time out): `"jsonrpc": "2.0"` written where
+ * a message left it out, a result's or params' own `"_meta": null` left out, an error's missing
+ * message (or a code that is no integer: -32603) filled in. The same Buffer when no line needs it:
+ * a look at the bytes, no parse, for a chunk whose lines all name `"jsonrpc"`, have no `"_meta"` null
+ * and no error.
+ */
+export function mendedLines(chunk: Buffer): Buffer {
+  if (!suspect(chunk)) return chunk;
+  let changed = false;
+  const lines = chunk
+    .toString('utf8')
+    .split('\n')
+    .map((line) => {
+      const mended = mendedLine(line);
+      if (mended !== line) changed = true;
+      return mended;
+    });
+  return changed ? Buffer.from(lines.join('\n')) : chunk;
+}
+
+function suspect(chunk: Buffer): boolean {
+  if (chunk.includes('"_meta":null') || chunk.includes('"_meta": null') || chunk.includes('"error"')) return true;
+  let lines = 0;
+  for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) lines++;
+  let named = 0;
+  for (let i = chunk.indexOf(JSONRPC); i !== -1 && named < lines; i = chunk.indexOf(JSONRPC, i + 1)) named++;
+  return named < lines;
+}
+
+function mendedLine(line: string): string {
+  if (!line.includes('{')) return line;
+  let message: unknown;
+  try {
+    message = JSON.parse(line);
+  } catch {
+    return line;
+  }
+  if (!isPlainObject(message)) return line;
+  let out = message;
+  if (out.jsonrpc !== '2.0' && ('id' in out || 'method' in out)) out = { ...out, jsonrpc: '2.0' };
+  for (const key of ['result', 'params'] as const) {
+    const part = out[key];
+    if (isPlainObject(part) && part._meta === null) {
+      const { _meta: _null, ...rest } = part;
+      out = { ...out, [key]: rest };
+    }
+  }
+  const error = out.error;
+  if (isPlainObject(error) && (typeof error.message !== 'string' || !Number.isInteger(error.code)))
+    out = {
+      ...out,
+      error: {
+        ...error,
+        code: Number.isInteger(error.code) ? error.code : -32603,
+        message:
+          typeof error.message === 'string' ? error.message : `the server sent an error without a message (code ${String(error.code)})`,
+      },
+    };
+  return out === message ? line : JSON.stringify(out);
 }

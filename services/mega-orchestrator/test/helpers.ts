@@ -1,7 +1,9 @@
 import path from 'node:path';
 import { createServiceApp, defineTool, listen, type Logger, type PromptListing, type RunningServer, type ServiceApp } from '@mcp-fleet/kit';
-import { serve, testConfig, testLogger } from '@mcp-fleet/testing';
+import { serve, tempDir, testConfig, testLogger } from '@mcp-fleet/testing';
 import type { ServiceEntry } from '@mcp-fleet/inventory';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import request from 'supertest';
 import { z } from 'zod';
 import { createApp, type Gateway } from '../src/http/app';
@@ -453,4 +455,34 @@ export async function initSession(url: string): Promise<string> {
     })
     .expect(200);
   return init.headers['mcp-session-id'] as string;
+}
+
+/**
+ * A gateway in front of `specs` and a 2025-era MCP client of it, for one describe block (set up in its
+ * beforeAll): ready once `ready` holds, the gateway refreshed meanwhile (tool names: once they are in
+ * its catalog). `stop` ends what the specs started; `readyMs` is how long they may take (20 s).
+ */
+export function gatewayWithClient(
+  specs: () => DownstreamSpec[] | Promise<DownstreamSpec[]>,
+  ready: string[] | ((g: RunningGateway) => boolean),
+  overrides: Record<string, string>,
+  stop?: () => Promise<void> | void,
+  readyMs = 20_000,
+): { g: RunningGateway; client: Client } {
+  const tmp = tempDir('mcp-fleet-gw-client-');
+  const f = {} as { g: RunningGateway; client: Client };
+  const isReady = typeof ready === 'function' ? ready : (g: RunningGateway) => ready.every((t) => g.gw.registry.catalog.byName.has(t));
+  beforeAll(async () => {
+    f.g = await startGateway(await specs(), tmp.dir, { HEALTH_POLL_MS: '600000', HEALTH_TIMEOUT_MS: '5000', ...overrides });
+    await until(() => (isReady(f.g) ? true : (void f.g.gw.refresh(), false)), readyMs);
+    f.client = new Client({ name: 'gateway-test', version: '1' });
+    await f.client.connect(new StreamableHTTPClientTransport(new URL(`${f.g.url}/mcp`)));
+  }, readyMs + 40_000);
+  afterAll(async () => {
+    await f.client?.close();
+    await f.g?.stop();
+    await stop?.();
+    tmp.cleanup();
+  });
+  return f;
 }

@@ -7,48 +7,16 @@
  * modern_meta over HTTP (2026-07-28, through the gateway's 2026-07-28 client).
  */
 import path from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { tempDir } from '@mcp-fleet/testing';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { FAIL_RESULT, META_TOOLS, PROMPT_RESULT, READ_RESULT, RPC_ERROR, SHOW_RESULT } from './fixtures/meta-mcp-server';
 import { startModernServer, type ModernServer } from './fixtures/modern-mcp-server';
 import { toolAlias } from '../src/core/registry';
-import type { DownstreamSpec } from '../src/core/types';
-import { post2026, startGateway, until, type RunningGateway } from './helpers';
+import { gatewayWithClient, post2026 } from './helpers';
 
 const FIXTURE = path.join(__dirname, 'fixtures', 'meta-mcp-server.ts');
 
 const REPO = path.resolve(__dirname, '../../..');
 const META_STDIO = { transport: 'stdio' as const, command: process.execPath, args: ['--import', 'tsx', FIXTURE], cwd: REPO, env: {} };
-
-/**
- * A gateway in front of `specs` (once `tools` are in its catalog) and a 2025-era MCP client of it,
- * for one describe block; `stop` ends what the specs started.
- */
-function gatewayWithClient(
-  specs: () => DownstreamSpec[] | Promise<DownstreamSpec[]>,
-  tools: string[],
-  overrides: Record<string, string>,
-  stop?: () => Promise<void> | undefined,
-): { g: RunningGateway; client: Client } {
-  const tmp = tempDir('mcp-fleet-meta-');
-  const f = {} as { g: RunningGateway; client: Client };
-  beforeAll(async () => {
-    f.g = await startGateway(await specs(), tmp.dir, { HEALTH_POLL_MS: '600000', HEALTH_TIMEOUT_MS: '5000', ...overrides });
-    const listed = () => tools.every((t) => f.g.gw.registry.catalog.byName.has(t));
-    await until(() => (listed() ? true : (void f.g.gw.refresh(), false)), 20_000);
-    f.client = new Client({ name: 'meta-test', version: '1' });
-    await f.client.connect(new StreamableHTTPClientTransport(new URL(`${f.g.url}/mcp`)));
-  }, 60_000);
-  afterAll(async () => {
-    await f.client?.close();
-    await f.g?.stop();
-    await stop?.();
-    tmp.cleanup();
-  });
-  return f;
-}
 
 describe("what an MCP server answers reaches the gateway's clients field by field", () => {
   let modern: ModernServer;

@@ -11,10 +11,8 @@ import type http from 'node:http';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { serve, tempDir } from '@mcp-fleet/testing';
-import type { DownstreamSpec } from '../src/core/types';
-import { startGateway, type RunningGateway } from './helpers';
+import { serve } from '@mcp-fleet/testing';
+import { gatewayWithClient } from './helpers';
 
 const REPO = path.resolve(__dirname, '../../..');
 /** A package's command-line program (its package.json `bin`). */
@@ -50,47 +48,38 @@ const direct = async (id: string) => {
 };
 
 describe('MCP servers from npm behind the gateway, sandboxed', () => {
-  const tmp = tempDir('mcp-fleet-npm-servers-');
-  let g: RunningGateway;
-  let client: Client;
   let page: Awaited<ReturnType<typeof serve>>;
-  beforeAll(async () => {
-    page = await serve((_req: http.IncomingMessage, res: http.ServerResponse) => {
-      res.setHeader('content-type', 'text/html');
-      res.end('<html><head><title>fleet page</title></head><body><h1>Hello from the fleet</h1></body></html>');
-    });
-    const specs: DownstreamSpec[] = Object.entries(SERVERS).map(([id, { args, env }]) => ({
-      id,
-      url: `stdio:${id}`,
-      mcp: { transport: 'stdio', command: process.execPath, args, cwd: REPO, env },
-    }));
-    g = await startGateway(specs, tmp.dir, { HEALTH_POLL_MS: '600000', HEALTH_TIMEOUT_MS: '20000', DOWNSTREAM_TIMEOUT_MS: '60000' });
-    const ids = Object.keys(SERVERS);
-    for (const end = Date.now() + 60_000; Date.now() < end;) {
-      await g.gw.refresh();
-      if (ids.every((id) => g.gw.registry.services.find((s) => s.id === id)?.healthy)) break;
-      await new Promise((r) => setTimeout(r, 250));
-    }
-    client = new Client({ name: 'npm-servers', version: '1' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${g.url}/mcp`)));
-  }, 90_000);
-  afterAll(async () => {
-    await client?.close();
-    await g?.stop();
-    await page?.stop();
-    tmp.cleanup();
-  });
+  const ids = Object.keys(SERVERS);
+  const f = gatewayWithClient(
+    async () => {
+      page = await serve((_req: http.IncomingMessage, res: http.ServerResponse) => {
+        res.setHeader('content-type', 'text/html');
+        res.end('<html><head><title>fleet page</title></head><body><h1>Hello from the fleet</h1></body></html>');
+      });
+      return Object.entries(SERVERS).map(([id, { args, env }]) => ({
+        id,
+        url: `stdio:${id}`,
+        mcp: { transport: 'stdio' as const, command: process.execPath, args, cwd: REPO, env },
+      }));
+    },
+    (g) => ids.every((id) => g.gw.registry.services.find((s) => s.id === id)?.healthy),
+    { HEALTH_TIMEOUT_MS: '20000', DOWNSTREAM_TIMEOUT_MS: '60000' },
+    () => page?.stop(),
+    60_000,
+  );
 
   it.each(Object.keys(SERVERS))(
     '%s: healthy, and every tool listed as it lists it directly',
     async (id) => {
-      const services = (await (await fetch(`${g.url}/services`)).json()) as { services: { id: string; status: string; reason?: string }[] };
+      const services = (await (await fetch(`${f.g.url}/services`)).json()) as {
+        services: { id: string; status: string; reason?: string }[];
+      };
       expect(services.services.find((s) => s.id === id)).toMatchObject({ status: 'healthy' });
       const own = await direct(id);
       try {
         const { tools } = await own.listTools();
         expect(tools.length).toBeGreaterThan(0);
-        const through = new Map((await client.listTools()).tools.map((t) => [t.name, t]));
+        const through = new Map((await f.client.listTools()).tools.map((t) => [t.name, t]));
         for (const tool of tools) {
           expect(through.get(tool.name)).toMatchObject({ name: tool.name, inputSchema: tool.inputSchema });
           expect(through.get(tool.name)?.description).toContain(tool.description ?? '');
@@ -108,7 +97,7 @@ describe('MCP servers from npm behind the gateway, sandboxed', () => {
     try {
       const expected = await own.callTool({ name: 'sequentialthinking', arguments: args });
       // (the gateway writes a success's isError: false, which the server leaves to its default)
-      expect(await client.callTool({ name: 'sequentialthinking', arguments: args })).toEqual({ isError: false, ...expected });
+      expect(await f.client.callTool({ name: 'sequentialthinking', arguments: args })).toEqual({ isError: false, ...expected });
     } finally {
       await own.close();
     }
@@ -123,19 +112,19 @@ describe('MCP servers from npm behind the gateway, sandboxed', () => {
     } finally {
       await own.close();
     }
-    const through = await client
+    const through = await f.client
       .callTool({ name: 'search_repositories', arguments: args })
       .catch((err: Error) => ({ thrown: err.message }));
     if ('thrown' in expected) expect(through).toHaveProperty('thrown');
     else expect(through).toMatchObject({ isError: true });
-    const services = (await (await fetch(`${g.url}/services`)).json()) as { services: { id: string; status: string }[] };
+    const services = (await (await fetch(`${f.g.url}/services`)).json()) as { services: { id: string; status: string }[] };
     expect(services.services.find((s) => s.id === 'github')).toMatchObject({ status: 'healthy' });
   }, 60_000);
 
   it('playwright drives Chromium inside the sandbox: a page of this machine navigated to and read', async () => {
-    const navigated = await client.callTool({ name: 'browser_navigate', arguments: { url: page.url } });
+    const navigated = await f.client.callTool({ name: 'browser_navigate', arguments: { url: page.url } });
     expect(navigated.isError).toBeFalsy();
-    const snapshot = await client.callTool({ name: 'browser_snapshot', arguments: {} });
+    const snapshot = await f.client.callTool({ name: 'browser_snapshot', arguments: {} });
     expect(snapshot.isError).toBeFalsy();
     const text = (snapshot.content as { type: string; text?: string }[]).map((c) => c.text ?? '').join('\n');
     expect(text).toContain('Hello from the fleet');

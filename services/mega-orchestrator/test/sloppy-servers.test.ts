@@ -6,41 +6,35 @@
  * served. Now every tool is served, and what the gateway lists and answers passes the SDK's own
  * checks of the revision (the client of each era below would refuse it otherwise).
  */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import path from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import readline from 'node:readline';
 import { ListToolsResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { tempDir } from '@mcp-fleet/testing';
 import { tolerated } from '../src/downstream/mcp';
-import { mendedLines } from '../src/downstream/mcp/tolerant';
-import { post2026, startGateway, startGatewayWithMcpServer, until, type RunningGateway } from './helpers';
+import { LineMender, MEND_MAX_BYTES, mendedLines } from '../src/downstream/mcp/tolerant';
+import { gatewayWithClient, post2026, startGateway, startGatewayWithMcpServer, until } from './helpers';
 
 const FIXTURE = path.join(__dirname, 'fixtures', 'sloppy-mcp-server.mjs');
 
 describe('a sloppy MCP server behind the gateway', () => {
-  const tmp = tempDir('mcp-fleet-sloppy-');
-  let g: RunningGateway;
-  let client: Client;
-  beforeAll(async () => {
-    g = await startGatewayWithMcpServer(
-      'sloppy',
-      { transport: 'stdio', command: process.execPath, args: [FIXTURE], cwd: path.dirname(FIXTURE), env: {} },
-      tmp.dir,
-      'string_id',
-    );
-    client = new Client({ name: 'sloppy-test', version: '1' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${g.url}/mcp`)));
-  }, 60_000);
-  afterAll(async () => {
-    await client?.close();
-    await g?.stop();
-    tmp.cleanup();
-  });
+  const f = gatewayWithClient(
+    () => [
+      {
+        id: 'sloppy',
+        url: 'stdio:sloppy',
+        mcp: { transport: 'stdio', command: process.execPath, args: [FIXTURE], cwd: path.dirname(FIXTURE), env: {} },
+      },
+    ],
+    ['string_id'],
+    {},
+  );
 
   it('is healthy and every tool is listed with a schema MCP allows (the SDK client checked the list)', async () => {
-    const services = (await (await fetch(`${g.url}/services`)).json()) as { services: { id: string; status: string; tools: number }[] };
+    const services = (await (await fetch(`${f.g.url}/services`)).json()) as { services: { id: string; status: string; tools: number }[] };
     expect(services.services.find((s) => s.id === 'sloppy')).toMatchObject({ status: 'healthy', tools: 10 });
-    const { tools } = await client.listTools();
+    const { tools } = await f.client.listTools();
     const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
     expect(byName.get_weather).toMatchObject({
       inputSchema: { type: 'object', properties: { city: { type: 'string' } } },
@@ -55,7 +49,7 @@ describe('a sloppy MCP server behind the gateway', () => {
   });
 
   it('a 2026-07-28 caller gets the same list, valid for its revision', async () => {
-    const res = await post2026(g.url, 'tools/list', {});
+    const res = await post2026(f.g.url, 'tools/list', {});
     const { result } = (await res.json()) as { result: Record<string, unknown> };
     expect(ListToolsResultSchema.safeParse(result).success).toBe(true);
     const names = (result.tools as { name: string }[]).map((t) => t.name);
@@ -63,56 +57,105 @@ describe('a sloppy MCP server behind the gateway', () => {
   });
 
   it('calls answer as the server meant: nulls left out, an unknown block kept as its JSON, a string id matched', async () => {
-    expect(await client.callTool({ name: 'get_weather', arguments: { city: 'Oslo' } })).toEqual({
+    expect(await f.client.callTool({ name: 'get_weather', arguments: { city: 'Oslo' } })).toEqual({
       content: [{ type: 'text', text: 'sunny in Oslo' }],
       isError: false,
     });
-    const structured = await client.callTool({ name: 'structured_only', arguments: {} });
+    const structured = await f.client.callTool({ name: 'structured_only', arguments: {} });
     // the data the tool returned is its own: a null inside structuredContent is kept
     expect(structured).toMatchObject({ content: [], structuredContent: { n: 7, none: null }, isError: false });
-    expect(await client.callTool({ name: 'odd_block', arguments: {} })).toMatchObject({
+    expect(await f.client.callTool({ name: 'odd_block', arguments: {} })).toMatchObject({
       content: [
         { type: 'text', text: JSON.stringify({ type: 'chart', points: [1, 2] }) },
         { type: 'text', text: 'after the chart' },
       ],
       isError: false,
     });
-    expect(await client.callTool({ name: 'string_id', arguments: {} })).toMatchObject({ content: [{ type: 'text', text: 'matched' }] });
+    expect(await f.client.callTool({ name: 'string_id', arguments: {} })).toMatchObject({ content: [{ type: 'text', text: 'matched' }] });
     // output schemas that name their dialect (2020-12, MCP's default; draft-07) with $defs and formats:
     // checked by the gateway's SDK client and by this one, and passed
-    expect(await client.callTool({ name: 'dialect_2020', arguments: {} })).toMatchObject({
+    expect(await f.client.callTool({ name: 'dialect_2020', arguments: {} })).toMatchObject({
       structuredContent: { at: '2026-11-27T10:00:00Z', tag: 'v1' },
       isError: false,
     });
-    expect(await client.callTool({ name: 'dialect_07', arguments: {} })).toMatchObject({ structuredContent: { n: 7 }, isError: false });
+    expect(await f.client.callTool({ name: 'dialect_07', arguments: {} })).toMatchObject({ structuredContent: { n: 7 }, isError: false });
   });
 
   it("answers the SDK's transport would drop are mended before it reads them: a result's _meta null, no jsonrpc, an error without a message", async () => {
-    expect(await client.callTool({ name: 'meta_null', arguments: {} })).toEqual({
+    expect(await f.client.callTool({ name: 'meta_null', arguments: {} })).toEqual({
       content: [{ type: 'text', text: 'meta was null' }],
       isError: false,
     });
-    expect(await client.callTool({ name: 'bare_answer', arguments: {} })).toMatchObject({
+    expect(await f.client.callTool({ name: 'bare_answer', arguments: {} })).toMatchObject({
       content: [{ type: 'text', text: 'no jsonrpc' }],
     });
     // the server's error, passed on as it answered it, its missing message said (not a time-out); its
     // code -32000 (the SDK's own for a closed connection) is the server's: its process stays, its breaker is not charged
-    const upstream = g.gw.registry.get('sloppy')!.upstream as unknown as { starts: number; pid?: number };
+    const upstream = f.g.gw.registry.get('sloppy')!.upstream as unknown as { starts: number; pid?: number };
     const before = { starts: upstream.starts, pid: upstream.pid };
-    const error = await client.callTool({ name: 'bare_error', arguments: {} }).catch((err: unknown) => err);
+    const error = await f.client.callTool({ name: 'bare_error', arguments: {} }).catch((err: unknown) => err);
     expect(error).toBeInstanceOf(McpError);
     expect(error).toMatchObject({ code: -32000, message: expect.stringContaining('an error without a message') });
     expect({ starts: upstream.starts, pid: upstream.pid }).toEqual(before);
-    expect(await client.callTool({ name: 'bare_answer', arguments: {} })).toMatchObject({
+    expect(await f.client.callTool({ name: 'bare_answer', arguments: {} })).toMatchObject({
       content: [{ type: 'text', text: 'no jsonrpc' }],
     });
   });
 
   it('its prompts are listed and got without the nulls', async () => {
-    const { prompts } = await client.listPrompts();
+    const { prompts } = await f.client.listPrompts();
     expect(prompts.find((p) => p.name === 'greet')).toEqual({ name: 'greet', arguments: [{ name: 'who' }] });
-    const got = await client.getPrompt({ name: 'greet', arguments: { who: 'Ada' } });
+    const got = await f.client.getPrompt({ name: 'greet', arguments: { who: 'Ada' } });
     expect(got.messages).toEqual([{ role: 'user', content: { type: 'text', text: 'hello Ada' } }]);
+  });
+});
+
+describe('a sloppy MCP server over Streamable HTTP', () => {
+  const servers: ChildProcess[] = [];
+
+  /** The fixture over HTTP, answering JSON or an event stream: its URL. */
+  async function sloppyOverHttp(mode: 'json' | 'sse'): Promise<string> {
+    const child = spawn(process.execPath, [FIXTURE], { env: { ...process.env, SLOPPY_HTTP: mode }, stdio: ['ignore', 'pipe', 'inherit'] });
+    servers.push(child);
+    const [line] = (await once(readline.createInterface({ input: child.stdout! }), 'line')) as [string];
+    return `http://127.0.0.1:${/listening (\d+)/.exec(line)![1]}/mcp`;
+  }
+
+  const f = gatewayWithClient(
+    async () => {
+      const mcp = (url: string) => ({ transport: 'streamable-http' as const, url, headers: {}, protocolVersion: '2025-11-25' as const });
+      return Promise.all(
+        (['json', 'sse'] as const).map(async (mode) => {
+          const url = await sloppyOverHttp(mode);
+          return { id: `sloppy-${mode}`, url, mcp: mcp(url) };
+        }),
+      );
+    },
+    (g) => ['sloppy-json', 'sloppy-sse'].every((id) => g.gw.registry.get(id)!.healthy),
+    {},
+    () => servers.forEach((child) => child.kill()),
+  );
+
+  it("mends what the SDK's transport would drop in a JSON answer and in an event stream", async () => {
+    for (const id of ['sloppy-json', 'sloppy-sse']) {
+      expect([id, await f.client.callTool({ name: `${id}__meta_null`, arguments: {} })]).toEqual([
+        id,
+        { content: [{ type: 'text', text: 'meta was null' }], isError: false },
+      ]);
+      expect(await f.client.callTool({ name: `${id}__bare_answer`, arguments: {} })).toMatchObject({
+        content: [{ type: 'text', text: 'no jsonrpc' }],
+      });
+      const error = await f.client.callTool({ name: `${id}__bare_error`, arguments: {} }).catch((err: unknown) => err);
+      expect([id, error]).toEqual([
+        id,
+        expect.objectContaining({ code: -32000, message: expect.stringContaining('an error without a message') }),
+      ]);
+      // the rest of its answers as over stdio
+      expect(await f.client.callTool({ name: `${id}__get_weather`, arguments: { city: 'Oslo' } })).toEqual({
+        content: [{ type: 'text', text: 'sunny in Oslo' }],
+        isError: false,
+      });
+    }
   });
 });
 
@@ -131,6 +174,25 @@ describe('tolerated', () => {
     // a result's own data keeps its nulls: only the message's own _meta is left out
     const deep = Buffer.from('{"jsonrpc":"2.0","id":3,"result":{"structuredContent":{"_meta":null}}}\n');
     expect(mendedLines(deep)).toBe(deep);
+  });
+
+  it('mends an HTTP answer across its chunks (an event stream line by line, JSON whole); what is over MEND_MAX_BYTES passes as it came', () => {
+    const run = (events: boolean, chunks: string[]) => {
+      const mender = new LineMender(events);
+      const out = chunks.map((c) => mender.push(Buffer.from(c)));
+      out.push(mender.flush());
+      return Buffer.concat(out.filter((o) => o !== undefined)).toString();
+    };
+    const msg = '{"id":1,"result":{"_meta":null,"content":[]}}';
+    const mended = '{"id":1,"result":{"content":[]},"jsonrpc":"2.0"}';
+    expect(run(true, [`event: message\ndata: ${msg.slice(0, 10)}`, `${msg.slice(10)}\n\n`])).toBe(`event: message\ndata: ${mended}\n\n`);
+    expect(run(false, [msg.slice(0, 5), msg.slice(5)])).toBe(mended);
+    const big = `{"id":1,"result":{"_meta":null,"x":"${'a'.repeat(MEND_MAX_BYTES)}"}}`;
+    const [a, b] = [big.slice(0, 600_000), big.slice(600_000)];
+    expect(run(false, [a, b])).toBe(big);
+    // a line too long to mend passes as it came; the next one is mended
+    expect(run(true, [`data: ${a}`, `${b}\n\ndata: ${msg}\n`])).toBe(`data: ${big}\n\ndata: ${mended}\n`);
+    expect(run(true, [`data: ${a}`, b, `${b}\ndata: ${msg}\n`])).toBe(`data: ${a}${b}${b}\ndata: ${mended}\n`);
   });
 
   it('passes an answer that needs nothing as the same object (nothing copied per call)', () => {

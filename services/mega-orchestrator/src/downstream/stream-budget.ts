@@ -24,7 +24,7 @@
  */
 import type { Readable } from 'node:stream';
 import { InFlight, type Logger } from '@mcp-fleet/kit';
-import { mendedLines } from './mcp/tolerant';
+import { LineMender, mendedLines } from './mcp/tolerant';
 
 /**
  * The data of the JSON-RPC error put in for a call whose answer went over the budget. Compared by
@@ -135,6 +135,8 @@ class CountedBody {
   private controller!: ReadableStreamDefaultController<Uint8Array>;
   private readonly reader: ReadableStreamDefaultReader<Uint8Array>;
   private done = false;
+  /** What the server sent, mended where the SDK's transport would drop a message (mcp/tolerant.ts). */
+  private readonly mender: LineMender;
 
   constructor(
     source: ReadableStream<Uint8Array>,
@@ -143,27 +145,38 @@ class CountedBody {
     /** An event stream (closing it sends the call's terminator). */
     readonly events: boolean,
     private readonly onEnd: (body: CountedBody) => void,
+    /** Its content is an event stream (text/event-stream), else read as one JSON answer. */
+    sse: boolean,
   ) {
+    this.mender = new LineMender(sse);
     this.reader = source.getReader();
     this.stream = new ReadableStream<Uint8Array>({
       start: (controller) => {
         this.controller = controller;
       },
       pull: async (controller) => {
-        let chunk: Awaited<ReturnType<typeof this.reader.read>>;
-        try {
-          chunk = await this.reader.read();
-        } catch (err) {
-          this.finish();
-          throw err;
+        // read on until something is passed on (the mender may hold a chunk, waiting for a line's end):
+        // a pull that enqueues nothing is not called again
+        for (;;) {
+          let chunk: Awaited<ReturnType<typeof this.reader.read>>;
+          try {
+            chunk = await this.reader.read();
+          } catch (err) {
+            this.finish();
+            throw err;
+          }
+          if (this.done) return;
+          if (chunk.done) {
+            this.finish();
+            const rest = this.mender.flush();
+            if (rest) controller.enqueue(rest);
+            controller.close();
+            return;
+          }
+          if (!this.count(chunk.value, this) || this.done) return;
+          const passed = this.mender.push(chunk.value);
+          if (passed) return controller.enqueue(passed);
         }
-        if (this.done) return;
-        if (chunk.done) {
-          this.finish();
-          controller.close();
-          return;
-        }
-        if (this.count(chunk.value, this) && !this.done) controller.enqueue(chunk.value);
       },
       cancel: (reason) => {
         this.finish();
@@ -177,6 +190,9 @@ class CountedBody {
     if (this.done) return;
     this.finish();
     try {
+      // (what was read of an answer cut short goes on as it came)
+      const rest = this.mender.flush(true);
+      if (rest) this.controller.enqueue(rest);
       if (last) this.controller.enqueue(last);
       this.controller.close();
     } catch {
@@ -294,7 +310,7 @@ class HttpStreams {
     // an error status is the transport's failure, not the call's answer
     if (call && !res.ok && call.bodies.length === 0) this.forget(call);
     const answer = call && res.ok ? call : undefined;
-    const body = answer ? this.callBody(answer, res.body, sse) : this.otherBody(res.body, events && sse, method);
+    const body = answer ? this.callBody(answer, res.body, sse) : this.otherBody(res.body, events && sse, method, sse);
     // an answer announced over the budget is not read at all
     if (Number(res.headers.get('content-length')) > this.options.maxBytes) {
       if (answer) this.cut(answer);
@@ -391,6 +407,7 @@ class HttpStreams {
         // a JSON answer read to its end: the call has no stream left (its answer, if any, is on its way)
         if (!sse) this.forget(call);
       },
+      sse,
     );
     call.bodies.push(body);
     // the call ended while its answer's headers were on their way
@@ -399,7 +416,7 @@ class HttpStreams {
   }
 
   /** A body of no call: a notification stream (per event) or anything else (in all). */
-  private otherBody(source: ReadableStream<Uint8Array>, events: boolean, method: string): CountedBody {
+  private otherBody(source: ReadableStream<Uint8Array>, events: boolean, method: string, sse: boolean): CountedBody {
     const { maxBytes, logger, server } = this.options;
     const sizer = events ? new EventSizer() : undefined;
     let total = 0;
@@ -424,6 +441,7 @@ class HttpStreams {
       },
       false,
       () => undefined,
+      sse,
     );
   }
 

@@ -20,8 +20,8 @@
  * An answer that needs none of this is passed on as the same object (nothing is copied per call).
  * What the SDK's transport itself refuses (a message its JSON-RPC schema does not read: a result's or
  * notification's own `"_meta": null`, a message without `"jsonrpc": "2.0"`, an error without a
- * message) it drops, and the call it answered would time out. A stdio server's lines are mended
- * before its transport reads them (`mendedLines`); over HTTP such a message is still dropped.
+ * message) it drops, and the call it answered would time out: a server's lines are mended before its
+ * transport reads them (`mendedLines`: a stdio server's, and an HTTP answer's through `LineMender`).
  */
 import { isPlainObject } from '@mcp-fleet/kit';
 
@@ -212,47 +212,68 @@ export function readInbound(
 }
 
 const JSONRPC = '"jsonrpc"';
+const DATA = Buffer.from('data:');
+/**
+ * What is looked at for mending, at most: an answer (or a chunk of lines) larger is passed on as it
+ * came. Sloppy answers are small; a large list or result is not held, scanned or parsed twice.
+ */
+export const MEND_MAX_BYTES = 1024 * 1024;
 
 /**
- * Whole lines a stdio server wrote, mended where its SDK transport would drop a line (its JSON-RPC
- * schema does not read it, so the call it answers would time out): `"jsonrpc": "2.0"` written where
- * a message left it out, a result's or params' own `"_meta": null` left out, an error's missing
- * message (or a code that is no integer: -32603) filled in. The same Buffer when no line needs it:
- * a look at the bytes, no parse, for a chunk whose lines all name `"jsonrpc"`, have no `"_meta"` null
- * and no error.
+ * Lines a server wrote (a stdio server's lines, or an HTTP answer's JSON or event stream lines),
+ * mended where its SDK transport would drop a message (its JSON-RPC schema does not read it, so the
+ * call it answers would time out): `"jsonrpc": "2.0"` written where a message left it out, a
+ * result's or params' own `"_meta": null` left out, an error's missing message (or a code that is no
+ * integer: -32603) filled in. A message is a line that starts with `{`, or an event's `data:` line;
+ * a line over MEND_MAX_BYTES is passed as it came. The same Buffer when no line needs it: a look at
+ * the bytes, no parse, for a line that names `"jsonrpc"` and has no `"_meta"` null and no error.
  */
 export function mendedLines(chunk: Buffer): Buffer {
-  if (!suspect(chunk)) return chunk;
-  let changed = false;
-  const lines = chunk
-    .toString('utf8')
-    .split('\n')
-    .map((line) => {
-      const mended = mendedLine(line);
-      if (mended !== line) changed = true;
-      return mended;
-    });
-  return changed ? Buffer.from(lines.join('\n')) : chunk;
+  let out: Buffer[] | undefined;
+  let copied = 0;
+  for (let start = 0; start < chunk.length;) {
+    const lf = chunk.indexOf(10, start);
+    const end = lf === -1 ? chunk.length : lf;
+    const line = chunk.subarray(start, end);
+    if (line.length <= MEND_MAX_BYTES && suspect(line)) {
+      const text = line.toString('utf8');
+      const mended = mendedLine(text);
+      if (mended !== text) {
+        (out ??= []).push(chunk.subarray(copied, start), Buffer.from(mended));
+        copied = end;
+      }
+    }
+    start = end + 1;
+  }
+  if (!out) return chunk;
+  out.push(chunk.subarray(copied));
+  return Buffer.concat(out);
 }
 
-function suspect(chunk: Buffer): boolean {
-  if (chunk.includes('"_meta":null') || chunk.includes('"_meta": null') || chunk.includes('"error"')) return true;
-  let lines = 0;
-  for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) lines++;
-  let named = 0;
-  for (let i = chunk.indexOf(JSONRPC); i !== -1 && named < lines; i = chunk.indexOf(JSONRPC, i + 1)) named++;
-  return named < lines;
+/** A message line (`{...}`, or an event's `data:`) that may need mending: a `"_meta"` null, an error, or no `"jsonrpc"`. */
+function suspect(line: Buffer): boolean {
+  const message = line[0] === 0x7b || (line[0] === 0x64 && line.subarray(0, 5).equals(DATA));
+  if (!message) return false;
+  return line.includes('"_meta":null') || line.includes('"_meta": null') || line.includes('"error"') || !line.includes(JSONRPC);
 }
 
 function mendedLine(line: string): string {
-  if (!line.includes('{')) return line;
+  const prefix = line.startsWith('data:') ? (line.startsWith('data: ') ? 'data: ' : 'data:') : '';
+  const text = prefix ? line.slice(prefix.length) : line;
+  if (!text.includes('{')) return line;
   let message: unknown;
   try {
-    message = JSON.parse(line);
+    message = JSON.parse(text);
   } catch {
     return line;
   }
-  if (!isPlainObject(message)) return line;
+  const out = mendedMessage(message);
+  return out === message ? line : prefix + JSON.stringify(out);
+}
+
+/** One JSON-RPC message mended (mendedLines); the same object when it needs nothing. */
+function mendedMessage(message: unknown): unknown {
+  if (!isPlainObject(message)) return message;
   let out = message;
   if (out.jsonrpc !== '2.0' && ('id' in out || 'method' in out)) out = { ...out, jsonrpc: '2.0' };
   for (const key of ['result', 'params'] as const) {
@@ -273,5 +294,81 @@ function mendedLine(line: string): string {
           typeof error.message === 'string' ? error.message : `the server sent an error without a message (code ${String(error.code)})`,
       },
     };
-  return out === message ? line : JSON.stringify(out);
+  return out;
+}
+
+/** A whole JSON answer (a message or a batch, on one line or many) mended as mendedLines mends a line; the same Buffer when it needs nothing. */
+function mendedBody(body: Buffer): Buffer {
+  if (body.length > MEND_MAX_BYTES) return body;
+  const metaNull = body.includes('"_meta"') && /"_meta"\s*:\s*null/.test(body.toString('utf8'));
+  if (!metaNull && !body.includes('"error"') && body.includes(JSONRPC)) return body;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body.toString('utf8'));
+  } catch {
+    return body;
+  }
+  const out = Array.isArray(parsed) ? parsed.map(mendedMessage) : mendedMessage(parsed);
+  const changed = Array.isArray(parsed) ? (out as unknown[]).some((m, i) => m !== parsed[i]) : out !== parsed;
+  return changed ? Buffer.from(JSON.stringify(out)) : body;
+}
+
+/**
+ * An HTTP answer's bytes mended (mendedLines) before the SDK's transport reads them: an event
+ * stream's in whole lines (what follows the last newline waits for the next chunk), a JSON answer
+ * whole at its end (the transport reads it whole anyway). What grows past MEND_MAX_BYTES unmended (a
+ * JSON answer, or one line) is passed on as it comes from then on.
+ */
+export class LineMender {
+  private parts: Buffer[] = [];
+  private size = 0;
+  /** Passing bytes on as they come: the JSON answer, or the line in progress, is too large to mend. */
+  private passing = false;
+
+  constructor(private readonly events: boolean) {}
+
+  /** The bytes to pass on now; undefined when they wait (for a line's end, or the answer's). */
+  push(chunk: Uint8Array): Uint8Array | undefined {
+    const bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    const lf = this.events ? bytes.lastIndexOf(10) : -1;
+    if (lf === -1) {
+      if (this.passing) return bytes;
+      this.hold(bytes);
+      if (this.size <= MEND_MAX_BYTES) return undefined;
+      this.passing = true;
+      return this.take();
+    }
+    let out: Buffer;
+    if (this.passing) {
+      // the long line ends at this chunk's first newline: up to it as it came, the whole lines after it mended
+      const first = bytes.indexOf(10);
+      out = Buffer.concat([bytes.subarray(0, first + 1), mendedLines(bytes.subarray(first + 1, lf + 1))]);
+      this.passing = false;
+    } else {
+      this.hold(bytes.subarray(0, lf + 1));
+      out = mendedLines(this.take());
+    }
+    if (lf + 1 < bytes.length) this.hold(bytes.subarray(lf + 1));
+    return out;
+  }
+
+  /** What is left at the end: mended, or as it came when `raw` (the answer was cut) or too large. */
+  flush(raw = false): Uint8Array | undefined {
+    if (!this.size) return undefined;
+    const rest = this.take();
+    if (raw || this.passing) return rest;
+    return this.events ? mendedLines(rest) : mendedBody(rest);
+  }
+
+  private hold(bytes: Buffer): void {
+    this.parts.push(bytes);
+    this.size += bytes.length;
+  }
+
+  private take(): Buffer {
+    const all = this.parts.length === 1 ? this.parts[0] : Buffer.concat(this.parts, this.size);
+    this.parts = [];
+    this.size = 0;
+    return all;
+  }
 }

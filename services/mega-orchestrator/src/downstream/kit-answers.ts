@@ -7,8 +7,16 @@
  */
 import type { CallToolResult, CompleteResult, GetPromptResult, ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
 import { isPlainObject } from '@mcp-fleet/kit';
-import type { Answer, DownstreamAnswer, Health, ListName, ListPage, ToolAnswer } from './downstream';
-import { rpcErrorOf, toolResultOf } from './tool-result';
+import type { Answer, DownstreamAnswer, Health, ListName, ListPage, RpcError, ToolAnswer } from './downstream';
+import { toolResultOf } from './tool-result';
+
+/** The JSON-RPC error an MCP server answered, as the fleet's error envelope carries it (details.mcpError). */
+function rpcErrorOf(envelope: unknown): RpcError | undefined {
+  const e = isPlainObject(envelope) && isPlainObject(envelope.details) ? envelope.details.mcpError : undefined;
+  return isPlainObject(e) && typeof e.code === 'number' && typeof e.message === 'string'
+    ? { code: e.code, message: e.message, ...(e.data !== undefined ? { data: e.data } : {}) }
+    : undefined;
+}
 
 /** An error answer with the JSON-RPC error its envelope carries (details.mcpError) as rpcError; else as it came. */
 function failed<T>(answer: DownstreamAnswer): Answer<T> {

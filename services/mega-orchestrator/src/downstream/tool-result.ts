@@ -8,7 +8,6 @@
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { isPlainObject } from '@mcp-fleet/kit';
-import type { RpcError } from './downstream';
 
 /** What is known of a noted result: its text, and the content and structuredContent it was noted with. */
 export interface KnownText {
@@ -53,12 +52,4 @@ export function toolResultOf(result: unknown, resultText?: string): CallToolResu
     isError: false,
   };
   return resultText !== undefined ? withResultText(answer, resultText, wrapped) : answer;
-}
-
-/** The JSON-RPC error an MCP server answered, as the fleet's error envelope carries it (details.mcpError). */
-export function rpcErrorOf(envelope: unknown): RpcError | undefined {
-  const e = isPlainObject(envelope) && isPlainObject(envelope.details) ? envelope.details.mcpError : undefined;
-  return isPlainObject(e) && typeof e.code === 'number' && typeof e.message === 'string'
-    ? { code: e.code, message: e.message, ...(e.data !== undefined ? { data: e.data } : {}) }
-    : undefined;
 }

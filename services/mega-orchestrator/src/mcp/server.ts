@@ -12,7 +12,6 @@ import {
 import { allows, type Principal } from '../auth/auth';
 import type { ClientRequester, LogListener, ProgressListener } from '../downstream/http-client';
 import { callersMeta, type CompleteParams } from '../downstream/downstream';
-import { toolResultOf } from '../downstream/tool-result';
 import { McpError, type CallToolResult, type GetPromptResult } from '@modelcontextprotocol/sdk/types.js';
 import { UriTemplate } from '@modelcontextprotocol/sdk/shared/uriTemplate.js';
 import { z } from 'zod';
@@ -204,7 +203,6 @@ export async function callTool(
   if (own) throw new ServerRpcError(own.code, own.message, own.data);
   // the tool's result as the downstream's edge read it (an MCP server's unchanged, a kit service's envelope as MCP's)
   if (out.result) return out.result;
-  if (out.ok && out.body.success) return toolResultOf(out.body.result, out.resultText);
   // no tool result: the call's error (the gateway's own, or the downstream's error envelope)
   return { content: [{ type: 'text', text: JSON.stringify(out.body) }], structuredContent: out.body, isError: true };
 }

@@ -54,11 +54,15 @@ beforeAll(async () => {
     HEALTH_POLL_MS: '600000',
     AUDIT_LOG_FILE: 'off',
   };
-  authed = await startGateway([spec('2025'), spec('2026')], path.join(tmp.dir, 'authed'), {
-    ...base,
-    API_KEYS_FILE: path.join(tmp.dir, 'keys.json'),
-  });
-  open = await startGateway([spec('2025'), spec('2026')], path.join(tmp.dir, 'open'), base);
+  // (the servers' discovery has a 1 s limit here: on a loaded machine its first try can miss)
+  const awaitTools = [tool('2025', 'drip'), tool('2026', 'drip')];
+  authed = await startGateway(
+    [spec('2025'), spec('2026')],
+    path.join(tmp.dir, 'authed'),
+    { ...base, API_KEYS_FILE: path.join(tmp.dir, 'keys.json') },
+    { awaitTools },
+  );
+  open = await startGateway([spec('2025'), spec('2026')], path.join(tmp.dir, 'open'), base, { awaitTools });
 });
 
 afterAll(async () => {

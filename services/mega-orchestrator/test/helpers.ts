@@ -281,7 +281,15 @@ export async function startGateway(
   services: DownstreamSpec[],
   dataDir: string,
   overrides: Record<string, string> = {},
-  options: { inventory?: readonly ServiceEntry[]; logger?: Logger } = {},
+  options: {
+    inventory?: readonly ServiceEntry[];
+    logger?: Logger;
+    /**
+     * Tools to wait for in the catalog (refreshing until they are, up to 20 s): a server's discovery
+     * under a short DOWNSTREAM_TIMEOUT_MS can miss its first try on a loaded machine.
+     */
+    awaitTools?: readonly string[];
+  } = {},
 ): Promise<RunningGateway> {
   const gw = createApp({
     config: gatewayConfig(dataDir, overrides),
@@ -294,7 +302,7 @@ export async function startGateway(
   // A given PORT is listened on (a test that must know the URL before the gateway starts).
   const port = Number(overrides.PORT ?? 0);
   const running = port ? await listen(gw.app, { host: '127.0.0.1', port, shutdownTimeoutMs: 200 }) : await serve(gw.app);
-  return {
+  const g: RunningGateway = {
     gw,
     url: running.url,
     stop: async () => {
@@ -304,6 +312,18 @@ export async function startGateway(
       await gw.close();
     },
   };
+  const awaited = options.awaitTools ?? [];
+  const end = Date.now() + 20_000;
+  for (;;) {
+    const missing = awaited.filter((name) => !gw.registry.catalog.byName.has(name));
+    if (!missing.length) return g;
+    if (Date.now() > end) {
+      await g.stop();
+      throw new Error(`${missing.join(', ')} did not join the catalog within 20 s`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+    await gw.refresh();
+  }
 }
 
 /** Every tool name an MCP client is shown, every page of tools/list followed. */
@@ -376,17 +396,7 @@ export async function startGatewayWithMcpServer(
   overrides: Record<string, string> = {},
 ): Promise<RunningGateway> {
   const spec: DownstreamSpec = { id, url: mcp.transport === 'stdio' ? `stdio:${id}` : mcp.url, mcp };
-  const g = await startGateway([spec], dataDir, { HEALTH_POLL_MS: '600000', HEALTH_TIMEOUT_MS: '5000', ...overrides });
-  const end = Date.now() + 20_000;
-  while (!g.gw.registry.catalog.byName.has(tool)) {
-    if (Date.now() > end) {
-      await g.stop();
-      throw new Error(`${id} did not join the catalog with ${tool} within 20 s`);
-    }
-    await g.gw.refresh();
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return g;
+  return startGateway([spec], dataDir, { HEALTH_POLL_MS: '600000', HEALTH_TIMEOUT_MS: '5000', ...overrides }, { awaitTools: [tool] });
 }
 
 export type Frame = { comment: true } | { data: any };

@@ -33,7 +33,7 @@ describe('a sloppy MCP server behind the gateway', () => {
 
   it('is healthy and every tool is listed with a schema MCP allows (the SDK client checked the list)', async () => {
     const services = (await (await fetch(`${f.g.url}/services`)).json()) as { services: { id: string; status: string; tools: number }[] };
-    expect(services.services.find((s) => s.id === 'sloppy')).toMatchObject({ status: 'healthy', tools: 10 });
+    expect(services.services.find((s) => s.id === 'sloppy')).toMatchObject({ status: 'healthy', tools: 12 });
     const { tools } = await f.client.listTools();
     const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
     expect(byName.get_weather).toMatchObject({
@@ -150,6 +150,16 @@ describe('a sloppy MCP server over Streamable HTTP', () => {
         id,
         expect.objectContaining({ code: -32000, message: expect.stringContaining('an error without a message') }),
       ]);
+      // an answer whose id is null or absent is the answer of the one call its POST carried
+      expect([id, await f.client.callTool({ name: `${id}__null_id`, arguments: {} })]).toEqual([
+        id,
+        { content: [{ type: 'text', text: 'id was null' }], isError: false },
+      ]);
+      const idless = await f.client.callTool({ name: `${id}__no_id`, arguments: {} }).catch((err: unknown) => err);
+      expect([id, idless]).toEqual([
+        id,
+        expect.objectContaining({ code: -32050, message: expect.stringContaining('no id on this error') }),
+      ]);
       // the rest of its answers as over stdio
       expect(await f.client.callTool({ name: `${id}__get_weather`, arguments: { city: 'Oslo' } })).toEqual({
         content: [{ type: 'text', text: 'sunny in Oslo' }],
@@ -171,6 +181,16 @@ describe('tolerated', () => {
       '{"id":2,"error":{"code":-32603,"message":"m"},"jsonrpc":"2.0"}',
       '',
     ]);
+    // with the call's id known (an HTTP answer), an answer without a usable id is the call's; one naming it is left as it is
+    const idless = Buffer.from('{"jsonrpc":"2.0","id":null,"result":{}}\n{"jsonrpc":"2.0","error":{"code":1,"message":"m"}}\n');
+    expect(mendedLines(idless, 7).toString().split('\n')).toEqual([
+      '{"jsonrpc":"2.0","id":7,"result":{}}',
+      '{"jsonrpc":"2.0","error":{"code":1,"message":"m"},"id":7}',
+      '',
+    ]);
+    const named = Buffer.from('{"jsonrpc":"2.0","id": 7,"result":{}}\n{"jsonrpc":"2.0","method":"notifications/progress","params":{}}\n');
+    expect(mendedLines(named, 7)).toBe(named);
+    expect(mendedLines(idless).toString()).toBe(idless.toString());
     // a result's own data keeps its nulls: only the message's own _meta is left out
     const deep = Buffer.from('{"jsonrpc":"2.0","id":3,"result":{"structuredContent":{"_meta":null}}}\n');
     expect(mendedLines(deep)).toBe(deep);
@@ -253,13 +273,13 @@ describe('a server that does not answer ping', () => {
 
   it('one that answers ping with -32601 (it has none) is alive: healthy, its tools served', async () => {
     const { entry, call } = await behind('unknown');
-    expect(entry).toMatchObject({ status: 'healthy', tools: 10 });
+    expect(entry).toMatchObject({ status: 'healthy', tools: 12 });
     expect(call.result).toMatchObject({ content: [{ type: 'text', text: 'ok' }] });
   }, 60_000);
 
   it('one that never answers ping is asked a list instead, and stays healthy', async () => {
     const { entry, call } = await behind('silent');
-    expect(entry).toMatchObject({ status: 'healthy', tools: 10 });
+    expect(entry).toMatchObject({ status: 'healthy', tools: 12 });
     expect(call.result).toMatchObject({ content: [{ type: 'text', text: 'ok' }] });
   }, 60_000);
 });

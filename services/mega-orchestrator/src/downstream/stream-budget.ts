@@ -147,8 +147,10 @@ class CountedBody {
     private readonly onEnd: (body: CountedBody) => void,
     /** Its content is an event stream (text/event-stream), else read as one JSON answer. */
     sse: boolean,
+    /** The call it answers (an answer in it without a usable id is this call's). */
+    callId?: RpcId,
   ) {
-    this.mender = new LineMender(sse);
+    this.mender = new LineMender(sse, callId);
     this.reader = source.getReader();
     this.stream = new ReadableStream<Uint8Array>({
       start: (controller) => {
@@ -408,6 +410,7 @@ class HttpStreams {
         if (!sse) this.forget(call);
       },
       sse,
+      call.id,
     );
     call.bodies.push(body);
     // the call ended while its answer's headers were on their way

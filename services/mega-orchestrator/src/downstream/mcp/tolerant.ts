@@ -22,6 +22,8 @@
  * notification's own `"_meta": null`, a message without `"jsonrpc": "2.0"`, an error without a
  * message) it drops, and the call it answered would time out: a server's lines are mended before its
  * transport reads them (`mendedLines`: a stdio server's, and an HTTP answer's through `LineMender`).
+ * An HTTP answer belongs to the one request its POST carried, so there an answer whose id is no
+ * string or number (`null`, a fraction's spelling, an object, none) is that request's answer.
  */
 import { isPlainObject } from '@mcp-fleet/kit';
 
@@ -228,16 +230,17 @@ export const MEND_MAX_BYTES = 1024 * 1024;
  * a line over MEND_MAX_BYTES is passed as it came. The same Buffer when no line needs it: a look at
  * the bytes, no parse, for a line that names `"jsonrpc"` and has no `"_meta"` null and no error.
  */
-export function mendedLines(chunk: Buffer): Buffer {
+export function mendedLines(chunk: Buffer, callId?: CallId): Buffer {
+  const idTokens = callId === undefined ? undefined : idTokensOf(callId);
   let out: Buffer[] | undefined;
   let copied = 0;
   for (let start = 0; start < chunk.length;) {
     const lf = chunk.indexOf(10, start);
     const end = lf === -1 ? chunk.length : lf;
     const line = chunk.subarray(start, end);
-    if (line.length <= MEND_MAX_BYTES && suspect(line)) {
+    if (line.length <= MEND_MAX_BYTES && suspect(line, idTokens)) {
       const text = line.toString('utf8');
-      const mended = mendedLine(text);
+      const mended = mendedLine(text, callId);
       if (mended !== text) {
         (out ??= []).push(chunk.subarray(copied, start), Buffer.from(mended));
         copied = end;
@@ -250,14 +253,32 @@ export function mendedLines(chunk: Buffer): Buffer {
   return Buffer.concat(out);
 }
 
-/** A message line (`{...}`, or an event's `data:`) that may need mending: a `"_meta"` null, an error, or no `"jsonrpc"`. */
-function suspect(line: Buffer): boolean {
-  const message = line[0] === 0x7b || (line[0] === 0x64 && line.subarray(0, 5).equals(DATA));
-  if (!message) return false;
-  return line.includes('"_meta":null') || line.includes('"_meta": null') || line.includes('"error"') || !line.includes(JSONRPC);
+/** The id of the one request an HTTP answer belongs to (its POST carried it). */
+type CallId = string | number;
+
+/** How a message names the call's id, in the two spellings servers write (`"id":1`, `"id": 1`). */
+function idTokensOf(id: CallId): [string, string] {
+  const value = JSON.stringify(id);
+  return [`"id":${value}`, `"id": ${value}`];
 }
 
-function mendedLine(line: string): string {
+/**
+ * A message line (`{...}`, or an event's `data:`) that may need mending: a `"_meta"` null, an error,
+ * or no `"jsonrpc"`; with the call's id known, a result that does not name it.
+ */
+function suspect(line: Buffer, idTokens?: [string, string]): boolean {
+  const message = line[0] === 0x7b || (line[0] === 0x64 && line.subarray(0, 5).equals(DATA));
+  if (!message) return false;
+  return (
+    line.includes('"_meta":null') ||
+    line.includes('"_meta": null') ||
+    line.includes('"error"') ||
+    !line.includes(JSONRPC) ||
+    (idTokens !== undefined && line.includes('"result"') && !line.includes(idTokens[0]) && !line.includes(idTokens[1]))
+  );
+}
+
+function mendedLine(line: string, callId?: CallId): string {
   const prefix = line.startsWith('data:') ? (line.startsWith('data: ') ? 'data: ' : 'data:') : '';
   const text = prefix ? line.slice(prefix.length) : line;
   if (!text.includes('{')) return line;
@@ -267,15 +288,24 @@ function mendedLine(line: string): string {
   } catch {
     return line;
   }
-  const out = mendedMessage(message);
+  const out = mendedMessage(message, callId);
   return out === message ? line : prefix + JSON.stringify(out);
 }
 
 /** One JSON-RPC message mended (mendedLines); the same object when it needs nothing. */
-function mendedMessage(message: unknown): unknown {
+function mendedMessage(message: unknown, callId?: CallId): unknown {
   if (!isPlainObject(message)) return message;
   let out = message;
   if (out.jsonrpc !== '2.0' && ('id' in out || 'method' in out)) out = { ...out, jsonrpc: '2.0' };
+  // an answer (no method; a result or an error) without an id the SDK can match: the call's own
+  if (
+    callId !== undefined &&
+    !('method' in out) &&
+    ('result' in out || 'error' in out) &&
+    typeof out.id !== 'string' &&
+    typeof out.id !== 'number'
+  )
+    out = { ...out, id: callId };
   for (const key of ['result', 'params'] as const) {
     const part = out[key];
     if (isPlainObject(part) && part._meta === null) {
@@ -298,17 +328,20 @@ function mendedMessage(message: unknown): unknown {
 }
 
 /** A whole JSON answer (a message or a batch, on one line or many) mended as mendedLines mends a line; the same Buffer when it needs nothing. */
-function mendedBody(body: Buffer): Buffer {
+function mendedBody(body: Buffer, callId?: CallId): Buffer {
   if (body.length > MEND_MAX_BYTES) return body;
   const metaNull = body.includes('"_meta"') && /"_meta"\s*:\s*null/.test(body.toString('utf8'));
-  if (!metaNull && !body.includes('"error"') && body.includes(JSONRPC)) return body;
+  const idTokens = callId === undefined ? undefined : idTokensOf(callId);
+  const idMissing = idTokens !== undefined && !body.includes(idTokens[0]) && !body.includes(idTokens[1]);
+  if (!metaNull && !idMissing && !body.includes('"error"') && body.includes(JSONRPC)) return body;
   let parsed: unknown;
   try {
     parsed = JSON.parse(body.toString('utf8'));
   } catch {
     return body;
   }
-  const out = Array.isArray(parsed) ? parsed.map(mendedMessage) : mendedMessage(parsed);
+  // (a batch's answers name their requests: only a single answer is the call's own)
+  const out = Array.isArray(parsed) ? parsed.map((m) => mendedMessage(m)) : mendedMessage(parsed, callId);
   const changed = Array.isArray(parsed) ? (out as unknown[]).some((m, i) => m !== parsed[i]) : out !== parsed;
   return changed ? Buffer.from(JSON.stringify(out)) : body;
 }
@@ -325,7 +358,11 @@ export class LineMender {
   /** Passing bytes on as they come: the JSON answer, or the line in progress, is too large to mend. */
   private passing = false;
 
-  constructor(private readonly events: boolean) {}
+  constructor(
+    private readonly events: boolean,
+    /** The request the answer belongs to (an HTTP POST's one request): an answer without a usable id is its. */
+    private readonly callId?: CallId,
+  ) {}
 
   /** The bytes to pass on now; undefined when they wait (for a line's end, or the answer's). */
   push(chunk: Uint8Array): Uint8Array | undefined {
@@ -342,11 +379,11 @@ export class LineMender {
     if (this.passing) {
       // the long line ends at this chunk's first newline: up to it as it came, the whole lines after it mended
       const first = bytes.indexOf(10);
-      out = Buffer.concat([bytes.subarray(0, first + 1), mendedLines(bytes.subarray(first + 1, lf + 1))]);
+      out = Buffer.concat([bytes.subarray(0, first + 1), mendedLines(bytes.subarray(first + 1, lf + 1), this.callId)]);
       this.passing = false;
     } else {
       this.hold(bytes.subarray(0, lf + 1));
-      out = mendedLines(this.take());
+      out = mendedLines(this.take(), this.callId);
     }
     if (lf + 1 < bytes.length) this.hold(bytes.subarray(lf + 1));
     return out;
@@ -357,7 +394,7 @@ export class LineMender {
     if (!this.size) return undefined;
     const rest = this.take();
     if (raw || this.passing) return rest;
-    return this.events ? mendedLines(rest) : mendedBody(rest);
+    return this.events ? mendedLines(rest, this.callId) : mendedBody(rest, this.callId);
   }
 
   private hold(bytes: Buffer): void {

@@ -33,7 +33,7 @@ describe('a sloppy MCP server behind the gateway', () => {
 
   it('is healthy and every tool is listed with a schema MCP allows (the SDK client checked the list)', async () => {
     const services = (await (await fetch(`${f.g.url}/services`)).json()) as { services: { id: string; status: string; tools: number }[] };
-    expect(services.services.find((s) => s.id === 'sloppy')).toMatchObject({ status: 'healthy', tools: 12 });
+    expect(services.services.find((s) => s.id === 'sloppy')).toMatchObject({ status: 'healthy', tools: 13 });
     const { tools } = await f.client.listTools();
     const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
     expect(byName.get_weather).toMatchObject({
@@ -79,6 +79,22 @@ describe('a sloppy MCP server behind the gateway', () => {
       isError: false,
     });
     expect(await f.client.callTool({ name: 'dialect_07', arguments: {} })).toMatchObject({ structuredContent: { n: 7 }, isError: false });
+  });
+
+  it('a result in the shape of protocol 2024-10-07 ({ toolResult }) reaches every caller: MCP of both eras as it came, REST as its result', async () => {
+    expect(await f.client.callTool({ name: 'legacy_result', arguments: {} })).toEqual({
+      toolResult: { answer: 42 },
+      content: [],
+      isError: false,
+    });
+    const modern = (await (await post2026(f.g.url, 'tools/call', { name: 'legacy_result', arguments: {} })).json()) as { result: unknown };
+    expect(modern.result).toMatchObject({ toolResult: { answer: 42 }, content: [], isError: false });
+    const rest = await fetch(`${f.g.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ tool: 'legacy_result', arguments: {} }),
+    });
+    expect([rest.status, ((await rest.json()) as { result: unknown }).result]).toEqual([200, { answer: 42 }]);
   });
 
   it("answers the SDK's transport would drop are mended before it reads them: a result's _meta null, no jsonrpc, an error without a message", async () => {
@@ -273,13 +289,13 @@ describe('a server that does not answer ping', () => {
 
   it('one that answers ping with -32601 (it has none) is alive: healthy, its tools served', async () => {
     const { entry, call } = await behind('unknown');
-    expect(entry).toMatchObject({ status: 'healthy', tools: 12 });
+    expect(entry).toMatchObject({ status: 'healthy', tools: 13 });
     expect(call.result).toMatchObject({ content: [{ type: 'text', text: 'ok' }] });
   }, 60_000);
 
   it('one that never answers ping is asked a list instead, and stays healthy', async () => {
     const { entry, call } = await behind('silent');
-    expect(entry).toMatchObject({ status: 'healthy', tools: 12 });
+    expect(entry).toMatchObject({ status: 'healthy', tools: 13 });
     expect(call.result).toMatchObject({ content: [{ type: 'text', text: 'ok' }] });
   }, 60_000);
 });

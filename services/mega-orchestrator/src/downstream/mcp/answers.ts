@@ -64,7 +64,9 @@ function envelopeOf(service: string, result: CallToolResult, mcp: CallToolResult
     };
   }
   const structured = result.structuredContent;
-  const body = structured !== undefined ? structured : contentResult(content);
+  // a server of protocol 2024-10-07 answers { toolResult } (the SDK's compatibility shape), no content
+  const legacy = content.length === 0 ? result.toolResult : undefined;
+  const body = structured !== undefined ? structured : legacy !== undefined ? legacy : contentResult(content);
   return {
     status: 200,
     json: { success: true, service, result: body, mcp, timestamp: new Date().toISOString() },

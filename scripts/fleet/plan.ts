@@ -36,7 +36,7 @@ export interface LaunchSpec {
 export { SERVICE_NODE_ARGS };
 
 /** The gateway's Node flags: its throughput is measured with them (`pnpm bench vs-supergateway`), apart from the idle tool services'. */
-export const GATEWAY_NODE_ARGS: readonly string[] = ['--max-semi-space-size=8'];
+export const GATEWAY_NODE_ARGS: readonly string[] = ['--max-semi-space-size=16'];
 
 /** The launcher's own Node flags (./fleet and the footprint bench start it with them): it waits on its children and relays their lines. */
 export const LAUNCHER_NODE_ARGS: readonly string[] = ['--max-semi-space-size=1', '--optimize-for-size'];

@@ -22,7 +22,7 @@ describe("the fleet's Node flags", () => {
   it('tune the tool services for memory and leave the gateway its speed', () => {
     const args = argsById({});
     expect(SERVICE_NODE_ARGS).toEqual(['--max-semi-space-size=1', '--optimize-for-size', '--single-threaded']);
-    expect(GATEWAY_NODE_ARGS).toEqual(['--max-semi-space-size=8']);
+    expect(GATEWAY_NODE_ARGS).toEqual(['--max-semi-space-size=16']);
     expect(args[GATEWAY_ID]).toEqual(GATEWAY_NODE_ARGS);
     const tools = Object.keys(args).filter((id) => id !== GATEWAY_ID);
     expect(tools.length).toBeGreaterThan(20);

@@ -55,14 +55,14 @@ beforeAll(async () => {
     AUDIT_LOG_FILE: 'off',
   };
   // (the servers' discovery has a 1 s limit here: on a loaded machine its first try can miss)
-  const awaitTools = [tool('2025', 'drip'), tool('2026', 'drip')];
+  const ready = [tool('2025', 'drip'), tool('2026', 'drip')];
   authed = await startGateway(
     [spec('2025'), spec('2026')],
     path.join(tmp.dir, 'authed'),
     { ...base, API_KEYS_FILE: path.join(tmp.dir, 'keys.json') },
-    { awaitTools },
+    { ready },
   );
-  open = await startGateway([spec('2025'), spec('2026')], path.join(tmp.dir, 'open'), base, { awaitTools });
+  open = await startGateway([spec('2025'), spec('2026')], path.join(tmp.dir, 'open'), base, { ready });
 });
 
 afterAll(async () => {

@@ -285,10 +285,12 @@ export async function startGateway(
     inventory?: readonly ServiceEntry[];
     logger?: Logger;
     /**
-     * Tools to wait for in the catalog (refreshing until they are, up to 20 s): a server's discovery
-     * under a short DOWNSTREAM_TIMEOUT_MS can miss its first try on a loaded machine.
+     * What to wait for, refreshing meanwhile: tool names in the catalog, or a condition (a server's
+     * discovery under a short DOWNSTREAM_TIMEOUT_MS can miss its first try on a loaded machine).
      */
-    awaitTools?: readonly string[];
+    ready?: readonly string[] | ((g: RunningGateway) => boolean);
+    /** How long `ready` may take (20 s). */
+    readyMs?: number;
   } = {},
 ): Promise<RunningGateway> {
   const gw = createApp({
@@ -312,14 +314,16 @@ export async function startGateway(
       await gw.close();
     },
   };
-  const awaited = options.awaitTools ?? [];
-  const end = Date.now() + 20_000;
+  const { ready = [], readyMs = 20_000 } = options;
+  const missing = () =>
+    typeof ready === 'function' ? (ready(g) ? [] : ['its ready condition']) : ready.filter((name) => !gw.registry.catalog.byName.has(name));
+  const end = Date.now() + readyMs;
   for (;;) {
-    const missing = awaited.filter((name) => !gw.registry.catalog.byName.has(name));
-    if (!missing.length) return g;
+    const left = missing();
+    if (!left.length) return g;
     if (Date.now() > end) {
       await g.stop();
-      throw new Error(`${missing.join(', ')} did not join the catalog within 20 s`);
+      throw new Error(`the gateway did not meet ${left.join(', ')} within ${readyMs} ms`);
     }
     await new Promise((r) => setTimeout(r, 100));
     await gw.refresh();
@@ -396,7 +400,7 @@ export async function startGatewayWithMcpServer(
   overrides: Record<string, string> = {},
 ): Promise<RunningGateway> {
   const spec: DownstreamSpec = { id, url: mcp.transport === 'stdio' ? `stdio:${id}` : mcp.url, mcp };
-  return startGateway([spec], dataDir, { HEALTH_POLL_MS: '600000', HEALTH_TIMEOUT_MS: '5000', ...overrides }, { awaitTools: [tool] });
+  return startGateway([spec], dataDir, { HEALTH_POLL_MS: '600000', HEALTH_TIMEOUT_MS: '5000', ...overrides }, { ready: [tool] });
 }
 
 export type Frame = { comment: true } | { data: any };
@@ -481,10 +485,13 @@ export function gatewayWithClient(
 ): { g: RunningGateway; client: Client } {
   const tmp = tempDir('mcp-fleet-gw-client-');
   const f = {} as { g: RunningGateway; client: Client };
-  const isReady = typeof ready === 'function' ? ready : (g: RunningGateway) => ready.every((t) => g.gw.registry.catalog.byName.has(t));
   beforeAll(async () => {
-    f.g = await startGateway(await specs(), tmp.dir, { HEALTH_POLL_MS: '600000', HEALTH_TIMEOUT_MS: '5000', ...overrides });
-    await until(() => (isReady(f.g) ? true : (void f.g.gw.refresh(), false)), readyMs);
+    f.g = await startGateway(
+      await specs(),
+      tmp.dir,
+      { HEALTH_POLL_MS: '600000', HEALTH_TIMEOUT_MS: '5000', ...overrides },
+      { ready, readyMs },
+    );
     f.client = new Client({ name: 'gateway-test', version: '1' });
     await f.client.connect(new StreamableHTTPClientTransport(new URL(`${f.g.url}/mcp`)));
   }, readyMs + 40_000);

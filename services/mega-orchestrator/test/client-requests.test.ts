@@ -79,7 +79,8 @@ describe('questions from MCP servers behind the gateway', () => {
 
       const answer = { 'elicitation-1': { action: 'accept', content: { username: 'ada', email: 'ada@example.com' } } };
       const done = await call('test_elicitation', { message: 'Who are you?' }, { inputResponses: answer, requestState: state });
-      expect(done.result).toMatchObject({ resultType: 'complete', isError: false });
+      expect(done.result).toMatchObject({ resultType: 'complete' });
+      expect(done.result).not.toHaveProperty('isError');
       expect(text(done)).toBe('User response: action=accept, content={"username":"ada","email":"ada@example.com"}');
       expect(g.gw.ctx.inputs.waiting).toBe(0);
 
@@ -184,7 +185,9 @@ describe('questions from MCP servers behind the gateway', () => {
       expect(sampling.error).toMatchObject({ code: -32021, data: { requiredCapabilities: { sampling: {} } } });
       expect(g.gw.ctx.inputs.waiting).toBe(0);
       // the server is free for the next call
-      expect((await call('test_simple_text')).result).toMatchObject({ resultType: 'complete', isError: false });
+      const next = (await call('test_simple_text')).result;
+      expect(next).toMatchObject({ resultType: 'complete', content: [{ type: 'text' }] });
+      expect(next).not.toHaveProperty('isError');
     });
 
     it('refuses only the server’s roots/list when the caller did not declare roots (a server also asks it unprompted), and the call goes on', async () => {
@@ -399,7 +402,8 @@ describe('questions from MCP servers behind the gateway', () => {
         { progressToken: 'p-1', progress: 50, total: 100 },
         { progressToken: 'p-1', progress: 100, total: 100 },
       ]);
-      expect(list.at(-1)!.result).toMatchObject({ resultType: 'complete', isError: false });
+      expect(list.at(-1)!.result).toMatchObject({ resultType: 'complete' });
+      expect(list.at(-1)!.result).not.toHaveProperty('isError');
     });
   });
 

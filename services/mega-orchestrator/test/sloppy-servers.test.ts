@@ -59,36 +59,32 @@ describe('a sloppy MCP server behind the gateway', () => {
   it('calls answer as the server meant: nulls left out, an unknown block kept as its JSON, a string id matched', async () => {
     expect(await f.client.callTool({ name: 'get_weather', arguments: { city: 'Oslo' } })).toEqual({
       content: [{ type: 'text', text: 'sunny in Oslo' }],
-      isError: false,
     });
     const structured = await f.client.callTool({ name: 'structured_only', arguments: {} });
     // the data the tool returned is its own: a null inside structuredContent is kept
-    expect(structured).toMatchObject({ content: [], structuredContent: { n: 7, none: null }, isError: false });
+    expect(structured).toEqual({ content: [], structuredContent: { n: 7, none: null } });
     expect(await f.client.callTool({ name: 'odd_block', arguments: {} })).toMatchObject({
       content: [
         { type: 'text', text: JSON.stringify({ type: 'chart', points: [1, 2] }) },
         { type: 'text', text: 'after the chart' },
       ],
-      isError: false,
     });
     expect(await f.client.callTool({ name: 'string_id', arguments: {} })).toMatchObject({ content: [{ type: 'text', text: 'matched' }] });
     // output schemas that name their dialect (2020-12, MCP's default; draft-07) with $defs and formats:
     // checked by the gateway's SDK client and by this one, and passed
     expect(await f.client.callTool({ name: 'dialect_2020', arguments: {} })).toMatchObject({
       structuredContent: { at: '2026-11-27T10:00:00Z', tag: 'v1' },
-      isError: false,
     });
-    expect(await f.client.callTool({ name: 'dialect_07', arguments: {} })).toMatchObject({ structuredContent: { n: 7 }, isError: false });
+    expect(await f.client.callTool({ name: 'dialect_07', arguments: {} })).toMatchObject({ structuredContent: { n: 7 } });
   });
 
   it('a result in the shape of protocol 2024-10-07 ({ toolResult }) reaches every caller: MCP of both eras as it came, REST as its result', async () => {
     expect(await f.client.callTool({ name: 'legacy_result', arguments: {} })).toEqual({
       toolResult: { answer: 42 },
       content: [],
-      isError: false,
     });
     const modern = (await (await post2026(f.g.url, 'tools/call', { name: 'legacy_result', arguments: {} })).json()) as { result: unknown };
-    expect(modern.result).toMatchObject({ toolResult: { answer: 42 }, content: [], isError: false });
+    expect(modern.result).toEqual({ toolResult: { answer: 42 }, content: [], resultType: 'complete' });
     const rest = await fetch(`${f.g.url}/mcp`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -100,7 +96,6 @@ describe('a sloppy MCP server behind the gateway', () => {
   it("answers the SDK's transport would drop are mended before it reads them: a result's _meta null, no jsonrpc, an error without a message", async () => {
     expect(await f.client.callTool({ name: 'meta_null', arguments: {} })).toEqual({
       content: [{ type: 'text', text: 'meta was null' }],
-      isError: false,
     });
     expect(await f.client.callTool({ name: 'bare_answer', arguments: {} })).toMatchObject({
       content: [{ type: 'text', text: 'no jsonrpc' }],
@@ -156,7 +151,7 @@ describe('a sloppy MCP server over Streamable HTTP', () => {
     for (const id of ['sloppy-json', 'sloppy-sse']) {
       expect([id, await f.client.callTool({ name: `${id}__meta_null`, arguments: {} })]).toEqual([
         id,
-        { content: [{ type: 'text', text: 'meta was null' }], isError: false },
+        { content: [{ type: 'text', text: 'meta was null' }] },
       ]);
       expect(await f.client.callTool({ name: `${id}__bare_answer`, arguments: {} })).toMatchObject({
         content: [{ type: 'text', text: 'no jsonrpc' }],
@@ -169,7 +164,7 @@ describe('a sloppy MCP server over Streamable HTTP', () => {
       // an answer whose id is null or absent is the answer of the one call its POST carried
       expect([id, await f.client.callTool({ name: `${id}__null_id`, arguments: {} })]).toEqual([
         id,
-        { content: [{ type: 'text', text: 'id was null' }], isError: false },
+        { content: [{ type: 'text', text: 'id was null' }] },
       ]);
       const idless = await f.client.callTool({ name: `${id}__no_id`, arguments: {} }).catch((err: unknown) => err);
       expect([id, idless]).toEqual([
@@ -179,7 +174,6 @@ describe('a sloppy MCP server over Streamable HTTP', () => {
       // the rest of its answers as over stdio
       expect(await f.client.callTool({ name: `${id}__get_weather`, arguments: { city: 'Oslo' } })).toEqual({
         content: [{ type: 'text', text: 'sunny in Oslo' }],
-        isError: false,
       });
     }
   });

@@ -114,7 +114,7 @@ describe('resumable event streams (2025-11-25 sessions, SEP-1699)', () => {
     expect(messages.filter((m) => m?.method === 'notifications/progress').map((m) => m!.params.progress)).toEqual([2, 3, 4, 5]);
     expect(messages.at(-1)).toMatchObject({
       id: 1,
-      result: { content: [{ type: 'text', text: 'Slow progress tool finished.' }], isError: false },
+      result: { content: [{ type: 'text', text: 'Slow progress tool finished.' }] },
     });
     expect(rest.every((e) => typeof e.id === 'string')).toBe(true);
     expect(new Set([...seen, ...rest].map((e) => e.id)).size).toBe(seen.length + rest.length);
@@ -127,7 +127,10 @@ describe('resumable event streams (2025-11-25 sessions, SEP-1699)', () => {
     const res = await resume(sid, seen.at(-1)!.id!);
     const rest: SseEvent[] = [];
     for await (const e of events(res)) rest.push(e);
-    expect(rest.map(message).at(-1)).toMatchObject({ id: 2, result: { isError: false } });
+    expect(rest.map(message).at(-1)).toMatchObject({
+      id: 2,
+      result: { content: [{ type: 'text', text: 'Slow progress tool finished.' }] },
+    });
     // the request id was in flight until the call ended, and is free again now
     const again = await fetch(`${g.url}/mcp`, {
       method: 'POST',
@@ -142,7 +145,7 @@ describe('resumable event streams (2025-11-25 sessions, SEP-1699)', () => {
     const res = await slowCall(sid, 5, new AbortController().signal);
     const all: SseEvent[] = [];
     for await (const e of events(res)) all.push(e);
-    expect(message(all.at(-1)!)).toMatchObject({ id: 5, result: { isError: false } });
+    expect(message(all.at(-1)!)).toMatchObject({ id: 5, result: { content: [{ type: 'text', text: 'Slow progress tool finished.' }] } });
     expect((await resume(sid, all[1].id!)).status).toBe(400);
   });
 
@@ -152,7 +155,7 @@ describe('resumable event streams (2025-11-25 sessions, SEP-1699)', () => {
     const all: SseEvent[] = [];
     for await (const e of events(res)) all.push(e);
     expect(all.every((e) => e.id === undefined && e.retry === undefined && e.data !== '')).toBe(true);
-    expect(message(all.at(-1)!)).toMatchObject({ id: 3, result: { isError: false } });
+    expect(message(all.at(-1)!)).toMatchObject({ id: 3, result: { content: [{ type: 'text', text: 'Slow progress tool finished.' }] } });
   });
 
   it('resumes the session’s GET stream: notifications sent while the client was away come on reconnecting', async () => {

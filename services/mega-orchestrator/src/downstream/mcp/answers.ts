@@ -31,7 +31,7 @@ export function errorEnvelope(service: string, code: FleetCode, message: string,
 /**
  * An MCP tool result as the call's answer: the result as the server sent it (content,
  * structuredContent, `_meta`, any field of its revision), less the 2026-07-28 `resultType`, which
- * each revision's codec writes itself, is what MCP clients get, isError said; the fleet's envelope
+ * each revision's codec writes itself, is what MCP clients get; the fleet's envelope
  * made of it (for REST callers and the call history) carries it in `mcp` as it was.
  */
 export function toolAnswer(service: string, result: CallToolResult): ToolAnswer {
@@ -40,7 +40,8 @@ export function toolAnswer(service: string, result: CallToolResult): ToolAnswer 
   const { resultType: _revisionField, ...own } = result as CallToolResult & { resultType?: unknown };
   const mcp = { ...own, content };
   const answer = envelopeOf(service, result, mcp);
-  return { ...answer, result: { ...mcp, isError: result.isError === true } };
+  // isError as the server said it: a result without one is a success by the protocol's default, and is passed without one
+  return { ...answer, result: result.isError === undefined ? mcp : { ...mcp, isError: result.isError === true } };
 }
 
 /** The fleet's envelope of an MCP tool result (`mcp`: the result as the server sent it): a tool error's code and status as the fleet reads them. */

@@ -113,6 +113,16 @@ describe('a sloppy MCP server behind the gateway', () => {
     });
   });
 
+  it('an answer whose id is null or absent is the answer of the one request the server has not answered yet', async () => {
+    expect(await f.client.callTool({ name: 'null_id', arguments: {} })).toEqual({ content: [{ type: 'text', text: 'id was null' }] });
+    const idless = await f.client.callTool({ name: 'no_id', arguments: {} }).catch((err: unknown) => err);
+    expect(idless).toMatchObject({ code: -32050, message: expect.stringContaining('no id on this error') });
+    // and the answers after it are matched as before
+    expect(await f.client.callTool({ name: 'get_weather', arguments: { city: 'Oslo' } })).toEqual({
+      content: [{ type: 'text', text: 'sunny in Oslo' }],
+    });
+  });
+
   it('its prompts are listed and got without the nulls', async () => {
     const { prompts } = await f.client.listPrompts();
     expect(prompts.find((p) => p.name === 'greet')).toEqual({ name: 'greet', arguments: [{ name: 'who' }] });

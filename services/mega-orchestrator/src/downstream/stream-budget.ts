@@ -606,10 +606,30 @@ export function idOfLine(head: string, tail: string): number | undefined {
   return first ? Number(first[1]) : undefined;
 }
 
+const isRpcId = (id: unknown): id is RpcId => typeof id === 'string' || typeof id === 'number';
+
 function guardStdio<T extends RpcTransport & { start(): Promise<void> }>(transport: T, options: StreamBudgetOptions): T {
   const { maxBytes, server, logger } = options;
+  // The requests sent and not answered yet: while there is one, an answer without a usable id is its
+  // answer (mendedLines), as over HTTP, where the POST says which call an answer is for.
+  const unanswered = new Set<RpcId>();
+  const send = transport.send.bind(transport) as (message: Message, options?: unknown) => Promise<void>;
+  (transport as unknown as { send: typeof send }).send = (message, sendOptions) => {
+    if (typeof message.method === 'string') {
+      if (isRpcId(message.id)) unanswered.add(message.id);
+      // a cancelled request's answer is no longer awaited
+      else if (message.method === 'notifications/cancelled') unanswered.delete((message.params as Message | undefined)?.requestId as RpcId);
+    }
+    return send(message, sendOptions);
+  };
   const start = transport.start.bind(transport);
   transport.start = async () => {
+    const onmessage = transport.onmessage as ((message: Message, extra?: unknown) => void) | undefined;
+    if (onmessage)
+      (transport as unknown as { onmessage: typeof onmessage }).onmessage = (message, extra) => {
+        if (!('method' in message) && isRpcId(message.id)) unanswered.delete(message.id);
+        onmessage(message, extra);
+      };
     await start();
     const out = (transport as unknown as { _process?: { stdout?: Readable | null } })._process?.stdout;
     if (!out) {
@@ -641,7 +661,7 @@ function guardStdio<T extends RpcTransport & { start(): Promise<void> }>(transpo
       const pass = lines.push(chunk);
       if (!pass) return;
       // (a sloppy server's line its transport would drop, mended: mcp/tolerant.ts)
-      const mended = mendedLines(pass);
+      const mended = mendedLines(pass, unanswered.size === 1 ? unanswered.values().next().value : undefined);
       for (const listener of sdk) listener(mended);
     });
   };

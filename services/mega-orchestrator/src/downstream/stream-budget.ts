@@ -24,7 +24,7 @@
  */
 import type { Readable } from 'node:stream';
 import { InFlight, type Logger } from '@mcp-fleet/kit';
-import { LineMender, mendedLines } from './mcp/tolerant';
+import { answerId, LineMender, mendedLines } from './mcp/tolerant';
 
 /**
  * The data of the JSON-RPC error put in for a call whose answer went over the budget. Compared by
@@ -76,6 +76,58 @@ export function streamBudget(options: StreamBudgetOptions): StreamBudget {
     stdio: (transport) => guardStdio(transport, options),
     stdioBufferSize: options.maxBytes + 1024 * 1024,
   };
+}
+
+const isRpcId = (id: unknown): id is RpcId => typeof id === 'string' || typeof id === 'number';
+
+/** What watchCalls reports of one connection's calls. */
+interface CallWatcher {
+  /** A request went out; what it returns are its send options (the watcher's own added). */
+  sent(id: RpcId, options: Record<string, unknown> | undefined): Record<string, unknown> | undefined;
+  /** The client cancelled a request (notifications/cancelled): its answer is no longer awaited. */
+  cancelled(id: RpcId): void;
+  /** An answer (a result or an error) was read, before the SDK reads it. */
+  answered(id: RpcId): void;
+}
+
+/**
+ * Wraps a transport's send and its onmessage, whichever handler the SDK (or the gateway) sets, now
+ * or later, so that a watcher sees every request sent, cancelled and answered on the connection.
+ */
+function watchCalls(transport: RpcTransport, watcher: CallWatcher): void {
+  const t = transport as unknown as {
+    send(message: Message, options?: Record<string, unknown>): Promise<void>;
+    onmessage?: (message: Message, extra?: unknown) => void;
+  };
+  const send = t.send.bind(t);
+  t.send = (message, options) => {
+    if (typeof message.method === 'string') {
+      if (isRpcId(message.id)) options = watcher.sent(message.id, options);
+      else if (message.method === 'notifications/cancelled') {
+        const requestId = (message.params as Message | undefined)?.requestId;
+        if (isRpcId(requestId)) watcher.cancelled(requestId);
+      }
+    }
+    return send(message, options);
+  };
+  let current = t.onmessage;
+  Object.defineProperty(t, 'onmessage', {
+    configurable: true,
+    enumerable: true,
+    get: () => current,
+    set: (handler?: (message: Message, extra?: unknown) => void) => {
+      current = handler
+        ? (message, extra) => {
+            if (!('method' in message) && ('result' in message || 'error' in message)) {
+              // (read before the tolerant layer, which matches a string of digits to its numbered request as the SDK then does)
+              const id = answerId(message.id);
+              if (isRpcId(id)) watcher.answered(id);
+            }
+            handler(message, extra);
+          }
+        : undefined;
+    },
+  });
 }
 
 const LISTEN = 'subscriptions/listen';
@@ -333,50 +385,27 @@ class HttpStreams {
   /** Wraps the transport's send (cancellations, event ids of call streams), close and onmessage (answers). */
   attach(transport: RpcTransport): void {
     this.transport = transport;
-    const t = transport as unknown as {
-      send(message: Message, options?: Record<string, unknown>): Promise<void>;
-      close(): Promise<void>;
-      onmessage?: (message: Message, extra?: unknown) => void;
-    };
-    const send = t.send.bind(t);
-    t.send = (message, options) => {
-      if (typeof message.method === 'string' && (typeof message.id === 'number' || typeof message.id === 'string')) {
-        // the event ids of its stream, to know a reconnection to it
-        const id = message.id;
+    watchCalls(transport, {
+      // the event ids of its stream, to know a reconnection to it
+      sent: (id, options) => {
         const given = options?.onresumptiontoken as ((token: string) => void) | undefined;
-        options = {
+        return {
           ...options,
           onresumptiontoken: (token: string) => {
             this.sawEvent(id, token);
             given?.(token);
           },
         };
-      } else if (message.method === 'notifications/cancelled') {
-        const requestId = (message.params as Message | undefined)?.requestId;
-        if (typeof requestId === 'number' || typeof requestId === 'string') this.end(requestId);
-      }
-      return send(message, options);
-    };
+      },
+      cancelled: (id) => this.end(id),
+      answered: (id) => this.end(id),
+    });
+    const t = transport as unknown as { close(): Promise<void> };
     const close = t.close.bind(t);
     t.close = () => {
       for (const call of this.calls.values()) this.end(call.id);
       return close();
     };
-    // Every handler the SDK (or the gateway) sets sees the message after the answers are noted.
-    let current = t.onmessage;
-    Object.defineProperty(t, 'onmessage', {
-      configurable: true,
-      enumerable: true,
-      get: () => current,
-      set: (handler?: (message: Message, extra?: unknown) => void) => {
-        current = handler
-          ? (message, extra) => {
-              this.seen(message);
-              handler(message, extra);
-            }
-          : undefined;
-      },
-    });
   }
 
   private open(id: RpcId, signal: AbortSignal | undefined): CallStreams {
@@ -454,12 +483,6 @@ class HttpStreams {
   }
 
   /** An answer from the server (both eras): its call's streams have nothing more to say. */
-  private seen(message: Message): void {
-    if ('method' in message || !('id' in message)) return;
-    const id = message.id;
-    if ((typeof id === 'number' || typeof id === 'string') && ('result' in message || 'error' in message)) this.end(id);
-  }
-
   /** The call went over its budget: it fails alone, with an error the gateway knows as its own. */
   private cut(call: CallStreams): void {
     this.options.logger.warn(
@@ -606,30 +629,22 @@ export function idOfLine(head: string, tail: string): number | undefined {
   return first ? Number(first[1]) : undefined;
 }
 
-const isRpcId = (id: unknown): id is RpcId => typeof id === 'string' || typeof id === 'number';
-
 function guardStdio<T extends RpcTransport & { start(): Promise<void> }>(transport: T, options: StreamBudgetOptions): T {
   const { maxBytes, server, logger } = options;
   // The requests sent and not answered yet: while there is one, an answer without a usable id is its
   // answer (mendedLines), as over HTTP, where the POST says which call an answer is for.
   const unanswered = new Set<RpcId>();
-  const send = transport.send.bind(transport) as (message: Message, options?: unknown) => Promise<void>;
-  (transport as unknown as { send: typeof send }).send = (message, sendOptions) => {
-    if (typeof message.method === 'string') {
-      if (isRpcId(message.id)) unanswered.add(message.id);
-      // a cancelled request's answer is no longer awaited
-      else if (message.method === 'notifications/cancelled') unanswered.delete((message.params as Message | undefined)?.requestId as RpcId);
-    }
-    return send(message, sendOptions);
-  };
+  watchCalls(transport, {
+    sent: (id, sendOptions) => {
+      unanswered.add(id);
+      return sendOptions;
+    },
+    // a cancelled request's answer is no longer awaited
+    cancelled: (id) => unanswered.delete(id),
+    answered: (id) => unanswered.delete(id),
+  });
   const start = transport.start.bind(transport);
   transport.start = async () => {
-    const onmessage = transport.onmessage as ((message: Message, extra?: unknown) => void) | undefined;
-    if (onmessage)
-      (transport as unknown as { onmessage: typeof onmessage }).onmessage = (message, extra) => {
-        if (!('method' in message) && isRpcId(message.id)) unanswered.delete(message.id);
-        onmessage(message, extra);
-      };
     await start();
     const out = (transport as unknown as { _process?: { stdout?: Readable | null } })._process?.stdout;
     if (!out) {

@@ -36,12 +36,18 @@ const LIST_KEYS = ['tools', 'prompts', 'resources', 'resourceTemplates', 'conten
 export function toleratedMessage(message: unknown): unknown {
   if (!isPlainObject(message) || 'method' in message) return message;
   let out = message;
-  if (typeof message.id === 'string' && /^\d{1,15}$/.test(message.id)) out = { ...out, id: Number(message.id) };
+  const id = answerId(message.id);
+  if (id !== message.id) out = { ...out, id };
   if (isPlainObject(message.result)) {
     const result = tolerated(message.result);
     if (result !== message.result) out = { ...out, result };
   }
   return out;
+}
+
+/** An answer's id as the SDKs match it: a string of digits answers the request of that number (they number their requests; some servers echo the id as a string). */
+export function answerId(id: unknown): unknown {
+  return typeof id === 'string' && /^\d{1,15}$/.test(id) ? Number(id) : id;
 }
 
 /** A result, tolerated: the same object when it needs nothing. */

@@ -133,6 +133,12 @@ describe('toolkit-mcp-server over stdio (official SDK client)', () => {
     git('add', 'clean.txt');
     const ok = result(await offline.callTool({ name: 'precommit', arguments: { path: 'repo' } }));
     expect(ok).toMatchObject({ ok: true, staged: ['clean.txt'], findings: [] });
+    // a file inside the repository stands for its directory (it was an INTERNAL error: simple-git takes only directories)
+    const byFile = result(await offline.callTool({ name: 'precommit', arguments: { path: 'repo/clean.txt' } }));
+    expect(byFile).toMatchObject({ ok: true, repository: fs.realpathSync(repo), staged: ['clean.txt'] });
+    const outside = await offline.callTool({ name: 'precommit', arguments: { path: 'notes.txt' } });
+    expect(outside.isError).toBe(true);
+    expect(result(outside).code).toBe('VALIDATION_ERROR');
     fs.writeFileSync(path.join(repo, 'bad.py'), 'x = 1\n<<<<<<< HEAD\npassword = "hunter2hunter2"\n>>>>>>> other\n');
     fs.writeFileSync(path.join(repo, 'big.bin'), Buffer.alloc(2048, 1));
     git('add', 'bad.py', 'big.bin');

@@ -23,13 +23,15 @@ export function precommitTool(deps: ToolDeps) {
       'Checks the staged changes of a git repository inside WORKSPACE_ROOTS before a commit: git status, the staged diff (cut at 200 KB, truncated: true), conflict markers and secret-looking strings in added lines (private keys, AWS/GitHub/Slack/OpenAI-style keys, password assignments; values are masked), and staged files over `largeFileBytes`. At most 200 findings. `ok` is false when anything was found.',
     input: z
       .object({
-        path: z.string().min(1).max(4096).describe('Repository directory (or a directory inside it).'),
+        path: z.string().min(1).max(4096).describe('Repository directory (or a directory or file inside it: a file stands for its directory).'),
         largeFileBytes: z.number().int().min(1).default(1_048_576).describe('Staged files larger than this are reported (default 1 MiB).'),
       })
       .strict(),
     annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     handler: async (args) => {
-      const dir = (await deps.ws.resolve(args.path, { mustExist: true })).absolute;
+      const resolved = (await deps.ws.resolve(args.path, { mustExist: true })).absolute;
+      // a file names the repository it is in (simple-git takes only a directory, and threw for a file)
+      const dir = (await fs.stat(resolved)).isDirectory() ? resolved : path.dirname(resolved);
       // simple-git (1.1 MiB of heap) is loaded by the first precommit call, not by the gateway's stdio server at start
       // eslint-disable-next-line @typescript-eslint/no-require-imports
       const git = (require('simple-git') as typeof SimpleGitModule).simpleGit({ baseDir: dir });

@@ -173,9 +173,11 @@ describe('time limits and the circuit breaker', () => {
     await call(g, { tool: 'echo', arguments: { text: 'still fine' } }).expect(200); // resets the failure count
   });
 
-  it('opens after consecutive 5xx, answers UPSTREAM_UNAVAILABLE with Retry-After, then lets a trial through', async () => {
-    await call(g, { tool: 'fail', arguments: {} }).expect(500);
-    await call(g, { tool: 'fail', arguments: {} }).expect(500);
+  it('opens after consecutive dropped connections, answers UPSTREAM_UNAVAILABLE with Retry-After, then lets a trial through', async () => {
+    // (fail is not idempotent: a dropped call is not tried again)
+    alpha.dropNext = 2;
+    await call(g, { tool: 'fail', arguments: {} }).expect(503);
+    await call(g, { tool: 'fail', arguments: {} }).expect(503);
     const echoes = alpha.calls.get('echo') ?? 0;
     const open = await call(g, { tool: 'echo', arguments: { text: 'x' } }).expect(503);
     expect(open.body).toMatchObject({ code: 'UPSTREAM_UNAVAILABLE' });
@@ -191,9 +193,64 @@ describe('time limits and the circuit breaker', () => {
     expect(after.body.services['alpha-mcp'].breaker).toMatchObject({ state: 'closed', timesOpened: 1 });
   });
 
+  it('a tool that fails with INTERNAL, however often, fails only its own calls: a caller cannot open the breaker for everyone', async () => {
+    const before = (await request(g.url).get('/debug/cache').expect(200)).body.services['alpha-mcp'].breaker.timesOpened;
+    for (let i = 0; i < 6; i++) {
+      const res = await call(g, { tool: 'fail', arguments: {} }).expect(500);
+      expect(res.body).toMatchObject({ success: false, code: 'INTERNAL', service: 'alpha-mcp' });
+    }
+    await call(g, { tool: 'echo', arguments: { text: 'still served' } }).expect(200);
+    const after = await request(g.url).get('/debug/cache').expect(200);
+    expect(after.body.services['alpha-mcp'].breaker).toMatchObject({ state: 'closed', consecutiveFailures: 0, timesOpened: before });
+  });
+
+  it('calls that run out of time while the service answers others do not open its breaker', async () => {
+    const before = (await request(g.url).get('/debug/cache').expect(200)).body.services['alpha-mcp'].breaker.timesOpened;
+    alpha.hangNext = 3;
+    // (supertest sends when awaited: then() starts each now)
+    const hung = [1, 2, 3].map((i) => call(g, { tool: 'echo', arguments: { text: `hang ${i}` } }).then((res) => res));
+    await new Promise((r) => setTimeout(r, 100)); // the three are at the service, unanswered
+    await call(g, { tool: 'echo', arguments: { text: 'answered meanwhile' } }).expect(200);
+    for (const res of await Promise.all(hung)) expect(res.status).toBe(504);
+    await call(g, { tool: 'echo', arguments: { text: 'not refused' } }).expect(200);
+    const after = await request(g.url).get('/debug/cache').expect(200);
+    expect(after.body.services['alpha-mcp'].breaker).toMatchObject({ state: 'closed', timesOpened: before });
+  });
+
   it('does not count the downstream’s own validation errors against the breaker', async () => {
     for (let i = 0; i < 4; i++) await call(g, { tool: 'echo', arguments: { text: 1 } }).expect(400);
     await call(g, { tool: 'echo', arguments: { text: 'ok' } }).expect(200);
+  });
+});
+
+describe('the circuit breaker and a service that falls silent', () => {
+  let alpha: Downstream;
+  let g: RunningGateway;
+
+  beforeAll(async () => {
+    alpha = await startDownstream('alpha-mcp', alphaTools);
+    // polled once at start and not again during the test: nothing is heard from it but its calls
+    g = await startGateway([{ id: 'alpha-mcp', url: alpha.url }], `${tmp.dir}/silent`, {
+      DOWNSTREAM_TIMEOUT_MS: '300',
+      BREAKER_FAILURES: '2',
+      BREAKER_COOLDOWN_MS: '400',
+      HEALTH_POLL_MS: '600000',
+    });
+  });
+
+  afterAll(async () => {
+    await g.stop();
+    await alpha.stop();
+  });
+
+  it('opens after consecutive calls that ran out of time with nothing heard from the service meanwhile', async () => {
+    alpha.hangNext = 2;
+    await call(g, { tool: 'echo', arguments: { text: 'hang 1' } }).expect(504);
+    await call(g, { tool: 'echo', arguments: { text: 'hang 2' } }).expect(504);
+    const open = await call(g, { tool: 'echo', arguments: { text: 'x' } }).expect(503);
+    expect(open.body.error).toMatch(/circuit breaker/);
+    await new Promise((r) => setTimeout(r, 450));
+    await call(g, { tool: 'echo', arguments: { text: 'trial' } }).expect(200);
   });
 });
 

@@ -41,7 +41,9 @@ export const configSchema = z.object({
   DOWNSTREAM_MAX_SCHEMA_BYTES: int(64 * 1024, 256, 16 * 1024 * 1024).describe(
     'Largest rest of one listed definition as JSON (input and output schemas, annotations, arguments); a larger one is refused (limits.schemaBytes).',
   ),
-  BREAKER_FAILURES: int(5, 1, 1000).describe("Consecutive connection failures, timeouts or 5xx that open a downstream's circuit breaker."),
+  BREAKER_FAILURES: int(5, 1, 1000).describe(
+    "Consecutive failures that open a downstream's circuit breaker: connection errors, 5xx answers that are not the service's envelope, and time limits run out with nothing heard from the service meanwhile.",
+  ),
   BREAKER_COOLDOWN_MS: ms(10_000, 10).describe('How long an open breaker refuses calls before one trial call is let through.'),
   MCP_PAGE_SIZE: int(0, 0, 100_000).describe(
     'MCP tools/list page size; 0 (the default) answers the whole catalog in one page, as several clients never follow nextCursor.',

@@ -88,7 +88,6 @@ export interface DispatcherOptions {
 }
 
 /** Downstream error codes that say the downstream itself is broken (they count against its breaker). */
-const BREAKER_CODES = new Set(['INTERNAL']);
 
 function isEnvelope(v: unknown): v is Envelope {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && typeof (v as { success?: unknown }).success === 'boolean';
@@ -260,6 +259,7 @@ export class Dispatcher {
           ),
         };
       }
+      const sent = performance.now();
       try {
         // (by the name its server knows it by: a tool listed under an alias has its own)
         const answer = await service.upstream.callTool(target.tool?.upstreamName ?? target.toolName, req.args, {
@@ -275,8 +275,11 @@ export class Dispatcher {
         });
         if (isEnvelope(answer.json)) {
           const code = 'code' in answer.json && typeof answer.json.code === 'string' ? answer.json.code : undefined;
-          if (answer.status >= 500 && (code === undefined || BREAKER_CODES.has(code))) service.breaker.onFailure();
-          else service.breaker.onSuccess();
+          // The service answered: whatever its envelope says (INTERNAL too), it is up. An error that a
+          // caller's arguments bring about is that call's, and must not make the service unavailable
+          // to everyone (a caller could otherwise open the breaker at will).
+          service.heardAt = performance.now();
+          service.breaker.onSuccess();
           const ok = answer.json.success === true && answer.status < 400;
           return {
             kind: 'answer',
@@ -315,7 +318,9 @@ export class Dispatcher {
             result: this.failure(new AppError('TIMEOUT', 'The client went away before the call finished.'), service.id),
           };
         }
-        service.breaker.onFailure();
+        // A time limit that ran out while the service answered other calls or a poll: a slow call, not a failing service.
+        if (err.kind === 'timeout' && service.heardAt > sent) service.breaker.release();
+        else service.breaker.onFailure();
         if (err.kind === 'timeout') {
           return {
             kind: 'final',

@@ -91,6 +91,12 @@ export class ServiceState {
   toolsSignature = '';
   promptsSignature = '';
   polls = { ok: 0, failed: 0 };
+  /**
+   * When it last answered anything (performance.now()): a call's envelope, of any code, or a good
+   * poll. A call that times out while the service was heard from meanwhile is no sign of a failing
+   * service (a slow tool, or a caller asking for slow work), so it does not count against the breaker.
+   */
+  heardAt = -Infinity;
   readonly breaker: CircuitBreaker;
   readonly upstream: Downstream;
   readonly primaryFor: string[];
@@ -523,6 +529,7 @@ export class Registry extends EventEmitter {
     };
     if (reason === undefined) {
       s.polls.ok += 1;
+      s.heardAt = performance.now();
       s.health = 'healthy';
       s.reason = undefined;
       // It came back: calls may go out again at once.

@@ -23,7 +23,11 @@ export function precommitTool(deps: ToolDeps) {
       'Checks the staged changes of a git repository inside WORKSPACE_ROOTS before a commit: git status, the staged diff (cut at 200 KB, truncated: true), conflict markers and secret-looking strings in added lines (private keys, AWS/GitHub/Slack/OpenAI-style keys, password assignments; values are masked), and staged files over `largeFileBytes`. At most 200 findings. `ok` is false when anything was found.',
     input: z
       .object({
-        path: z.string().min(1).max(4096).describe('Repository directory (or a directory or file inside it: a file stands for its directory).'),
+        path: z
+          .string()
+          .min(1)
+          .max(4096)
+          .describe('Repository directory (or a directory or file inside it: a file stands for its directory).'),
         largeFileBytes: z.number().int().min(1).default(1_048_576).describe('Staged files larger than this are reported (default 1 MiB).'),
       })
       .strict(),

@@ -121,6 +121,26 @@ describe('tasks in 2025-11-25 sessions', () => {
     });
   });
 
+  it("answers bad params of the methods the SDK serves itself -32602, naming the field (the SDK's parse made them -32603 with zod's dump)", async () => {
+    const sid = await initSession(g.url);
+    for (const [method, params, field] of [
+      ['tasks/get', {}, 'params.taskId'],
+      ['tasks/get', { taskId: 42 }, 'params.taskId'],
+      ['tasks/result', {}, 'params.taskId'],
+      ['tasks/cancel', { taskId: ['x'] }, 'params.taskId'],
+      ['logging/setLevel', {}, 'params.level'],
+      ['logging/setLevel', { level: 'loud' }, 'params.level'],
+    ] as const) {
+      const answer = await rpc(sid, method, params);
+      expect({ method, params, code: answer.error?.code }).toEqual({ method, params, code: -32602 });
+      expect(answer.error?.message).toContain(`Invalid params for ${method}: ${field}:`);
+      expect(answer.error?.message).not.toMatch(/\[\s*\{/); // no zod dump
+    }
+    // good params still reach the SDK's handler
+    expect((await rpc(sid, 'logging/setLevel', { level: 'error' })).result).toEqual({});
+    expect((await rpc(sid, 'tasks/get', { taskId: 'nope' })).error?.code).toBe(-32602);
+  });
+
   it('fails a task whose tool reports an error, with that result', async () => {
     const sid = await initSession(g.url);
     const { task } = (await rpc(sid, 'tools/call', { name: 'failing_job', arguments: {}, task: {} })).result;

@@ -264,6 +264,50 @@ describe('sessions over HTTP', () => {
     await client.close();
   });
 
+  it('answers 400 (-32022, with the versions it speaks) for an MCP-Protocol-Version it does not speak, with or without a session', async () => {
+    const sid = await initSession();
+    const post = (version: string, session?: string) => {
+      const r = request(g.url).post('/mcp').set('Accept', 'application/json, text/event-stream').set('MCP-Protocol-Version', version);
+      return (session ? r.set('Mcp-Session-Id', session) : r).send({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    };
+    for (const [version, session] of [
+      ['1999-01-01', sid],
+      ['2025-13-45', undefined],
+      ['latest', sid],
+      ['', undefined],
+    ] as const) {
+      const res = await post(version, session);
+      expect({ version, status: res.status }).toEqual({ version, status: 400 });
+      expect(res.body.error).toMatchObject({
+        code: -32022,
+        data: { supported: expect.arrayContaining(['2025-11-25', '2026-07-28']), requested: version },
+      });
+    }
+    // GET and DELETE of a session say the same; the versions it speaks are served
+    const get = await request(g.url)
+      .get('/mcp')
+      .set('Accept', 'text/event-stream')
+      .set('Mcp-Session-Id', sid)
+      .set('MCP-Protocol-Version', '0.1');
+    expect(get.status).toBe(400);
+    for (const version of ['2025-11-25', '2025-06-18', '2025-03-26']) {
+      expect((await post(version, sid)).body.result.tools.length).toBeGreaterThan(0);
+      expect((await post(version)).body.result.tools.length).toBeGreaterThan(0);
+    }
+    // initialize negotiates: its header is not read
+    const init = await request(g.url)
+      .post('/mcp')
+      .set('Accept', 'application/json, text/event-stream')
+      .set('MCP-Protocol-Version', '1999-01-01')
+      .send({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+      });
+    expect(init.body.result.protocolVersion).toBe('2025-11-25');
+  });
+
   it('answers concurrent calls in one session and refuses a request id already in flight instead of hanging', async () => {
     const sid = await initSession();
     const call = (id: number, ms: number) =>

@@ -2,7 +2,7 @@ import type { ClientRequester, LogListener, ProgressListener } from '../../downs
 import { CALL_STREAM, LazyEventStream, progressNotification, replayEnded } from '../event-stream';
 import { SessionEventStore } from './event-store';
 import { randomUUID } from 'node:crypto';
-import { InFlight, isPlainObject, JSONRPC_CODES, sendJson, type HttpResponse } from '@mcp-fleet/kit';
+import { InFlight, isPlainObject, JSONRPC_CODES, sendJson, STATELESS_VERSION, type HttpResponse } from '@mcp-fleet/kit';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '@mcp-fleet/kit';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -148,8 +148,8 @@ function setHeader(req: IncomingMessage, name: string, value: string): void {
 /**
  * The Streamable HTTP transport contract is strict about headers; curl users are not. Requests are
  * normalised so that a bare `curl -d '{"jsonrpc":...}'` works: the Accept header is completed, the
- * body (already parsed, whatever its Content-Type) is declared JSON, and a protocol version the SDK
- * does not know (e.g. 2026-07-28) is read as the newest one it does.
+ * body (already parsed, whatever its Content-Type) is declared JSON, and 2026-07-28, which the SDK
+ * does not know, is read as the newest one it does (any other unknown version was refused: refusedVersion).
  */
 export function normaliseRequest(req: IncomingMessage): void {
   const accept = req.headers.accept ?? '';
@@ -161,6 +161,25 @@ export function normaliseRequest(req: IncomingMessage): void {
   const version = req.headers['mcp-protocol-version'];
   if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version))
     setHeader(req, 'mcp-protocol-version', LATEST_PROTOCOL_VERSION);
+}
+
+/**
+ * A request after initialization whose MCP-Protocol-Version names no revision the gateway speaks
+ * is answered 400 (the transport spec's MUST since 2025-06-18), -32022 with the versions it does
+ * speak, as the 2026-07-28 revision answers one (initialize negotiates; its header is not read).
+ */
+function refusedVersion(req: IncomingMessage, res: HttpResponse): boolean {
+  const version = req.headers['mcp-protocol-version'];
+  if (typeof version !== 'string' || SUPPORTED_PROTOCOL_VERSIONS.includes(version) || version === STATELESS_VERSION) return false;
+  const supported = [STATELESS_VERSION, ...SUPPORTED_PROTOCOL_VERSIONS];
+  sendRpcError(
+    res,
+    null,
+    JSONRPC_CODES.UNSUPPORTED_PROTOCOL_VERSION,
+    `Unsupported MCP-Protocol-Version ${JSON.stringify(version.slice(0, 64))}: send one of ${supported.join(', ')} (the version initialize agreed on), or none for 2025-03-26.`,
+    { supported, requested: version.slice(0, 64) },
+  );
+  return true;
 }
 
 /** Before the SDK server takes a request: its X-Request-Id is the gateway's id of it, the one its handlers read (codec.ts contextOfSdk). */
@@ -274,6 +293,7 @@ export class McpSessionTransport {
       );
       return;
     }
+    if (!messages.some((m) => isInitializeRequest(m)) && refusedVersion(req, res)) return;
     // Whether the client itself accepts an event stream (normaliseRequest completes Accept for the SDK).
     const acceptsEvents = (req.headers.accept ?? '').includes('text/event-stream');
     normaliseRequest(req);
@@ -516,6 +536,7 @@ export class McpSessionTransport {
         `${req.method} /mcp needs an Mcp-Session-Id header; initialize first (POST /mcp). Sessionless clients only POST.`,
       );
     }
+    if (refusedVersion(req, res)) return;
     const live = this.sessionOf(sid, res);
     if (!live)
       return sendRpcError(res, null, JSONRPC_CODES.SESSION_NOT_FOUND, 'Session not found: it expired or was closed. Initialize again.');

@@ -72,6 +72,39 @@ export function toMcpError(err: unknown): McpError {
   return new McpError(ERROR_CODES[e.code].rpc, e.code === 'INTERNAL' ? 'Internal error; the service log has the cause.' : e.message);
 }
 
+type SdkHandler = (request: unknown, extra: unknown) => Promise<unknown>;
+
+/**
+ * The SDK parses a request with its method's schema before the handler runs, and a parse that
+ * fails is answered -32603 (Internal error) with zod's dump as the message: what a caller's bad
+ * params got: to tools/call, initialize and the rest where the SDK's schema is the strict one
+ * (the gateway's logging/setLevel and tasks/*, a kit service's tools/call). A caller's bad params are -32602, saying which field and why.
+ * (The SDK keeps its handlers in a private map; without it, as in a later SDK, nothing is changed.)
+ */
+export function badParamsAsInvalidParams(server: object): void {
+  const { McpError } = sdk();
+  const handlers = (server as unknown as { _requestHandlers?: unknown })._requestHandlers;
+  if (!(handlers instanceof Map)) return;
+  for (const [method, handler] of handlers as Map<string, SdkHandler>) {
+    handlers.set(method, (request: unknown, extra: unknown) => {
+      try {
+        // the parse is synchronous, before the handler's own (asynchronous) work
+        return handler(request, extra);
+      } catch (err) {
+        const issues = (err as { issues?: unknown }).issues;
+        if (!Array.isArray(issues) || issues.length === 0) throw err;
+        const first = issues[0] as { path?: unknown[]; message?: string };
+        const where = Array.isArray(first.path) && first.path.length ? first.path.map(String).join('.') : 'params';
+        const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : '';
+        throw new McpError(
+          ERROR_CODES.VALIDATION_ERROR.rpc,
+          `Invalid params for ${method}: ${where}: ${first.message ?? 'invalid'}${more}.`,
+        );
+      }
+    });
+  }
+}
+
 /**
  * POST /mcp: the official SDK server, stateless Streamable HTTP with JSON answers (initialize, ping,
  * tools/list, tools/call, and the service's own `methods`), serving the same tool definitions as
@@ -102,6 +135,7 @@ export function mountMcpEndpoint(app: Express, kit: Pick<KitHandle, 'callTool' |
           throw answer;
         }
       });
+    badParamsAsInvalidParams(server);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {
       void transport.close();

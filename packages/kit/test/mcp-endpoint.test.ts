@@ -41,6 +41,28 @@ describe("the kit's POST /mcp", () => {
     }
   });
 
+  it("answers a request's bad params -32602 naming the field, not the SDK's -32603 with zod's dump", async () => {
+    const rpc = (body: object) =>
+      request(svc.app)
+        .post('/mcp')
+        .set('accept', 'application/json, text/event-stream')
+        .set('mcp-protocol-version', '2025-11-25')
+        .send({ jsonrpc: '2.0', id: 7, ...body });
+    for (const [body, message] of [
+      [{ method: 'tools/call' }, 'Invalid params for tools/call: params:'],
+      [{ method: 'tools/call', params: { name: 42 } }, 'Invalid params for tools/call: params.name:'],
+      [{ method: 'initialize', params: { protocolVersion: 1 } }, 'Invalid params for initialize: params.protocolVersion:'],
+    ] as const) {
+      const res = await rpc(body);
+      expect({ body, code: res.body.error?.code }).toEqual({ body, code: -32602 });
+      expect(res.body.error.message).toContain(message);
+      expect(res.body.error.message).not.toMatch(/\[\s*\{/);
+    }
+    // good params still reach the tool (its own validation is an isError result)
+    const ok = await rpc({ method: 'tools/call', params: { name: 'echo', arguments: { text: 'hi' } } });
+    expect(ok.body.result.structuredContent).toEqual({ text: 'hi' });
+  });
+
   it('refuses a page from another origin with 403 before running anything (DNS rebinding)', async () => {
     for (const origin of ['http://evil.example.com', 'null', 'https://app.example.com.evil.test']) {
       const res = await post(origin);

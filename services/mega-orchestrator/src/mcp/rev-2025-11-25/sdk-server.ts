@@ -5,6 +5,7 @@
  * task-augmented tools/call and the SDK's tasks/* from the session's store), logging/setLevel.
  */
 import { isPlainObject, JSONRPC_CODES } from '@mcp-fleet/kit';
+import { badParamsAsInvalidParams } from '@mcp-fleet/kit/mcp';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { RequestTaskStore } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { McpError, ResultSchema, type CallToolResult, type CreateTaskResult } from '@modelcontextprotocol/sdk/types.js';
@@ -225,33 +226,4 @@ export function createMcpServer({ ctx, validator, pageSize, sessionId, sessionTa
   server.onerror = (err) => ctx.logger.debug('mcp server error', { err: err.message });
   badParamsAsInvalidParams(server);
   return server;
-}
-
-type SdkHandler = (request: unknown, extra: unknown) => Promise<unknown>;
-
-/**
- * The SDK parses a request with its method's schema before the handler runs, and a parse that
- * fails is answered -32603 (Internal error) with zod's dump as the message: what a caller's bad
- * params to the methods the SDK serves itself (logging/setLevel, tasks/get, tasks/result,
- * tasks/cancel, tasks/list) got. A caller's bad params are -32602, saying which field and why.
- * (The SDK keeps its handlers in a private map; without it, as in a later SDK, nothing is changed.)
- */
-function badParamsAsInvalidParams(server: Server): void {
-  const handlers = (server as unknown as { _requestHandlers?: unknown })._requestHandlers;
-  if (!(handlers instanceof Map)) return;
-  for (const [method, handler] of handlers as Map<string, SdkHandler>) {
-    handlers.set(method, (request: unknown, extra: unknown) => {
-      try {
-        // the parse is synchronous, before the handler's own (asynchronous) work
-        return handler(request, extra);
-      } catch (err) {
-        const issues = (err as { issues?: unknown }).issues;
-        if (!Array.isArray(issues) || issues.length === 0) throw err;
-        const first = issues[0] as { path?: unknown[]; message?: string };
-        const where = Array.isArray(first.path) && first.path.length ? first.path.map(String).join('.') : 'params';
-        const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : '';
-        throw new McpError(JSONRPC_CODES.INVALID_PARAMS, `Invalid params for ${method}: ${where}: ${first.message ?? 'invalid'}${more}.`);
-      }
-    });
-  }
 }

@@ -125,10 +125,18 @@ export function withFastPath(options: FastPathOptions): RequestListener {
 
 export type SendError = (res: HttpResponse, err: unknown) => void;
 
-/** A failed request's error in the log: a server error with its cause, a caller's mistake at debug. */
+/**
+ * A failed request's error in the log: a fault of the service (INTERNAL) as an error with its cause
+ * and stack; a backend that is missing, failing or slow (NOT_CONFIGURED, UPSTREAM_*, TIMEOUT) as a
+ * warning with its cause's message and no stack (it is a state the message explains, and a caller
+ * repeating the call must not grow the log by a stack trace each time); a caller's mistake at debug.
+ */
 export function logAppError(log: Logger, appErr: AppError, requestId: string | undefined): void {
-  if (appErr.status >= 500) log.error(appErr.message, { code: appErr.code, requestId, err: appErr.cause ?? appErr });
-  else log.debug(appErr.message, { code: appErr.code, requestId });
+  if (appErr.code === 'INTERNAL') log.error(appErr.message, { code: appErr.code, requestId, err: appErr.cause ?? appErr });
+  else if (appErr.status >= 500) {
+    const cause = appErr.cause instanceof Error ? appErr.cause.message : appErr.cause === undefined ? undefined : String(appErr.cause);
+    log.warn(appErr.message, { code: appErr.code, requestId, ...(cause !== undefined && cause !== appErr.message ? { cause } : {}) });
+  } else log.debug(appErr.message, { code: appErr.code, requestId });
 }
 
 /**

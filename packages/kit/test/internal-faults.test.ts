@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import request from 'supertest';
 import { z } from 'zod';
-import { createLogger, createServiceApp, defineTool, MAX_INPUT_DEPTH, toAppError, type ServiceApp } from '../src';
+import { AppError, createLogger, createServiceApp, defineTool, MAX_INPUT_DEPTH, toAppError, type ServiceApp } from '../src';
 import { tempDir, testConfig } from '../src/test-support';
 
 // Regression: the kit mapped every stack overflow to the caller's VALIDATION_ERROR, so code-graph-mcp's
@@ -35,6 +35,19 @@ const store = defineTool({
   handler: (args) => ({ bytes: JSON.stringify(args.value).length }),
 });
 
+/** A backend that is missing (NOT_CONFIGURED) or down (UPSTREAM_UNAVAILABLE, with the library's error as its cause). */
+const backend = defineTool({
+  name: 'backend',
+  description: 'Fails as a missing or failing backend.',
+  input: z.object({ missing: z.boolean() }).strict(),
+  handler: (args) => {
+    if (args.missing) throw new AppError('NOT_CONFIGURED', 'Mail is not configured: set SMTP_URL.');
+    throw new AppError('UPSTREAM_UNAVAILABLE', 'The database did not answer; retry later.', {
+      cause: new Error('connect ECONNREFUSED 127.0.0.1:5'),
+    });
+  },
+});
+
 const nested = (depth: number): string => '['.repeat(depth) + ']'.repeat(depth);
 
 const tmp = tempDir('kit-internal-');
@@ -44,7 +57,7 @@ logger.transports[0].silent = true; // the file transport is under test
 let svc: ServiceApp;
 
 beforeAll(() => {
-  svc = createServiceApp({ service: 'kit-internal', config: testConfig, logger, tools: [overflow, upstream404, store] });
+  svc = createServiceApp({ service: 'kit-internal', config: testConfig, logger, tools: [overflow, upstream404, store, backend] });
 });
 
 afterAll(async () => {
@@ -109,6 +122,17 @@ describe('internal faults are INTERNAL, never the caller’s fault', () => {
     expect(logged.length).toBeGreaterThanOrEqual(2);
     expect(logged[0].err).toMatchObject({ name: 'RangeError', message: 'Maximum call stack size exceeded' });
     expect((logged[0].err as { stack: string }).stack).toMatch(/runaway/);
+  });
+
+  it('logs a missing or failing backend as a warning with its cause, without a stack: a state, not a fault, which a caller must not grow the log with', async () => {
+    await request(svc.app).post('/tools/backend').send({ missing: true }).expect(503);
+    await request(svc.app).post('/tools/backend').send({ missing: false }).expect(503);
+    const [missing] = await logLines((l) => l.code === 'NOT_CONFIGURED' && l.message !== 'tool call');
+    expect(missing).toMatchObject({ level: 'warn', message: 'Mail is not configured: set SMTP_URL.' });
+    expect(missing).not.toHaveProperty('err');
+    const [down] = await logLines((l) => l.code === 'UPSTREAM_UNAVAILABLE' && l.message !== 'tool call');
+    expect(down).toMatchObject({ level: 'warn', cause: 'connect ECONNREFUSED 127.0.0.1:5' });
+    expect(JSON.stringify(down)).not.toMatch(/\bat \S+ \(/); // no stack frames
   });
 
   it('answers a library error carrying a 4xx status with INTERNAL, not VALIDATION_ERROR', async () => {

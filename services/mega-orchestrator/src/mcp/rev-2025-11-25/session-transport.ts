@@ -293,7 +293,7 @@ export class McpSessionTransport {
       );
       return;
     }
-    if (!messages.some((m) => isInitializeRequest(m)) && refusedVersion(req, res)) return;
+    if (!messages.some((m) => m.method === 'initialize') && refusedVersion(req, res)) return;
     // Whether the client itself accepts an event stream (normaliseRequest completes Accept for the SDK).
     const acceptsEvents = (req.headers.accept ?? '').includes('text/event-stream');
     normaliseRequest(req);

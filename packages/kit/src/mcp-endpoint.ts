@@ -9,6 +9,7 @@ import type { Logger } from './logger';
 import { toolErrorResult } from './envelope';
 import { ERROR_CODES, toAppError } from './errors';
 import { toolToJson, type ToolDefinition } from './tool';
+import { zodIssuesToDetails } from './validation';
 
 /** One extra JSON-RPC method of a service's POST /mcp (an extension's, resources): its params and the HTTP exchange. */
 export type McpMethodHandler = (
@@ -93,13 +94,9 @@ export function badParamsAsInvalidParams(server: object): void {
       } catch (err) {
         const issues = (err as { issues?: unknown }).issues;
         if (!Array.isArray(issues) || issues.length === 0) throw err;
-        const first = issues[0] as { path?: unknown[]; message?: string };
-        const where = Array.isArray(first.path) && first.path.length ? first.path.map(String).join('.') : 'params';
+        const [first] = zodIssuesToDetails(issues as z.core.$ZodIssue[]);
         const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : '';
-        throw new McpError(
-          ERROR_CODES.VALIDATION_ERROR.rpc,
-          `Invalid params for ${method}: ${where}: ${first.message ?? 'invalid'}${more}.`,
-        );
+        throw new McpError(ERROR_CODES.VALIDATION_ERROR.rpc, `Invalid params for ${method}: ${first.path}: ${first.message}${more}.`);
       }
     });
   }

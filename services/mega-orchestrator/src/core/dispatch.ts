@@ -87,8 +87,6 @@ export interface DispatcherOptions {
   audit?: AuditLog;
 }
 
-/** Downstream error codes that say the downstream itself is broken (they count against its breaker). */
-
 function isEnvelope(v: unknown): v is Envelope {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && typeof (v as { success?: unknown }).success === 'boolean';
 }

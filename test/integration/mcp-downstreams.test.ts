@@ -4,6 +4,7 @@
  * declared in MCP_SERVERS) and mqtt-mcp's own JSON-RPC endpoint (Streamable HTTP, declared with
  * ${MQTT_MCP_PORT} expanded from the launcher's environment). Stopping the fleet stops the children.
  */
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -84,6 +85,35 @@ describe('MCP servers behind the gateway (fleet)', () => {
     const bad = await postJson(`${gateway}/mcp`, { tool: 'mqtt-rpc__publish_message', arguments: { topic: 'a/#', payload: 'x' } });
     expect(bad.status).toBe(400);
     expect(bad.body.code).toBe('VALIDATION_ERROR');
+  });
+
+  it("checks a repository with the toolkit's precommit inside the gateway's sandbox, and refuses one that names programs for git", async () => {
+    const made = (name: string, hostile: boolean) => {
+      const repo = path.join(tmp.dir, 'ws', name);
+      const marker = path.join(repo, '.git', 'PWNED');
+      const git = (...args: string[]) => execFileSync('git', args, { cwd: repo, stdio: 'ignore' });
+      fs.mkdirSync(repo);
+      git('init', '-q');
+      if (hostile) {
+        git('config', 'core.fsmonitor', `touch '${marker}'; false`);
+        git('config', 'filter.evil.clean', `touch '${marker}'; cat`);
+        fs.writeFileSync(path.join(repo, '.gitattributes'), '* filter=evil\n');
+      }
+      fs.writeFileSync(path.join(repo, 'a.txt'), 'staged line\n');
+      git('-c', 'core.fsmonitor=false', '-c', 'filter.evil.clean=cat', 'add', '.');
+      return { repo, marker };
+    };
+    const clean = made('clean', false);
+    const ok = await postJson(`${gateway}/mcp`, { tool: 'precommit', arguments: { path: clean.repo } });
+    expect(ok.status).toBe(200);
+    expect(ok.body.result).toMatchObject({ staged: ['a.txt'], ok: true });
+    expect(ok.body.result.diff).toContain('+staged line');
+    // the toolkit runs git in the gateway's sandbox (SANDBOX=outer), so a repository that names programs is refused
+    const hostile = made('hostile', true);
+    const refused = await postJson(`${gateway}/mcp`, { tool: 'precommit', arguments: { path: hostile.repo } });
+    expect(refused.status).toBe(403);
+    expect(refused.body).toMatchObject({ code: 'FORBIDDEN', error: expect.stringMatching(/core\.fsmonitor.*filter\.evil\.clean/) });
+    expect(fs.existsSync(hostile.marker)).toBe(false);
   });
 
   it('lists them to MCP clients and in /services, and stops the children with the fleet', async () => {

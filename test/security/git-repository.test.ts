@@ -22,6 +22,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { serve } from '@mcp-fleet/testing';
 import { buildApp, git, makeRepo, write } from '../../services/git-mcp/test/helpers';
+import { DRIVER_ARMINGS, FSMONITOR_ARMINGS } from './fixtures/hostile-git';
 import { newApiKey } from '../../services/mega-orchestrator/src/auth/auth';
 import { startGateway, type RunningGateway } from '../../services/mega-orchestrator/test/helpers';
 
@@ -76,43 +77,10 @@ function legit(mode: string, res: request.Response, refusedKey?: string): boolea
 }
 
 describe.each(modes)('%s: a repository config that names a program', (mode, service) => {
-  /** [label, how the repository is made hostile (returns the key SANDBOX=off refuses, if any)] */
-  const fsmonitors: [string, (dir: string, cmd: string) => string | undefined][] = [
-    ['core.fsmonitor', (dir, cmd) => (git(dir, 'config', 'core.fsmonitor', cmd), 'core.fsmonitor')],
-    [
-      '[Core] FSMonitor, odd case',
-      (dir, cmd) => (fs.appendFileSync(path.join(dir, '.git', 'config'), `[Core]\n\tFSMonitor = "${cmd}"\n`), 'core.fsmonitor'),
-    ],
-    [
-      'include.path to a work-tree file',
-      (dir, cmd) => {
-        write(path.join(dir, 'evil.cfg'), `[core]\n\tfsmonitor = "${cmd}"\n`);
-        git(dir, 'config', 'include.path', '../evil.cfg');
-        return 'core.fsmonitor';
-      },
-    ],
-    [
-      'includeIf gitdir: to a work-tree file',
-      (dir, cmd) => {
-        write(path.join(dir, 'evil.cfg'), `[core]\n\tfsmonitor = "${cmd}"\n`);
-        git(dir, 'config', `includeIf.gitdir:${dir}/.git.path`, path.join(dir, 'evil.cfg'));
-        return 'core.fsmonitor';
-      },
-    ],
-    [
-      'config.worktree with extensions.worktreeConfig',
-      (dir, cmd) => {
-        git(dir, 'config', 'extensions.worktreeConfig', 'true');
-        git(dir, 'config', '--worktree', 'core.fsmonitor', cmd);
-        return 'core.fsmonitor';
-      },
-    ],
-  ];
-
-  it.each(fsmonitors)('fsmonitor via %s: status, diff and commit run nothing and still work', async (label, arm) => {
+  it.each(FSMONITOR_ARMINGS)('fsmonitor via %s: status, diff and commit run nothing and still work', async (label, key, arm) => {
     const r = repo('fsmonitor');
     const name = `fsmonitor-${counter}`;
-    const key = arm(r.dir, payload(r.dir, name));
+    arm(r.dir, payload(r.dir, name));
     write(path.join(r.dir, 'README.md'), 'changed\n');
     // The setting is real: plain git runs the monitor.
     const probe = `probe-${counter}`;
@@ -162,64 +130,7 @@ describe.each(modes)('%s: a repository config that names a program', (mode, serv
     expectNotRun(r.dir, name, commit);
   });
 
-  const drivers: [string, string, (dir: string, cmd: string) => void][] = [
-    ['core.pager', 'core.pager', (dir, cmd) => git(dir, 'config', 'core.pager', cmd)],
-    ['pager.diff', 'pager.diff', (dir, cmd) => git(dir, 'config', 'pager.diff', cmd)],
-    ['diff.external', 'diff.external', (dir, cmd) => git(dir, 'config', 'diff.external', cmd)],
-    [
-      'diff.<driver>.command with .gitattributes',
-      'diff.evil.command',
-      (dir, cmd) => {
-        git(dir, 'config', 'diff.evil.command', cmd);
-        write(path.join(dir, '.gitattributes'), '* diff=evil\n');
-      },
-    ],
-    [
-      'textconv with .gitattributes',
-      'diff.evil.textconv',
-      (dir, cmd) => {
-        git(dir, 'config', 'diff.evil.textconv', cmd);
-        write(path.join(dir, '.gitattributes'), '*.md diff=evil\n');
-      },
-    ],
-    [
-      'textconv with .git/info/attributes',
-      'diff.evil.textconv',
-      (dir, cmd) => {
-        git(dir, 'config', 'diff.evil.textconv', cmd);
-        write(path.join(dir, '.git', 'info', 'attributes'), '* diff=evil\n');
-      },
-    ],
-    [
-      'clean filter with .gitattributes',
-      'filter.evil.clean',
-      (dir, cmd) => {
-        git(dir, 'config', 'filter.evil.clean', `${cmd}; cat`);
-        write(path.join(dir, '.gitattributes'), '* filter=evil\n');
-      },
-    ],
-    [
-      'smudge and process filters, required, with .git/info/attributes',
-      'filter.evil.process',
-      (dir, cmd) => {
-        git(dir, 'config', 'filter.evil.smudge', `${cmd}; cat`);
-        git(dir, 'config', 'filter.evil.process', cmd);
-        git(dir, 'config', 'filter.evil.required', 'true');
-        write(path.join(dir, '.git', 'info', 'attributes'), '* filter=evil\n');
-      },
-    ],
-    [
-      'a driver hidden in an included file',
-      'filter.evil.clean',
-      (dir, cmd) => {
-        write(path.join(dir, 'drivers.cfg'), `[filter "evil"]\n\tclean = "${cmd}; cat"\n[diff "evil"]\n\ttextconv = "${cmd}"\n`);
-        git(dir, 'config', 'include.path', path.join(dir, 'drivers.cfg'));
-        write(path.join(dir, '.gitattributes'), '* filter=evil diff=evil\n');
-      },
-    ],
-  ];
-
-  it.each(drivers)('%s: diff, status and commit show the real change and run nothing', async (label, key, arm) => {
+  it.each(DRIVER_ARMINGS)('%s: diff, status and commit show the real change and run nothing', async (label, key, arm) => {
     const r = repo('driver');
     const name = `driver-${counter}`;
     arm(r.dir, payload(r.dir, name));

@@ -18,10 +18,10 @@ import { z } from 'zod';
 /** Configuration shared by every service that starts programs (spread into its config schema). */
 export const sandboxEnvShape = {
   SANDBOX: z
-    .enum(['bwrap', 'off'])
+    .enum(['bwrap', 'off', 'outer'])
     .default('bwrap')
     .describe(
-      'How programs are confined: bwrap (bubblewrap; programs are refused when it cannot run) or off (programs run unsandboxed: an explicit opt-out, logged at start; see docs/security.md).',
+      'How programs are confined: bwrap (bubblewrap; programs are refused when it cannot run), off (programs run unsandboxed: an explicit opt-out, logged at start; see docs/security.md) or outer (this process already runs inside an OS sandbox made by the one that started it, where bubblewrap cannot nest: programs run in that sandbox, with the safeguards of off; the gateway sets it for the stdio servers of the inventory it sandboxes).',
     ),
   SANDBOX_BWRAP: z.string().min(1).default('bwrap').describe('The bubblewrap program (a name looked up on PATH, or an absolute path).'),
   SANDBOX_READ_ONLY_PATHS: csv([]).describe(
@@ -31,7 +31,7 @@ export const sandboxEnvShape = {
 };
 
 export interface SandboxConfig {
-  SANDBOX: 'bwrap' | 'off';
+  SANDBOX: 'bwrap' | 'off' | 'outer';
   SANDBOX_BWRAP: string;
   SANDBOX_READ_ONLY_PATHS: string[];
   SANDBOX_KILL_ON_EXIT?: boolean;
@@ -63,7 +63,7 @@ export interface Confinement {
 }
 
 export interface SandboxStatus {
-  mode: 'bwrap' | 'off';
+  mode: 'bwrap' | 'off' | 'outer';
   available: boolean;
   /** bubblewrap's version, when it runs. */
   version?: string;
@@ -166,7 +166,16 @@ export class Sandbox {
   /** Checks once that bubblewrap can make a sandbox here; logs the opt-out loudly. */
   static open(config: SandboxConfig, logger?: Logger): Sandbox {
     const sandbox = new Sandbox(config, logger);
-    if (config.SANDBOX === 'off') {
+    if (config.SANDBOX === 'outer') {
+      sandbox.status_ = {
+        mode: 'outer',
+        available: false,
+        reason: 'SANDBOX=outer: inside the OS sandbox of the process that started this one',
+      };
+      logger?.info('SANDBOX=outer: programs run inside the OS sandbox this process was started in, without one of their own.', {
+        sandbox: 'outer',
+      });
+    } else if (config.SANDBOX === 'off') {
       sandbox.status_ = { mode: 'off', available: false, reason: 'SANDBOX=off' };
       logger?.warn(
         'SANDBOX=off: programs run WITHOUT an OS sandbox, with the service user’s full access to files, processes and the network. ' +
@@ -186,6 +195,11 @@ export class Sandbox {
 
   get status(): SandboxStatus {
     return { ...this.status_ };
+  }
+
+  /** Programs start without a bubblewrap of their own: SANDBOX=off, or SANDBOX=outer (inside the starter's). */
+  private get direct(): boolean {
+    return this.config.SANDBOX !== 'bwrap';
   }
 
   /** For /health: the sandbox's state (never a failure of the service itself). */
@@ -238,7 +252,7 @@ export class Sandbox {
    * not opt out. Looks again (at most every 10 s) so bubblewrap installed later is found.
    */
   assertUsable(): void {
-    if (this.config.SANDBOX === 'off' || this.status_.available) return;
+    if (this.direct || this.status_.available) return;
     this.recheck();
     if (this.status_.available) return;
     throw new AppError(
@@ -313,7 +327,7 @@ export class Sandbox {
     this.assertUsable();
     const program = resolveProgram(file, policy.env.PATH);
     if (program === undefined) throw notFound(file);
-    if (this.config.SANDBOX === 'off') return { file: program, args };
+    if (this.direct) return { file: program, args };
     const options = this.options(policy);
     // The program by its own path where that is mounted (multi-call binaries read their name), else by
     // its real path; a program outside every mounted directory (a configured path) is mounted alone.
@@ -328,7 +342,7 @@ export class Sandbox {
   /** spawn() inside the sandbox. Throws (before starting anything) as `command` does. */
   spawn(file: string, args: string[], policy: SandboxPolicy, options: Omit<SpawnOptions, 'env' | 'cwd'> = {}): ChildProcess {
     const cmd = this.command(file, args, policy);
-    const outside = this.config.SANDBOX === 'off';
+    const outside = this.direct;
     return spawn(cmd.file, cmd.args, {
       ...options,
       cwd: policy.cwd,
@@ -344,7 +358,7 @@ export class Sandbox {
    */
   signalInside(child: ChildProcess, signal: NodeJS.Signals): void {
     if (child.pid === undefined) return;
-    if (this.config.SANDBOX === 'off') {
+    if (this.direct) {
       try {
         process.kill(-child.pid, signal);
       } catch {
@@ -370,7 +384,7 @@ export class Sandbox {
     policy: SandboxPolicy,
   ): { binary: [string, string] | string; env: Record<string, string>; dispose: () => void } {
     this.assertUsable();
-    if (this.config.SANDBOX === 'off') return { binary: program, env: policy.env, dispose: () => undefined };
+    if (this.direct) return { binary: program, env: policy.env, dispose: () => undefined };
     const resolved = resolveProgram(program, policy.env.PATH);
     if (resolved === undefined) throw notFound(program);
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fleet-sandbox-'));

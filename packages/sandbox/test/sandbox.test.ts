@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { AppError } from '@mcp-fleet/kit';
-import { Sandbox, type SandboxConfig, type SandboxPolicy } from '../src';
+import { Sandbox, sandboxHealth, type SandboxConfig, type SandboxPolicy } from '../src';
 
 const run = promisify(execFile);
 const config: SandboxConfig = { SANDBOX: 'bwrap', SANDBOX_BWRAP: 'bwrap', SANDBOX_READ_ONLY_PATHS: [] };
@@ -187,5 +187,20 @@ describe('Sandbox when none can be made', () => {
     const cmd = sandbox.command('true', [], { cwd: '/', env: { PATH: '/usr/bin:/bin' } });
     expect(cmd.file).toMatch(/\/true$/);
     expect(warnings.join()).toMatch(/WITHOUT an OS sandbox/);
+  });
+
+  it('SANDBOX=outer starts programs directly (inside the sandbox the service was started in), logged as information, not as an opt-out', () => {
+    const warnings: string[] = [];
+    const infos: string[] = [];
+    const logger = { warn: (m: string) => warnings.push(m), info: (m: string) => infos.push(m) } as unknown as Parameters<
+      typeof Sandbox.open
+    >[1];
+    const sandbox = Sandbox.open({ ...config, SANDBOX: 'outer' }, logger);
+    expect(sandbox.status).toMatchObject({ mode: 'outer', available: false });
+    expect(() => sandbox.assertUsable()).not.toThrow();
+    expect(sandbox.command('true', [], { cwd: '/', env: { PATH: '/usr/bin:/bin' } }).file).toMatch(/\/true$/);
+    expect(sandboxHealth(sandbox)).toMatchObject({ mode: 'outer' });
+    expect(warnings).toEqual([]);
+    expect(infos.join()).toMatch(/SANDBOX=outer/);
   });
 });

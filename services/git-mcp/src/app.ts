@@ -3,8 +3,8 @@ import { Workspace } from '@mcp-fleet/kit/workspace';
 import { OutboundPolicy } from '@mcp-fleet/outbound';
 import { Sandbox, sandboxHealth } from '@mcp-fleet/sandbox';
 import { SERVICE_ID, type Config } from './config';
-import { gitEnv, runGit, type GitDeps } from './git/repo';
-import { GitSandbox } from './git/sandboxed';
+import { gitEnv, GitSandbox, runGit } from '@mcp-fleet/git';
+import type { GitDeps } from './git/deps';
 import { createTools } from './tools';
 
 export interface GitAppDeps {

@@ -1,17 +1,13 @@
 import path from 'node:path';
 import { baseEnvShape, int, bool, csv, loadConfig, processEnv, secretFilesEnvShape, type Env } from '@mcp-fleet/kit';
+import { gitBaseEnv } from '@mcp-fleet/git';
 import { outboundEnvShape } from '@mcp-fleet/outbound';
 import { sandboxEnvShape } from '@mcp-fleet/sandbox';
 import { z } from 'zod';
 
 export const SERVICE_ID = 'git-mcp';
 
-/**
- * Variables copied from the service's environment into every git process (inside the sandbox);
- * everything else is dropped. HOME is not among them: git reads no global config and no ssh keys
- * of the service user (see git/hardening.ts).
- */
-export const GIT_ENV_PASSTHROUGH = ['PATH', 'TZ'] as const;
+export { GIT_ENV_PASSTHROUGH } from '@mcp-fleet/git';
 
 /** Transports git_push may use; `git://` (unauthenticated) and `ext::`/other remote helpers never. */
 export const PUSH_PROTOCOLS = ['file', 'https', 'http', 'ssh'] as const;
@@ -65,16 +61,7 @@ export type Config = z.output<typeof configSchema> & {
 
 export function readConfig(env: Env = processEnv()): Config {
   const parsed = loadConfig(SERVICE_ID, configSchema, env);
-  const base: Record<string, string> = {};
-  for (const name of GIT_ENV_PASSTHROUGH) {
-    const value = env[name];
-    if (value !== undefined) base[name] = value;
-  }
-  // A relative PATH entry would find programs in the repository's own directory.
-  base.PATH = (base.PATH ?? '/usr/local/bin:/usr/bin:/bin')
-    .split(':')
-    .filter((dir) => path.isAbsolute(dir))
-    .join(':');
+  const base = gitBaseEnv(env);
   const socket = env.SSH_AUTH_SOCK;
   return { ...parsed, GIT_BASE_ENV: base, ...(socket && path.isAbsolute(socket) ? { SSH_AGENT_SOCKET: socket } : {}) };
 }

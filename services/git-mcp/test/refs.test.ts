@@ -1,7 +1,6 @@
 import { checkRefName, checkRemoteName, checkRevision, refFormatProblem } from '../src/git/refs';
-import { programSettings } from '../src/git/hardening';
+import { cleanGitMessage, programSettings } from '@mcp-fleet/git';
 import { classifyPushUrl } from '../src/git/remote-url';
-import { cleanGitMessage } from '../src/git/repo';
 
 describe('ref, revision and remote checks', () => {
   it.each(['main', 'feature/x-1', 'v1.2.3', 'HEAD', 'release/2024.01'])('accepts the ref name %s', (name) => {

@@ -195,7 +195,8 @@ describe('MCP server configuration', () => {
     expect(mcp.transport).toBe('stdio');
     if (mcp.transport !== 'stdio') return;
     expect(mcp.args.at(-1)).toMatch(/services\/toolkit-mcp-server\/src\/server\.ts$/);
-    expect(mcp.env).toEqual({ WORKSPACE_ROOTS: '/w', LLM_BASE_URL: 'http://llm', DATA_DIR: '/d' });
+    // SANDBOX=outer: git of precommit runs inside the sandbox the gateway starts it in (bubblewrap does not nest)
+    expect(mcp.env).toEqual({ WORKSPACE_ROOTS: '/w', LLM_BASE_URL: 'http://llm', DATA_DIR: '/d', SANDBOX: 'outer' });
     // spoken to in the era it is written for: not asked server/discover in a second process first
     expect(mcp.protocolVersion).toBe('2025-11-25');
     expect(inventoryStdioServers({}, undefined, tmp.dir).skipped[0]).toMatch(/toolkit-mcp-server: .* is not in this installation/);

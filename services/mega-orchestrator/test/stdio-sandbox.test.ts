@@ -125,6 +125,21 @@ describe('the launch of a sandboxed stdio server', () => {
     expect(stdioLauncher({ mode: 'on', dataDir: tmp.dir })('x', { ...spec, sandbox: false }).command).toBe(process.execPath);
   });
 
+  it('keeps SANDBOX=outer (the inventory servers: run your programs in this sandbox) only for a server it sandboxes', () => {
+    const spec = node('1', { cwd: tmp.dir, env: { A: 'b', SANDBOX: 'outer' } });
+    const boxed = stdioLauncher({ mode: 'on', dataDir: tmp.dir })('x', spec);
+    expect(boxed.command).not.toBe(process.execPath);
+    expect(boxed.args.join(' ')).toContain('--setenv SANDBOX outer');
+    // started unsandboxed, the server must make its own sandbox: SANDBOX=outer would be a lie
+    for (const launch of [
+      stdioLauncher({ mode: 'off', dataDir: tmp.dir })('x', spec),
+      stdioLauncher({ mode: 'on', dataDir: tmp.dir })('x', { ...spec, sandbox: false }),
+    ]) {
+      expect(launch).toMatchObject({ command: process.execPath, env: { A: 'b' } });
+      expect(launch.env).not.toHaveProperty('SANDBOX');
+    }
+  });
+
   it('names the paths in its args that the sandbox does not show, and only those', () => {
     const outside = path.join(tmp.dir, 'servers', 'weather');
     fs.mkdirSync(outside, { recursive: true });

@@ -1,4 +1,7 @@
-import { baseEnvShape, int, csv, loadConfig, unsetIfEmpty, type Env, secretFilesEnvShape } from '@mcp-fleet/kit';
+// the subpath: the package's index loads simple-git, which the toolkit loads at its first precommit
+import { gitBaseEnv } from '@mcp-fleet/git/env';
+import { baseEnvShape, int, csv, loadConfig, processEnv, unsetIfEmpty, type Env, secretFilesEnvShape } from '@mcp-fleet/kit';
+import { sandboxEnvShape } from '@mcp-fleet/sandbox';
 import { z } from 'zod';
 
 export const SERVICE_ID = 'toolkit-mcp-server';
@@ -6,6 +9,7 @@ export const SERVICE_ID = 'toolkit-mcp-server';
 export const configSchema = z.object({
   ...baseEnvShape,
   ...secretFilesEnvShape,
+  ...sandboxEnvShape,
   WORKSPACE_ROOTS: csv([process.cwd()]).describe(
     'Comma-separated directories the tools may read; relative paths resolve against the first.',
   ),
@@ -18,10 +22,14 @@ export const configSchema = z.object({
   TOOLKIT_MAX_FILE_BYTES: int(262_144, 1024, 16_777_216).describe(
     'Largest file fileretrieve returns and the model-backed tools send as context.',
   ),
+  GIT_TIMEOUT_MS: int(30_000, 1000, 600_000).describe('Time limit of one git process precommit starts (each runs inside the OS sandbox).'),
 });
 
-export type Config = z.output<typeof configSchema>;
+export type Config = z.output<typeof configSchema> & {
+  /** The scrubbed environment precommit's git runs with (PATH and TZ only; @mcp-fleet/git's gitBaseEnv). */
+  GIT_BASE_ENV: Record<string, string>;
+};
 
-export function readConfig(env?: Env): Config {
-  return loadConfig(SERVICE_ID, configSchema, env);
+export function readConfig(env: Env = processEnv()): Config {
+  return { ...loadConfig(SERVICE_ID, configSchema, env), GIT_BASE_ENV: gitBaseEnv(env) };
 }

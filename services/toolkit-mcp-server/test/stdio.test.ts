@@ -2,11 +2,10 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { tempDir } from '@mcp-fleet/testing';
+import { startToolkit } from './helpers';
 
-const REPO = path.resolve(__dirname, '../../..');
 const ws = tempDir('toolkit-ws-');
 const write = (rel: string, text: string) => {
   fs.mkdirSync(path.dirname(path.join(ws.dir, rel)), { recursive: true });
@@ -43,18 +42,7 @@ const llm = http.createServer((req, res) => {
   });
 });
 
-async function connect(env: Record<string, string>): Promise<Client> {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: ['--import', 'tsx', 'services/toolkit-mcp-server/src/server.ts'],
-    cwd: REPO,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', WORKSPACE_ROOTS: ws.dir, LOG_LEVEL: 'warn', ...env },
-    stderr: 'pipe',
-  });
-  const client = new Client({ name: 'toolkit-test', version: '1.0.0' });
-  await client.connect(transport);
-  return client;
-}
+const connect = (env: Record<string, string>): Promise<Client> => startToolkit(ws.dir, env);
 
 const result = (r: unknown) => (r as { structuredContent: Record<string, any> }).structuredContent;
 

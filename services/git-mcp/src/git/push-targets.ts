@@ -2,9 +2,9 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { AppError } from '@mcp-fleet/kit';
 import type { OutboundPolicy } from '@mcp-fleet/outbound';
-import { receivePackCommand, shellQuote } from './hardening';
+import { receivePackCommand, shellQuote, type Reach, type Repo } from '@mcp-fleet/git';
 import { classifyPushUrl, maskUrl, type PushTarget } from './remote-url';
-import type { GitDeps, Reach, Repo } from './repo';
+import type { GitDeps } from './deps';
 
 /**
  * Everything a push may reach, decided before git runs: every push URL of the remote (git's own

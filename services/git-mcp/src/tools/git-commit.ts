@@ -1,6 +1,7 @@
 import { AppError, defineTool } from '@mcp-fleet/kit';
 import { z } from 'zod';
-import { callTimeoutMs, openRepo, type GitDeps } from '../git/repo';
+import { callTimeoutMs, openRepo } from '@mcp-fleet/git';
+import type { GitDeps } from '../git/deps';
 import { repoPath, repoShape } from './repo-arg';
 
 // eslint-disable-next-line no-control-regex

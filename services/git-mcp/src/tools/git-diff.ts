@@ -1,8 +1,8 @@
 import { AppError, defineTool } from '@mcp-fleet/kit';
 import { z } from 'zod';
 import { checkRevision } from '../git/refs';
-import { parseNumstat, withholdSections } from '../git/patch';
-import { callTimeoutMs, openRepo, type GitDeps } from '../git/repo';
+import { callTimeoutMs, openRepo, parseNumstat, withholdSections } from '@mcp-fleet/git';
+import type { GitDeps } from '../git/deps';
 import { capList, repoPath, repoShape } from './repo-arg';
 
 /** The per-file summary lists at most this many files. */

@@ -1,7 +1,8 @@
 import { AppError, defineTool } from '@mcp-fleet/kit';
 import { z } from 'zod';
 import { checkRevision } from '../git/refs';
-import { callTimeoutMs, openRepo, type GitDeps } from '../git/repo';
+import { callTimeoutMs, openRepo } from '@mcp-fleet/git';
+import type { GitDeps } from '../git/deps';
 import { repoPath, repoShape } from './repo-arg';
 
 const BODY_CAP = 4096;

@@ -2,7 +2,8 @@ import { AppError, defineTool } from '@mcp-fleet/kit';
 import { z } from 'zod';
 import { checkRefName, checkRemoteName } from '../git/refs';
 import { planPush } from '../git/push-targets';
-import { callTimeoutMs, openRepo, type GitDeps } from '../git/repo';
+import { callTimeoutMs, openRepo } from '@mcp-fleet/git';
+import type { GitDeps } from '../git/deps';
 import { repoPath, repoShape } from './repo-arg';
 
 export function gitPushTool(deps: GitDeps) {

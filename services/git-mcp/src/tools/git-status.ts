@@ -1,6 +1,7 @@
 import { defineTool } from '@mcp-fleet/kit';
 import { z } from 'zod';
-import { callTimeoutMs, openRepo, type GitDeps } from '../git/repo';
+import { callTimeoutMs, openRepo } from '@mcp-fleet/git';
+import type { GitDeps } from '../git/deps';
 import { capList, repoPath, repoShape } from './repo-arg';
 
 /** Each path list in the answer holds at most this many entries. */

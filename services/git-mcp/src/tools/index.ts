@@ -1,5 +1,5 @@
 import type { ToolDefinition } from '@mcp-fleet/kit';
-import type { GitDeps } from '../git/repo';
+import type { GitDeps } from '../git/deps';
 import { gitCommitTool } from './git-commit';
 import { gitDiffTool } from './git-diff';
 import { gitLogTool } from './git-log';

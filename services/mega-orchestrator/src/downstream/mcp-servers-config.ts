@@ -402,7 +402,10 @@ export function inventoryStdioServers(
         // the tool services' Node flags, as the launcher gives them (packages/kit/src/node-args.ts)
         args: [...SERVICE_NODE_ARGS, ...(built ? [] : ['--import', 'tsx']), server],
         cwd: repoRoot,
-        env: passed,
+        // SANDBOX=outer: the programs it starts (precommit's git) run in the sandbox below, as bubblewrap
+        // cannot nest (a sandbox's /proc is not one it may mount again; as root, neither is its uid map);
+        // the launcher drops it when it starts the server unsandboxed
+        env: { ...passed, SANDBOX: 'outer' },
         // the fleet's own stdio servers are written with the SDK's 2025 server: no server/discover
         // probe (a second process at every start, whose expected refusal was logged as a warning)
         protocolVersion: '2025-11-25',

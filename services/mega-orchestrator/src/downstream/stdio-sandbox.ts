@@ -64,7 +64,8 @@ export function stdioLauncher(options: StdioSandboxOptions): StdioLauncher {
     }));
   return (id, spec) => {
     const policy = spec.sandbox;
-    if (mode === 'off' || policy === false) return { command: spec.command, args: spec.args, cwd: spec.cwd, env: spec.env };
+    // SANDBOX=outer tells a server it runs inside this sandbox (inventoryStdioServers): not true unsandboxed, where it makes its own
+    if (mode === 'off' || policy === false) return { command: spec.command, args: spec.args, cwd: spec.cwd, env: withoutOuter(spec.env) };
     const box = opened();
     if (!box.status.available) box.health(); // looks again (at most every 10 s): bubblewrap installed later is found
     if (!box.status.available) {
@@ -115,6 +116,12 @@ export function stdioLauncher(options: StdioSandboxOptions): StdioLauncher {
       ...(hidden.length > 0 ? { hidden } : {}),
     };
   };
+}
+
+function withoutOuter(env: Record<string, string>): Record<string, string> {
+  if (env.SANDBOX !== 'outer') return env;
+  const { SANDBOX: _outer, ...rest } = env;
+  return rest;
 }
 
 /**

@@ -1,7 +1,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { AppError, defineTool } from '@mcp-fleet/kit';
-import type * as SimpleGitModule from 'simple-git';
+import type * as GitModule from '@mcp-fleet/git';
+import type * as SandboxModule from '@mcp-fleet/sandbox';
 import { z } from 'zod';
 import type { ToolDeps } from './context';
 
@@ -14,13 +15,42 @@ const SECRET_PATTERNS: [string, RegExp][] = [
   ['password assignment', /\b(?:password|passwd|secret|api[_-]?key|token)\s*[:=]\s*['"][^'"\s]{8,}['"]/i],
 ];
 const CONFLICT = /^(<{7}|={7}|>{7})( |$)/;
+/** At most this much of the staged diff is read and scanned (git is stopped beyond it); 200 KB of it is returned. */
+const SCAN_BYTES = 16 * 1024 * 1024;
+
+/**
+ * @mcp-fleet/git and the OS sandbox, made at the first precommit call: simple-git (1.1 MiB of heap)
+ * and the bubblewrap probe cost the gateway's stdio server nothing until a repository is checked.
+ */
+function gitOpener(deps: ToolDeps): () => { git: typeof GitModule; gitDeps: GitModule.GitDeps } {
+  let made: { git: typeof GitModule; gitDeps: GitModule.GitDeps } | undefined;
+  return () => {
+    if (made) return made;
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const git = require('@mcp-fleet/git') as typeof GitModule;
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { Sandbox } = require('@mcp-fleet/sandbox') as typeof SandboxModule;
+    const sandbox = Sandbox.open(deps.config, deps.logger);
+    made = {
+      git,
+      gitDeps: {
+        config: deps.config,
+        workspace: deps.ws,
+        logger: deps.logger,
+        sandbox: new git.GitSandbox(sandbox, deps.config.SANDBOX_BWRAP, deps.config.GIT_BASE_ENV.PATH),
+      },
+    };
+    return made;
+  };
+}
 
 export function precommitTool(deps: ToolDeps) {
+  const openGit = gitOpener(deps);
   return defineTool({
     name: 'precommit',
     title: 'Pre-commit check',
     description:
-      'Checks the staged changes of a git repository inside WORKSPACE_ROOTS before a commit: git status, the staged diff (cut at 200 KB, truncated: true), conflict markers and secret-looking strings in added lines (private keys, AWS/GitHub/Slack/OpenAI-style keys, password assignments; values are masked), and staged files over `largeFileBytes`. At most 200 findings. `ok` is false when anything was found.',
+      "Checks the staged changes of a git repository inside WORKSPACE_ROOTS before a commit: git status, the staged diff (cut at 200 KB, truncated: true), conflict markers and secret-looking strings in added lines (private keys, AWS/GitHub/Slack/OpenAI-style keys, password assignments; values are masked), staged secret files (.env, private keys, ...; SECRET_FILES: reported, their diff withheld), and staged files over `largeFileBytes`. At most 200 findings. `ok` is false when anything was found. git runs inside the OS sandbox, reads none of the repository's own program settings and runs no hook, filter, textconv or fsmonitor of it.",
     input: z
       .object({
         path: z
@@ -32,17 +62,41 @@ export function precommitTool(deps: ToolDeps) {
       })
       .strict(),
     annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
-    handler: async (args) => {
+    handler: async (args, ctx) => {
       const resolved = (await deps.ws.resolve(args.path, { mustExist: true })).absolute;
-      // a file names the repository it is in (simple-git takes only a directory, and threw for a file)
+      // a file names the repository it is in
       const dir = (await fs.stat(resolved)).isDirectory() ? resolved : path.dirname(resolved);
-      // simple-git (1.1 MiB of heap) is loaded by the first precommit call, not by the gateway's stdio server at start
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
-      const git = (require('simple-git') as typeof SimpleGitModule).simpleGit({ baseDir: dir });
-      if (!(await git.checkIsRepo())) throw new AppError('VALIDATION_ERROR', `${args.path} is not inside a git repository.`);
-      const top = (await git.revparse(['--show-toplevel'])).trim();
-      const status = await git.status();
-      const diff = await git.diff(['--cached', '--no-color', '--no-ext-diff']);
+      const { git, gitDeps } = openGit();
+      // The repository is hostile (its config may name programs for git to run): every git process
+      // runs as git-mcp's do, inside the OS sandbox with the repository's config sanitized and
+      // every program setting forced off (@mcp-fleet/git, hardening.ts).
+      const repo = await git.openRepo(gitDeps, dir, ctx.signal).catch((err: unknown) => {
+        if (err instanceof AppError && err.code === 'NOT_FOUND') {
+          throw new AppError('VALIDATION_ERROR', `${args.path} is not inside a git repository; give a path in one.`, {
+            details: [{ path: 'path', message: 'not a git repository' }],
+          });
+        }
+        throw err;
+      });
+      const top = repo.top;
+      const status = await repo.run('git status', (g) => g.status());
+      // Renames off and fixed prefixes: one "diff --git a/P b/P" section per file (withholdSections).
+      const staged = await repo.capture(
+        'git diff --cached',
+        [
+          'diff',
+          '--cached',
+          '--no-color',
+          '--no-ext-diff',
+          '--no-textconv',
+          '--ignore-submodules=all',
+          '--no-renames',
+          '--src-prefix=a/',
+          '--dst-prefix=b/',
+        ],
+        SCAN_BYTES,
+      );
+      const diff = staged.text;
       const findings: { kind: string; file: string; line?: number; detail: string }[] = [];
       let file = '';
       let line = 0;
@@ -66,9 +120,16 @@ export function precommitTool(deps: ToolDeps) {
           line++;
         } else if (!text.startsWith('-')) line++;
       }
+      // Secret files (.env, private keys, ...; SECRET_FILES) are reported, and their lines never shown.
+      const shown = git.withholdSections(diff, (f) => repo.isSecret(f));
+      const secretFiles = new Set([...shown.withheld, ...status.staged.filter((f) => repo.isSecret(f))]);
+      for (const f of secretFiles) {
+        findings.push({ kind: 'secret-file', file: f, detail: 'a secret file (SECRET_FILES) is staged; its diff is withheld' });
+      }
       for (const f of status.staged) {
         try {
-          const st = await fs.stat(path.join(top, f));
+          // lstat: a staged symlink is measured as the link, never as what it points at
+          const st = await fs.lstat(path.join(top, f));
           if (st.size > args.largeFileBytes) findings.push({ kind: 'large-file', file: f, detail: `${st.size} bytes` });
         } catch {
           // deleted or renamed away: nothing to measure
@@ -84,8 +145,9 @@ export function precommitTool(deps: ToolDeps) {
         untracked: status.not_added,
         conflicted: status.conflicted,
         findings: findings.slice(0, 200),
-        diff: diff.slice(0, cap),
-        ...(diff.length > cap || findings.length > 200 ? { truncated: true } : {}),
+        diff: shown.text.slice(0, cap),
+        ...(secretFiles.size > 0 ? { withheld: [...secretFiles] } : {}),
+        ...(shown.text.length > cap || staged.truncated || findings.length > 200 ? { truncated: true } : {}),
       };
     },
   });

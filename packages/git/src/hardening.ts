@@ -1,5 +1,5 @@
 /**
- * git that trusts nothing in a repository (issue 27). Everything git-mcp forces on git, in one
+ * git that trusts nothing in a repository (issue 27). Everything the fleet forces on git, in one
  * place, with the reason for each item. Three layers, each enough against a different mistake:
  *
  * 1. The repository's own config file is never read by git: inside the sandbox a sanitized copy
@@ -200,7 +200,7 @@ const quoteValue = (value: string) => `"${value.replace(/\\/g, '\\\\').replace(/
  * those entries can be read from it.
  */
 export function sanitizedConfig(list: string): string {
-  const lines: string[] = ['# written by git-mcp: the kept settings of this repository (hardening.ts)'];
+  const lines: string[] = ['# written by @mcp-fleet/git: the kept settings of this repository (hardening.ts)'];
   for (const { key, value } of parseConfigList(list)) {
     const lower = key.toLowerCase();
     if (!KEPT_REPOSITORY_SETTINGS.some((re) => re.test(lower))) continue;

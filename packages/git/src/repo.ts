@@ -2,20 +2,27 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { AppError, secretFileError, type Logger } from '@mcp-fleet/kit';
 import { within, type Workspace } from '@mcp-fleet/kit/workspace';
-import type { OutboundPolicy } from '@mcp-fleet/outbound';
 import { GitPluginError, simpleGit, type SimpleGit } from 'simple-git';
-import type { Config } from '../config';
 import { configEnv, HARDENED_ENV, hardenedPairs, parseConfigList, programSettings, sanitizedConfig } from './hardening';
 import type { GitConfinement, GitSandbox, PreparedGit } from './sandboxed';
 
+/** What a service that runs git configures (git-mcp's and toolkit-mcp-server's config have these). */
+export interface GitSettings {
+  /** Time limit of one git process. */
+  GIT_TIMEOUT_MS: number;
+  /** The scrubbed environment git runs with (gitBaseEnv). */
+  GIT_BASE_ENV: Record<string, string>;
+  /** Commit identity where neither the call nor the repository names one. */
+  GIT_DEFAULT_AUTHOR_NAME?: string;
+  GIT_DEFAULT_AUTHOR_EMAIL?: string;
+}
+
 export interface GitDeps {
-  config: Config;
+  config: GitSettings;
   workspace: Workspace;
   logger: Logger;
   /** Starts every git process inside the OS sandbox. */
   sandbox: GitSandbox;
-  /** Which network hosts a push may reach (OUTBOUND_ALLOWLIST). */
-  outbound: OutboundPolicy;
 }
 
 /** Cuts git's message to something a person can read, without credentials embedded in URLs. */
@@ -57,7 +64,7 @@ export function toGitAppError(err: unknown, options: GitFailureOptions): AppErro
   if (/dubious ownership/i.test(raw)) {
     return new AppError(
       'FORBIDDEN',
-      `${text} (the repository belongs to another OS user, and git-mcp reads no global safe.directory list; give the service user its own copy, or change the owner).`,
+      `${text} (the repository belongs to another OS user, and the service reads no global safe.directory list; give the service user its own copy, or change the owner).`,
     );
   }
   if (/^bwrap:/m.test(raw)) {
@@ -90,7 +97,7 @@ export function toGitAppError(err: unknown, options: GitFailureOptions): AppErro
 }
 
 /** Time limit of a whole tool call: git processes stop at GIT_TIMEOUT_MS, so this only backs them up. */
-export function callTimeoutMs(config: Config): number {
+export function callTimeoutMs(config: GitSettings): number {
   return config.GIT_TIMEOUT_MS + 5000;
 }
 
@@ -427,7 +434,7 @@ export async function openRepo(deps: GitDeps, input: string, signal: AbortSignal
   if (configStat !== undefined && !configStat.isFile()) {
     throw repoRefusal(
       input,
-      `The config of the repository at "${relative || '.'}" is not a regular file (a symlink?); git-mcp does not use it.`,
+      `The config of the repository at "${relative || '.'}" is not a regular file (a symlink?); git is not run on it.`,
       'config is not a regular file',
     );
   }
@@ -451,7 +458,7 @@ export async function openRepo(deps: GitDeps, input: string, signal: AbortSignal
     if (risky.length > 0) {
       throw new AppError(
         'FORBIDDEN',
-        `The repository at "${relative || '.'}" configures programs for git to run (${risky.join(', ')}), and with SANDBOX=off git would read them; remove these settings from its config, or run git-mcp with the sandbox.`,
+        `The repository at "${relative || '.'}" configures programs for git to run (${risky.join(', ')}), and with SANDBOX=off git would read them; remove these settings from its config, or run the service with the sandbox (unset SANDBOX).`,
         { details: risky.map((key) => ({ path: 'path', message: `repository sets ${key}` })) },
       );
     }

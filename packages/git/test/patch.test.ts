@@ -1,4 +1,4 @@
-import { headerPath, parseNumstat, withholdSections } from '../src/git/patch';
+import { headerPath, parseNumstat, withholdSections } from '../src/patch';
 
 describe('reading git diff output per file', () => {
   it.each([

@@ -9,7 +9,7 @@ import type { Logger } from './logger';
 import { toolErrorResult } from './envelope';
 import { ERROR_CODES, toAppError } from './errors';
 import { toolToJson, type ToolDefinition } from './tool';
-import { zodIssuesToDetails } from './validation';
+import { badParamsAsInvalidParams } from './mcp-params';
 
 /** One extra JSON-RPC method of a service's POST /mcp (an extension's, resources): its params and the HTTP exchange. */
 export type McpMethodHandler = (
@@ -27,6 +27,8 @@ export interface McpEndpointOptions {
   methods?: Readonly<Record<string, McpMethodHandler>>;
   capabilities?: ServerCapabilities;
 }
+
+export { badParamsAsInvalidParams } from './mcp-params';
 
 const looseParams = z.record(z.string(), z.unknown()).optional();
 
@@ -71,35 +73,6 @@ export function toMcpError(err: unknown): McpError {
   if (err instanceof McpError) return err;
   const e = toAppError(err);
   return new McpError(ERROR_CODES[e.code].rpc, e.code === 'INTERNAL' ? 'Internal error; the service log has the cause.' : e.message);
-}
-
-type SdkHandler = (request: unknown, extra: unknown) => Promise<unknown>;
-
-/**
- * The SDK parses a request with its method's schema before the handler runs, and a parse that
- * fails is answered -32603 (Internal error) with zod's dump as the message: what a caller's bad
- * params got: to tools/call, initialize and the rest where the SDK's schema is the strict one
- * (the gateway's logging/setLevel and tasks/*, a kit service's tools/call). A caller's bad params are -32602, saying which field and why.
- * (The SDK keeps its handlers in a private map; without it, as in a later SDK, nothing is changed.)
- */
-export function badParamsAsInvalidParams(server: object): void {
-  const { McpError } = sdk();
-  const handlers = (server as unknown as { _requestHandlers?: unknown })._requestHandlers;
-  if (!(handlers instanceof Map)) return;
-  for (const [method, handler] of handlers as Map<string, SdkHandler>) {
-    handlers.set(method, (request: unknown, extra: unknown) => {
-      try {
-        // the parse is synchronous, before the handler's own (asynchronous) work
-        return handler(request, extra);
-      } catch (err) {
-        const issues = (err as { issues?: unknown }).issues;
-        if (!Array.isArray(issues) || issues.length === 0) throw err;
-        const [first] = zodIssuesToDetails(issues as z.core.$ZodIssue[]);
-        const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : '';
-        throw new McpError(ERROR_CODES.VALIDATION_ERROR.rpc, `Invalid params for ${method}: ${first.path}: ${first.message}${more}.`);
-      }
-    });
-  }
 }
 
 /**

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AppError, invokeTool, toolErrorResult, toolToJson, type Logger, secretFilesFrom } from '@mcp-fleet/kit';
+import { badParamsAsInvalidParams } from '@mcp-fleet/kit/mcp-params';
 import { Workspace } from '@mcp-fleet/kit/workspace';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -48,5 +49,7 @@ export async function createApp({ config, logger }: ToolkitDeps): Promise<McpSer
       return toolErrorResult(SERVICE_ID, e);
     }
   });
+  // a caller's bad params (tools/call without a name, ...) are -32602 naming the field, not -32603 with zod's dump
+  badParamsAsInvalidParams(server.server);
   return server;
 }

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { tempDir } from '@mcp-fleet/testing';
 import { startToolkit } from './helpers';
 
@@ -140,6 +141,16 @@ describe('toolkit-mcp-server over stdio (official SDK client)', () => {
       ]),
     );
     expect(JSON.stringify(r.findings)).not.toContain('hunter2hunter2');
+  });
+
+  it('answers bad params to tools/call with -32602 naming the field', async () => {
+    const bad = offline.request({ method: 'tools/call', params: { name: 42 } } as never, CallToolResultSchema);
+    await expect(bad).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringMatching(/Invalid params for tools\/call: params\.name: /),
+    });
+    // the server is still there
+    expect(result(await offline.callTool({ name: 'fileretrieve', arguments: { paths: ['notes.txt'] } })).files).toHaveLength(1);
   });
 
   it('model-backed tools name the variables when no model is configured', async () => {

@@ -199,6 +199,13 @@ describe('MCP server configuration', () => {
     expect(mcp.env).toEqual({ WORKSPACE_ROOTS: '/w', LLM_BASE_URL: 'http://llm', DATA_DIR: '/d', SANDBOX: 'outer' });
     // spoken to in the era it is written for: not asked server/discover in a second process first
     expect(mcp.protocolVersion).toBe('2025-11-25');
+    // the operator's sandbox settings for programs reach it; SANDBOX=off stands, bwrap becomes outer (it runs inside the gateway's)
+    const envOf = (env: Record<string, string>) => {
+      const spec = inventoryStdioServers(env).specs[0].mcp!;
+      return spec.transport === 'stdio' ? spec.env : undefined;
+    };
+    expect(envOf({ SANDBOX: 'off', GIT_TIMEOUT_MS: '5000' })).toEqual({ SANDBOX: 'off', GIT_TIMEOUT_MS: '5000' });
+    expect(envOf({ SANDBOX: 'bwrap', SANDBOX_BWRAP: '/opt/bwrap' })).toEqual({ SANDBOX: 'outer', SANDBOX_BWRAP: '/opt/bwrap' });
     expect(inventoryStdioServers({}, undefined, tmp.dir).skipped[0]).toMatch(/toolkit-mcp-server: .* is not in this installation/);
   });
 

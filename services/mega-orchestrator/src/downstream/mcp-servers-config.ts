@@ -365,7 +365,7 @@ declare const __FLEET_BUILT__: boolean | undefined;
 const RUNS_BUILT = typeof __FLEET_BUILT__ !== 'undefined' && __FLEET_BUILT__ === true;
 
 /** Variables an inventory stdio server reads from the gateway's environment when the gateway starts it. */
-const PASSED_TO_STDIO = /^(WORKSPACE_ROOTS|DATA_DIR|LOG_LEVEL|LLM_[A-Z0-9_]+|TOOLKIT_[A-Z0-9_]+)$/;
+const PASSED_TO_STDIO = /^(WORKSPACE_ROOTS|DATA_DIR|LOG_LEVEL|LLM_[A-Z0-9_]+|TOOLKIT_[A-Z0-9_]+|GIT_TIMEOUT_MS|SANDBOX(_[A-Z0-9_]+)?)$/;
 
 /**
  * The inventory's built stdio servers (toolkit-mcp-server), started by the gateway from this
@@ -404,8 +404,8 @@ export function inventoryStdioServers(
         cwd: repoRoot,
         // SANDBOX=outer: the programs it starts (precommit's git) run in the sandbox below, as bubblewrap
         // cannot nest (a sandbox's /proc is not one it may mount again; as root, neither is its uid map);
-        // the launcher drops it when it starts the server unsandboxed
-        env: { ...passed, SANDBOX: 'outer' },
+        // the launcher drops it when it starts the server unsandboxed. The operator's SANDBOX=off stands.
+        env: { ...passed, SANDBOX: passed.SANDBOX === 'off' ? 'off' : 'outer' },
         // the fleet's own stdio servers are written with the SDK's 2025 server: no server/discover
         // probe (a second process at every start, whose expected refusal was logged as a warning)
         protocolVersion: '2025-11-25',

@@ -15,29 +15,55 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { tempDir } from '@mcp-fleet/testing';
 import { git, makeRepo, write } from '../../services/git-mcp/test/helpers';
+import { inventoryStdioServers } from '../../services/mega-orchestrator/src/downstream/mcp-servers-config';
+import { stdioLauncher } from '../../services/mega-orchestrator/src/downstream/stdio-sandbox';
 import { startToolkit } from '../../services/toolkit-mcp-server/test/helpers';
 import { DRIVER_ARMINGS, FSMONITOR_ARMINGS } from './fixtures/hostile-git';
 
 const ws = tempDir('sec-precommit-ws-');
 const outside = tempDir('sec-precommit-outside-');
 
+const data = tempDir('sec-precommit-data-');
+
 const toolkit = (env: Record<string, string>) => startToolkit(ws.dir, { LOG_LEVEL: 'error', ...env }, 'sec-precommit');
+
+/**
+ * The toolkit as the gateway starts it: its declaration from inventoryStdioServers (SANDBOX=outer),
+ * run by the gateway's stdio launcher in the gateway's sandbox. The markers' directory is made
+ * writable in that sandbox, so that a program git ran there would leave its marker.
+ */
+async function inGatewaySandbox(): Promise<Client> {
+  const spec = inventoryStdioServers({ WORKSPACE_ROOTS: ws.dir, LOG_LEVEL: 'error' }).specs[0].mcp!;
+  if (spec.transport !== 'stdio' || spec.sandbox === false) throw new Error('the toolkit is declared as a sandboxed stdio server');
+  expect(spec.env.SANDBOX).toBe('outer');
+  const launch = stdioLauncher({ mode: 'on', dataDir: data.dir })('toolkit-mcp-server', {
+    ...spec,
+    sandbox: { ...spec.sandbox, writable: [outside.dir] },
+  });
+  const client = new Client({ name: 'sec-precommit', version: '1.0.0' });
+  await client.connect(
+    new StdioClientTransport({ command: launch.command, args: launch.args, cwd: launch.cwd, env: launch.env, stderr: 'pipe' }),
+  );
+  return client;
+}
 
 let sandboxed: Client;
 let unsandboxed: Client;
 let outer: Client;
 
 beforeAll(async () => {
-  [sandboxed, unsandboxed, outer] = await Promise.all([toolkit({}), toolkit({ SANDBOX: 'off' }), toolkit({ SANDBOX: 'outer' })]);
+  [sandboxed, unsandboxed, outer] = await Promise.all([toolkit({}), toolkit({ SANDBOX: 'off' }), inGatewaySandbox()]);
 }, 60_000);
 
 afterAll(async () => {
   await Promise.all([sandboxed?.close(), unsandboxed?.close(), outer?.close()]);
   ws.cleanup();
   outside.cleanup();
+  data.cleanup();
 });
 
 let counter = 0;
@@ -96,7 +122,7 @@ describe.each([
   ['sandboxed', () => sandboxed],
   ['SANDBOX=off', () => unsandboxed],
   // as the gateway starts it: inside the gateway's sandbox, git without one of its own
-  ['SANDBOX=outer', () => outer],
+  ['SANDBOX=outer in the gateway sandbox', () => outer],
 ] as const)('%s: precommit on a repository that names programs for git', (mode, client) => {
   it.each(attacks)('%s: runs nothing, and checks the staged change or refuses naming the setting', async (label, key, arm) => {
     const { dir, name } = hostileRepo(label, arm);

@@ -21,7 +21,7 @@ export const sandboxEnvShape = {
     .enum(['bwrap', 'off', 'outer'])
     .default('bwrap')
     .describe(
-      'How programs are confined: bwrap (bubblewrap; programs are refused when it cannot run), off (programs run unsandboxed: an explicit opt-out, logged at start; see docs/security.md) or outer (this process already runs inside an OS sandbox made by the one that started it, where bubblewrap cannot nest: programs run in that sandbox, with the safeguards of off; the gateway sets it for the stdio servers of the inventory it sandboxes).',
+      'How programs are confined: bwrap (bubblewrap; programs are refused when it cannot run), off (programs run unsandboxed: an explicit opt-out, logged at start; see docs/security.md) or outer (this process already runs inside a bubblewrap sandbox made by the one that started it, where bubblewrap cannot nest: programs run in that sandbox, with the safeguards of off; the gateway sets it for the stdio servers of the inventory it sandboxes; said outside a sandbox, programs are refused).',
     ),
   SANDBOX_BWRAP: z.string().min(1).default('bwrap').describe('The bubblewrap program (a name looked up on PATH, or an absolute path).'),
   SANDBOX_READ_ONLY_PATHS: csv([]).describe(
@@ -167,14 +167,25 @@ export class Sandbox {
   static open(config: SandboxConfig, logger?: Logger): Sandbox {
     const sandbox = new Sandbox(config, logger);
     if (config.SANDBOX === 'outer') {
-      sandbox.status_ = {
-        mode: 'outer',
-        available: false,
-        reason: 'SANDBOX=outer: inside the OS sandbox of the process that started this one',
-      };
-      logger?.info('SANDBOX=outer: programs run inside the OS sandbox this process was started in, without one of their own.', {
-        sandbox: 'outer',
-      });
+      // Said, and true: PID 1 of this process's namespace is bubblewrap (the sandbox it was started in).
+      // Said falsely (a service started without one), programs are refused: off is the way to opt out.
+      const inside = insideBubblewrap();
+      sandbox.status_ = inside
+        ? { mode: 'outer', available: true }
+        : {
+            mode: 'outer',
+            available: false,
+            reason: 'SANDBOX=outer says this process runs inside an OS sandbox, but it does not (its PID 1 is not bubblewrap).',
+          };
+      if (inside) {
+        logger?.info('SANDBOX=outer: programs run inside the OS sandbox this process was started in, without one of their own.', {
+          sandbox: 'outer',
+        });
+      } else {
+        logger?.warn(`This service refuses to start programs: ${sandbox.status_.reason} Unset SANDBOX to make its own sandbox.`, {
+          sandbox: 'unavailable',
+        });
+      }
     } else if (config.SANDBOX === 'off') {
       sandbox.status_ = { mode: 'off', available: false, reason: 'SANDBOX=off' };
       logger?.warn(
@@ -252,8 +263,8 @@ export class Sandbox {
    * not opt out. Looks again (at most every 10 s) so bubblewrap installed later is found.
    */
   assertUsable(): void {
-    if (this.direct || this.status_.available) return;
-    this.recheck();
+    if (this.config.SANDBOX === 'off' || this.status_.available) return;
+    if (this.config.SANDBOX === 'bwrap') this.recheck();
     if (this.status_.available) return;
     throw new AppError(
       'NOT_CONFIGURED',
@@ -458,10 +469,19 @@ function systemMounts(): string[] {
   return args;
 }
 
+/** Whether this process runs inside a bubblewrap sandbox: bwrap --unshare-pid stays the namespace's PID 1. */
+function insideBubblewrap(): boolean {
+  try {
+    return fs.readFileSync('/proc/1/comm', 'utf8').trim() === 'bwrap';
+  } catch {
+    return false;
+  }
+}
+
 /** A service's /health check of its sandbox: fails (so the service reads degraded) while programs are refused. */
 export function sandboxHealth(sandbox: Sandbox): SandboxStatus {
   const status = sandbox.health();
-  if (status.mode === 'bwrap' && !status.available) {
+  if (status.mode !== 'off' && !status.available) {
     throw new Error(`${status.reason} Programs are refused until bubblewrap can run here, or SANDBOX=off opts out.`);
   }
   return status;

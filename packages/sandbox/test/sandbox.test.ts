@@ -189,18 +189,39 @@ describe('Sandbox when none can be made', () => {
     expect(warnings.join()).toMatch(/WITHOUT an OS sandbox/);
   });
 
-  it('SANDBOX=outer starts programs directly (inside the sandbox the service was started in), logged as information, not as an opt-out', () => {
+  it('SANDBOX=outer said outside a sandbox refuses programs, saying how to opt out', () => {
     const warnings: string[] = [];
-    const infos: string[] = [];
-    const logger = { warn: (m: string) => warnings.push(m), info: (m: string) => infos.push(m) } as unknown as Parameters<
-      typeof Sandbox.open
-    >[1];
+    const logger = { warn: (m: string) => warnings.push(m), info: () => undefined } as unknown as Parameters<typeof Sandbox.open>[1];
+    // this test process is not inside a bubblewrap sandbox (its PID 1 is not bwrap)
     const sandbox = Sandbox.open({ ...config, SANDBOX: 'outer' }, logger);
     expect(sandbox.status).toMatchObject({ mode: 'outer', available: false });
-    expect(() => sandbox.assertUsable()).not.toThrow();
-    expect(sandbox.command('true', [], { cwd: '/', env: { PATH: '/usr/bin:/bin' } }).file).toMatch(/\/true$/);
-    expect(sandboxHealth(sandbox)).toMatchObject({ mode: 'outer' });
-    expect(warnings).toEqual([]);
-    expect(infos.join()).toMatch(/SANDBOX=outer/);
+    expect(() => sandbox.command('true', [], { cwd: '/', env: { PATH: '/usr/bin:/bin' } })).toThrow(/SANDBOX=outer.*PID 1.*SANDBOX=off/s);
+    expect(() => sandboxHealth(sandbox)).toThrow(/SANDBOX=outer/);
+    expect(warnings.join()).toMatch(/refuses to start programs/);
+  });
+
+  it('SANDBOX=outer inside a sandbox starts programs directly, logged as information, not as an opt-out', async () => {
+    // a process started in bubblewrap (as the gateway starts the toolkit) opens its Sandbox with SANDBOX=outer
+    const script = [
+      "const { Sandbox, sandboxHealth } = require('./packages/sandbox/src');",
+      'const said = [];',
+      'const logger = { warn: (m) => said.push(`warn ${m}`), info: (m) => said.push(`info ${m}`) };',
+      "const box = Sandbox.open({ SANDBOX: 'outer', SANDBOX_BWRAP: 'bwrap', SANDBOX_READ_ONLY_PATHS: [] }, logger);",
+      "const cmd = box.command('true', [], { cwd: '/', env: { PATH: '/usr/bin:/bin' } });",
+      'console.log(JSON.stringify({ status: box.status, health: sandboxHealth(box), file: cmd.file, said }));',
+    ].join('\n');
+    const repo = path.resolve(__dirname, '../../..');
+    const inside = Sandbox.open(config).command(process.execPath, ['--import', 'tsx', '-e', script], {
+      cwd: repo,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+      readOnly: [repo, path.dirname(process.execPath)],
+    });
+    const { stdout } = await promisify(execFile)(inside.file, inside.args, { cwd: repo, env: { PATH: process.env.PATH } });
+    const out = JSON.parse(stdout.trim().split('\n').at(-1)!);
+    expect(out.status).toEqual({ mode: 'outer', available: true });
+    expect(out.health).toEqual({ mode: 'outer', available: true });
+    expect(out.file).toMatch(/\/true$/);
+    expect(out.said.join()).toMatch(/^info SANDBOX=outer/);
+    expect(out.said.join()).not.toMatch(/warn/);
   });
 });

@@ -331,6 +331,8 @@ describe('authorization against a real authorization server', () => {
       clientId: 'fleet-bot',
       clientSecret: 'a-long-client-secret-for-tests',
       scope: 'tools:read',
+      // the credentials go only to this authorization server (the SDK warns without it)
+      expectedIssuer: issuer,
     });
     const client = new Client({ name: 'oauth-client', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { authProvider }));

@@ -7,6 +7,7 @@
 import path from 'node:path';
 import {
   conformanceProblems,
+  runConformanceScenario,
   runRequiredServerScenarios,
   scenarioPassed,
   type ConformanceCheck,
@@ -48,18 +49,27 @@ export interface ScenarioCounts {
   total: number;
 }
 
-/** The revision's required server scenarios against an MCP endpoint, as passed and failed. */
+/**
+ * The revision's required server scenarios against an MCP endpoint, as passed and failed. A scenario
+ * that fails is run once more on its own, at the same revision, and counts as failed only if it
+ * fails again: some checks give the server a fixed time (server-stateless reads the answer of a
+ * 100 ms tool within 500 ms), which a machine running the rest of the test suite beside it can
+ * exceed, directly or through the gateway alike. A failure that is the server's or the gateway's
+ * fails both times.
+ */
 export async function requiredScenarioCounts(url: string, era: SpecRevision, outDir: string): Promise<ScenarioCounts> {
   const results: Map<string, ConformanceCheck[]> = await runRequiredServerScenarios(url, era, outDir);
   const passed = new Set<string>();
   const failed = new Map<string, ReturnType<typeof conformanceProblems>>();
-  for (const [scenario, checks] of results)
+  for (const [scenario, first] of results) {
+    const checks = scenarioPassed(first) ? first : await runConformanceScenario(url, scenario, outDir, { specVersion: era });
     if (scenarioPassed(checks)) passed.add(scenario);
     else
       failed.set(
         scenario,
         conformanceProblems(checks).filter((c) => c.status === 'FAILURE'),
       );
+  }
   return { passed, failed, total: results.size };
 }
 

@@ -3,7 +3,6 @@ import path from 'node:path';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { AppError, hostOriginRule, requestContext, requestGuard, withFastPath, type Logger } from '@mcp-fleet/kit';
 import type { ServiceEntry } from '@mcp-fleet/inventory';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { defaultDownstreams, INVENTORY, SERVICE_ID, VERSION, type Config } from '../core/config';
 import { Dispatcher } from '../core/dispatch';
@@ -16,6 +15,7 @@ import { paramHeaderScans } from '../mcp/rev-2026-07-28/param-headers';
 import type { McpContext } from '../mcp/context';
 import { InputExchanges } from '../mcp/client-requests';
 import { ResourceWatch } from '../downstream/resource-watch';
+import { schemaValidator } from '../downstream/mcp/schema-validator';
 import { ListenStreams } from '../mcp/subscriptions';
 import { Providers } from '../downstream/providers';
 import { MemoryRateStore, rateLimiter, RedisRateStore, type RateStore } from './rate-limit';
@@ -339,7 +339,7 @@ export function createApp(deps: GatewayDeps): Gateway {
     return req.socket.remoteAddress ?? 'unknown';
   };
 
-  const validator = new AjvJsonSchemaValidator();
+  const validator = schemaValidator(logger);
   const sessionTransport = sessionTransports(config, logger, validator, clientAddress);
   const mcp = sessionTransport(ctx);
   // clients of the older HTTP+SSE transport (GET /sse, POST /messages)

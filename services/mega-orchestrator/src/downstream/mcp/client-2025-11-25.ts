@@ -30,6 +30,7 @@ import { DownstreamFailure, type ClientRequestMethod, type CompleteParams, type 
 import { credentialsHint, FORWARDED_CAPABILITIES, SessionBase, TIMEOUT, type EraHost, type EraSession, type Scope } from './calls';
 import { START_TIMEOUT_MS } from './stdio-supervisor';
 import { readInbound } from './tolerant';
+import { schemaValidator } from './schema-validator';
 import { isConnectionClosed, isSdkTimeout } from './answers';
 
 export const REV_2025 = '2025-11-25';
@@ -98,7 +99,10 @@ export class Rev2025Client {
     const { logger, id, supervisor } = host;
     const forward = host.forwardClientRequests;
     const client = withInFlightTables(
-      new Client({ name: 'mcp-fleet-gateway', version: host.version }, { capabilities: forward ? FORWARDED_CAPABILITIES : {} }),
+      new Client(
+        { name: 'mcp-fleet-gateway', version: host.version },
+        { capabilities: forward ? FORWARDED_CAPABILITIES : {}, jsonSchemaValidator: schemaValidator(logger) },
+      ),
     );
     if (forward) {
       const ask = (method: ClientRequestMethod) => (request: { params?: unknown }, extra: { signal: AbortSignal }) =>

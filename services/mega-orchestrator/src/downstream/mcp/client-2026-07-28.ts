@@ -15,6 +15,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { CallToolResultSchema, ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { isPlainObject, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, TASKS_EXTENSION } from '@mcp-fleet/kit';
 import { CLIENT_REQUEST_METHODS, DownstreamFailure, type ClientRequestMethod, type CompleteParams, type ListName } from '../downstream';
+import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import type { StreamBudget } from '../stream-budget';
 import {
   askable,
@@ -27,6 +28,7 @@ import {
   type Scope,
 } from './calls';
 import { followTask, offersTasks, RawRequests } from './server-tasks';
+import { schemaValidator } from './schema-validator';
 import { readInbound } from './tolerant';
 import { MAX_BACKOFF_MS, STABLE_MS, START_TIMEOUT_MS } from './stdio-supervisor';
 
@@ -57,9 +59,11 @@ export async function connect2026(
   budget: StreamBudget,
   takeFirst: (message: unknown) => boolean = () => false,
   version = '0.0.0',
+  validator?: jsonSchemaValidator,
 ): Promise<Client> {
   const client = new Client({ name: CLIENT_NAME, version }, {
     capabilities,
+    ...(validator ? { jsonSchemaValidator: validator } : {}),
     versionNegotiation: { mode: { pin: REV_2026 } },
     inputRequired: { autoFulfill: false },
   } as ConstructorParameters<typeof Client>[1]);
@@ -222,6 +226,7 @@ export class Rev2026Client {
       host.budget,
       (message) => raw.take(message) || host.calls.takeFirst(message),
       host.version,
+      schemaValidator(host.logger),
     ).then(
       (client) => {
         connected = client;

@@ -21,7 +21,7 @@ async function main(): Promise<void> {
       const g = await startGatewayWithMcpServer('dual', mcp, path.join(tmp.dir, name.replace(/\W+/g, '-')), 'dual_echo');
       try {
         for (const era of ERAS) {
-          const through = await requiredScenarioCounts(`${g.url}/mcp`, era, tmp.dir);
+          const through = await requiredScenarioCounts(`${g.url}/mcp`, era, tmp.dir, direct.get(era)!.passed);
           const lost = lostThroughGateway(direct.get(era)!, through);
           process.stdout.write(
             `${era} client, server over ${name}: directly ${direct.get(era)!.passed.size}/${direct.get(era)!.total}, through the gateway ${through.passed.size}/${through.total}\n`,

@@ -142,7 +142,9 @@ describe('@modelcontextprotocol/server-everything behind the gateway', () => {
       const g = await startGatewayWithMcpServer('everything', mcp, path.join(tmp.dir, name.replace(/\W+/g, '-')), 'get-sum');
       try {
         for (const era of ERAS) {
-          const through = await requiredScenarioCounts(`${g.url}/mcp`, era, tmp.dir);
+          // a scenario it passes directly that fails through the gateway is run once more (not those that are not its own: they fail every time)
+          const retry = new Set([...direct.get(era)!.passed].filter((s) => !NOT_ITS_OWN.includes(s)));
+          const through = await requiredScenarioCounts(`${g.url}/mcp`, era, tmp.dir, retry);
           const missing = lostThroughGateway(direct.get(era)!, through);
           expect(Object.fromEntries(Object.entries(missing).filter(([s]) => !NOT_ITS_OWN.includes(s)))).toEqual({});
           lost[`${era}, ${name}`] = Object.keys(missing).sort();

@@ -5,6 +5,22 @@
  * start that way: every content line starts with ' ', '+', '-', '@' or '\'.
  */
 
+/**
+ * `git diff` as withholdSections reads it: renames off and fixed prefixes (one "diff --git a/P b/P"
+ * section per file), and none of the repository's programs (external diff, textconv), no
+ * submodules, no colour. Options and revisions follow.
+ */
+export const SECTIONED_DIFF: readonly string[] = [
+  'diff',
+  '--no-ext-diff',
+  '--no-textconv',
+  '--no-color',
+  '--ignore-submodules=all',
+  '--no-renames',
+  '--src-prefix=a/',
+  '--dst-prefix=b/',
+];
+
 export interface NumstatEntry {
   file: string;
   insertions: number;

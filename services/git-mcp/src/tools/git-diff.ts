@@ -1,7 +1,7 @@
 import { AppError, defineTool } from '@mcp-fleet/kit';
 import { z } from 'zod';
 import { checkRevision } from '../git/refs';
-import { callTimeoutMs, openRepo, parseNumstat, withholdSections } from '@mcp-fleet/git';
+import { callTimeoutMs, openRepo, parseNumstat, SECTIONED_DIFF, withholdSections } from '@mcp-fleet/git';
 import type { GitDeps } from '../git/deps';
 import { capList, repoPath, repoShape } from './repo-arg';
 
@@ -46,18 +46,8 @@ export function gitDiffTool(deps: GitDeps) {
         .filter((rev): rev is string => rev !== undefined);
       const repo = await openRepo(deps, repoPath(args), ctx.signal);
       const file = args.file === undefined ? undefined : await repo.pathspec(args.file, 'file');
-      // Renames off and fixed prefixes: one "diff --git a/P b/P" section per file (patch.ts).
-      const base = [
-        'diff',
-        '--no-ext-diff',
-        '--no-textconv',
-        '--no-color',
-        '--ignore-submodules=all',
-        '--no-renames',
-        '--src-prefix=a/',
-        '--dst-prefix=b/',
-        ...(args.staged ? ['--cached'] : []),
-      ];
+      // one "diff --git a/P b/P" section per file, as withholdSections reads it
+      const base = [...SECTIONED_DIFF, ...(args.staged ? ['--cached'] : [])];
       const tail = ['--end-of-options', ...revs, '--', ...(file ? [file] : [])];
       const patch = await repo.capture('git diff', [...base, ...tail], maxBytes);
       const numstat = parseNumstat(await repo.run('git diff --numstat', (git) => git.raw([...base, '--numstat', '-z', ...tail])));

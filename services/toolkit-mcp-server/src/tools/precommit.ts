@@ -80,22 +80,8 @@ export function precommitTool(deps: ToolDeps) {
       });
       const top = repo.top;
       const status = await repo.run('git status', (g) => g.status());
-      // Renames off and fixed prefixes: one "diff --git a/P b/P" section per file (withholdSections).
-      const staged = await repo.capture(
-        'git diff --cached',
-        [
-          'diff',
-          '--cached',
-          '--no-color',
-          '--no-ext-diff',
-          '--no-textconv',
-          '--ignore-submodules=all',
-          '--no-renames',
-          '--src-prefix=a/',
-          '--dst-prefix=b/',
-        ],
-        SCAN_BYTES,
-      );
+      // one "diff --git a/P b/P" section per file, as withholdSections reads it
+      const staged = await repo.capture('git diff --cached', [...git.SECTIONED_DIFF, '--cached'], SCAN_BYTES);
       const diff = staged.text;
       const findings: { kind: string; file: string; line?: number; detail: string }[] = [];
       let file = '';

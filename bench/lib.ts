@@ -138,8 +138,15 @@ export async function startServiceProcess(
   port: number,
   options: StartOptions = {},
 ): Promise<ChildProcess> {
-  // BENCH_GATEWAY_NODE_ARGS: more Node flags for the gateway's process (e.g. --cpu-prof), after the fleet's own
-  const flags = id === 'mega-orchestrator' ? (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(/\s+/).filter(Boolean) : [];
+  // BENCH_GATEWAY_NODE_ARGS (the gateway) and BENCH_NODE_ARGS_<ID> (another service, e.g. BENCH_NODE_ARGS_FILESYSTEM_MCP):
+  // more Node flags for its process (e.g. --cpu-prof), after the fleet's own
+  const flags = (
+    (id === 'mega-orchestrator'
+      ? process.env.BENCH_GATEWAY_NODE_ARGS
+      : process.env[`BENCH_NODE_ARGS_${id.replace(/-/g, '_').toUpperCase()}`]) ?? ''
+  )
+    .split(/\s+/)
+    .filter(Boolean);
   const args =
     options.built && benchBuilt()
       ? [...nodeArgsOf(id, process.env), ...flags, path.join(REPO_ROOT, DIST_DIR, 'services', id, 'server.js')]

@@ -41,6 +41,9 @@ describe('a sloppy MCP server behind the gateway', () => {
     });
     expect(byName.get_weather.inputSchema).not.toHaveProperty('required');
     expect(byName.get_weather).not.toHaveProperty('title');
+    // no annotations declared (none, or null): listed without, as the server listed it (not as an empty object)
+    expect(byName.get_weather).not.toHaveProperty('annotations');
+    expect(byName.structured_only).not.toHaveProperty('annotations');
     expect(byName.untyped_schema.inputSchema).toEqual({ type: 'object', properties: { n: {}, never: { not: {} } } });
     expect(byName.structured_only).not.toHaveProperty('outputSchema');
     expect(byName.odd_block.inputSchema).toEqual({ type: 'object', required: ['a'] });
@@ -54,6 +57,9 @@ describe('a sloppy MCP server behind the gateway', () => {
     expect(ListToolsResultSchema.safeParse(result).success).toBe(true);
     const names = (result.tools as { name: string }[]).map((t) => t.name);
     expect(names).toEqual(expect.arrayContaining(['get_weather', 'untyped_schema', 'structured_only', 'odd_block', 'string_id']));
+    const listed = Object.fromEntries((result.tools as { name: string }[]).map((t) => [t.name, t]));
+    expect(listed.get_weather).not.toHaveProperty('annotations');
+    expect(listed.odd_block).toMatchObject({ annotations: { readOnlyHint: true } });
   });
 
   it('calls answer as the server meant: nulls left out, an unknown block kept as its JSON, a string id matched', async () => {

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { tempDir } from '@mcp-fleet/testing';
 import { configuredMcpServers } from '../src/downstream/mcp-servers-config';
-import { hiddenPaths, stdioLauncher } from '../src/downstream/stdio-sandbox';
+import { commandAlone, hiddenPaths, stdioLauncher } from '../src/downstream/stdio-sandbox';
 import { startGateway } from './helpers';
 import type { StdioServerSpec } from '../src/core/types';
 
@@ -193,6 +193,80 @@ describe('the launch of a sandboxed stdio server', () => {
       await g.stop();
     }
   }, 30_000);
+
+  it('names the directory to declare for a command that the sandbox mounts alone, and only for such a command', () => {
+    const proj = path.join(tmp.dir, 'alone-proj');
+    const modules = path.join(proj, 'node_modules');
+    fs.mkdirSync(path.join(modules, '.bin'), { recursive: true });
+    fs.mkdirSync(path.join(modules, 'srv', 'dist'), { recursive: true });
+    // pnpm's shim (a script of its own) and npm's (a symlink to the package's script)
+    const shim = path.join(modules, '.bin', 'srv-pnpm');
+    fs.writeFileSync(shim, '#!/bin/sh\nexec node "$(dirname "$0")/../srv/dist/index.js" "$@"\n', { mode: 0o755 });
+    const script = path.join(modules, 'srv', 'dist', 'index.js');
+    fs.writeFileSync(script, '#!/usr/bin/env node\n', { mode: 0o755 });
+    fs.symlinkSync('../srv/dist/index.js', path.join(modules, '.bin', 'srv-npm'));
+    const tool = path.join(tmp.dir, 'alone-bin', 'server');
+    fs.mkdirSync(path.dirname(tool), { recursive: true });
+    fs.writeFileSync(tool, '#!/bin/sh\n', { mode: 0o755 });
+    expect(commandAlone(shim, undefined, ['/usr'])).toBe(modules);
+    expect(commandAlone(path.join(modules, '.bin', 'srv-npm'), undefined, ['/usr'])).toBe(modules);
+    // by name, looked up on the server's PATH
+    expect(commandAlone('srv-pnpm', `/nowhere:${path.join(modules, '.bin')}`, ['/usr'])).toBe(modules);
+    expect(commandAlone(tool, undefined, ['/usr'])).toBe(path.dirname(tool));
+    // shown already (a system directory, or declared), or not there at all: nothing to say
+    expect(commandAlone(process.execPath, undefined, ['/usr', '/bin'])).toBeUndefined();
+    expect(commandAlone(shim, undefined, ['/usr', modules])).toBeUndefined();
+    expect(commandAlone(path.join(tmp.dir, 'no-such-program'), undefined, ['/usr'])).toBeUndefined();
+    const launcher = stdioLauncher({ mode: 'on', dataDir: path.join(tmp.dir, 'data') });
+    expect(launcher('srv', { transport: 'stdio', command: shim, args: [], env: {} }).commandAlone).toEqual({
+      command: shim,
+      declare: modules,
+    });
+    expect(
+      launcher('srv', { transport: 'stdio', command: shim, args: [], env: {}, sandbox: { readOnly: [modules] } }).commandAlone,
+    ).toBeUndefined();
+    expect(launcher('srv', { transport: 'stdio', command: process.execPath, args: [], env: {} }).commandAlone).toBeUndefined();
+  });
+
+  it('a server started by a node_modules/.bin shim fails alone in the sandbox, is told what to declare, and starts once it is (/services)', async () => {
+    // an MCP server laid out as npm packages are: the shim in .bin, the server beside it in its package
+    const modules = path.join(tmp.dir, 'shim-proj', 'node_modules');
+    fs.mkdirSync(path.join(modules, '.bin'), { recursive: true });
+    fs.mkdirSync(path.join(modules, 'sloppy'), { recursive: true });
+    fs.copyFileSync(path.join(__dirname, 'fixtures', 'sloppy-mcp-server.mjs'), path.join(modules, 'sloppy', 'server.mjs'));
+    const shim = path.join(modules, '.bin', 'sloppy-server');
+    fs.writeFileSync(shim, `#!/bin/sh\nexec ${process.execPath} "$(dirname "$0")/../sloppy/server.mjs" "$@"\n`, { mode: 0o755 });
+    const status = async (g: Awaited<ReturnType<typeof startGateway>>, id: string) => {
+      await g.gw.refresh();
+      const body = (await (await fetch(`${g.url}/services`)).json()) as { services: { id: string; status: string; reason?: string }[] };
+      return body.services.find((s) => s.id === id);
+    };
+    const g = await startGateway(
+      [
+        { id: 'bare', url: 'stdio:bare', mcp: { transport: 'stdio', command: shim, args: [], env: {} } },
+        {
+          id: 'declared',
+          url: 'stdio:declared',
+          mcp: { transport: 'stdio', command: shim, args: [], env: {}, sandbox: { readOnly: [modules] } },
+        },
+      ],
+      path.join(tmp.dir, 'gw-shim'),
+      { HEALTH_POLL_MS: '600000', HEALTH_TIMEOUT_MS: '5000' },
+    );
+    try {
+      let bare = '';
+      for (const end = Date.now() + 20_000; !/mounted alone/.test((bare = (await status(g, 'bare'))?.reason ?? '')) && Date.now() < end;)
+        await new Promise((r) => setTimeout(r, 200));
+      expect(bare).toContain(`its command ${shim} lies outside the directories its OS sandbox shows and is mounted alone`);
+      expect(bare).toContain(`"sandbox": {"readOnly": ["${modules}"]}`);
+      let declared: { status: string; reason?: string } | undefined;
+      for (const end = Date.now() + 20_000; (declared = await status(g, 'declared'))?.status !== 'healthy' && Date.now() < end;)
+        await new Promise((r) => setTimeout(r, 200));
+      expect(declared).toMatchObject({ status: 'healthy' });
+    } finally {
+      await g.stop();
+    }
+  }, 60_000);
 
   it('a command that is not there, and a server that exits before answering, are said plainly (/services)', async () => {
     const g = await startGateway(

@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { AppError, processEnv, type Logger } from '@mcp-fleet/kit';
-import { isUnder, Sandbox, SYSTEM_PATHS } from '@mcp-fleet/sandbox';
+import { isUnder, resolveProgram, Sandbox, SYSTEM_PATHS } from '@mcp-fleet/sandbox';
 import type { StdioServerSpec } from './mcp/spec';
 
 /** What one stdio server's process is started as: the program, its arguments, its directory and environment. */
@@ -29,6 +29,12 @@ export interface StdioLaunch {
    * name them in its entry's sandbox (nothing is mounted from `args` by itself).
    */
   hidden?: string[];
+  /**
+   * The command lies outside every directory its sandbox shows, so it is mounted alone, without the
+   * files beside it (a package's other modules, its node_modules): the directory to declare for
+   * them, named to a server that fails at start.
+   */
+  commandAlone?: { command: string; declare: string };
 }
 
 /** Turns a server's declaration into the process to start; throws NOT_CONFIGURED (what to do) when it may not start. */
@@ -88,10 +94,11 @@ export function stdioLauncher(options: StdioSandboxOptions): StdioLauncher {
       fs.chmodSync(home, 0o700);
     }
     const cwd = spec.cwd ?? home ?? '/tmp';
+    // the SDK's safe defaults (PATH, TERM, ...) without the gateway user's HOME, then the declared env
+    const env = { ...withoutHome(getDefaultEnvironment()), ...spec.env };
     const cmd = box.command(spec.command, spec.args, {
       cwd,
-      // the SDK's safe defaults (PATH, TERM, ...) without the gateway user's HOME, then the declared env
-      env: { ...withoutHome(getDefaultEnvironment()), ...spec.env },
+      env,
       network: policy?.network ?? true,
       readOnly,
       writable: home ? [home, ...writable] : writable,
@@ -100,13 +107,9 @@ export function stdioLauncher(options: StdioSandboxOptions): StdioLauncher {
     const separator = cmd.args.length - spec.args.length - 2;
     const setHome = home ? ['--setenv', 'HOME', fs.realpathSync(home)] : [];
     const args = [...cmd.args.slice(0, separator), ...setHome, ...cmd.args.slice(separator)];
-    const hidden = hiddenPaths(spec.args, [
-      ...SYSTEM_PATHS,
-      ...(spec.cwd ? [spec.cwd] : []),
-      ...readOnly,
-      ...writable,
-      ...(home ? [home] : []),
-    ]);
+    const shown = [...SYSTEM_PATHS, ...(spec.cwd ? [spec.cwd] : []), ...readOnly, ...writable, ...(home ? [home] : [])];
+    const hidden = hiddenPaths(spec.args, shown);
+    const alone = commandAlone(spec.command, env.PATH, shown);
     // bubblewrap itself needs only PATH; the server's environment is set inside
     return {
       command: cmd.file,
@@ -114,8 +117,28 @@ export function stdioLauncher(options: StdioSandboxOptions): StdioLauncher {
       cwd: spec.cwd ?? home,
       env: { PATH: processEnv().PATH ?? '/usr/bin:/bin' },
       ...(hidden.length > 0 ? { hidden } : {}),
+      ...(alone ? { commandAlone: { command: spec.command, declare: alone } } : {}),
     };
   };
+}
+
+/**
+ * When the program `command` names lies under none of `shown` (the sandbox mounts it alone): the
+ * directory that holds what it loads beside it, to declare in the entry's sandbox. For a program in a
+ * node_modules tree (an npm or pnpm `.bin` shim, or the script it links to) that is the outermost
+ * node_modules, which holds the package and its dependencies; otherwise the program's own directory.
+ */
+export function commandAlone(command: string, pathValue: string | undefined, shown: readonly string[]): string | undefined {
+  const program = resolveProgram(command, pathValue);
+  if (program === undefined) return undefined;
+  const real = realOrSelf(program);
+  const roots = shown.map(realOrSelf);
+  if (roots.some((r) => isUnder(r, real))) return undefined;
+  for (const p of [program, real]) {
+    const at = p.indexOf(`${path.sep}node_modules${path.sep}`);
+    if (at >= 0) return p.slice(0, at + `${path.sep}node_modules`.length);
+  }
+  return path.dirname(real);
 }
 
 function withoutOuter(env: Record<string, string>): Record<string, string> {

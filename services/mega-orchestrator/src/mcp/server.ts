@@ -79,7 +79,8 @@ function mcpTools(catalog: Catalog, view: ExecutionView, logger: Logger, runsAsT
         description: t.description,
         inputSchema: t.inputSchema,
         ...(t.outputSchema ? { outputSchema: t.outputSchema } : {}),
-        annotations: t.annotations,
+        // as the downstream declared them: a tool without annotations is listed without (not with an empty object)
+        ...(t.annotations && Object.keys(t.annotations).length > 0 ? { annotations: t.annotations } : {}),
         ...(view === 'declared' && t.execution ? { execution: t.execution } : {}),
         ...(view === 'session' && runsAsTask?.(t.name) ? { execution: { taskSupport: 'optional' as const } } : {}),
         ...(t.icons ? { icons: t.icons } : {}),

@@ -32,6 +32,8 @@ export class StdioSupervisor {
   private readonly stderr: string[] = [];
   /** What the last launch named in its arguments that its sandbox does not show (StdioLaunch.hidden). */
   private hidden: string[] = [];
+  /** Whether the last launch's command was mounted alone in its sandbox, and what to declare (StdioLaunch.commandAlone). */
+  private commandAlone?: StdioLaunch['commandAlone'];
   private restartTimer?: NodeJS.Timeout;
   /** Why the server is not running (or did not start), for errors and /services. */
   lastProblem = 'not started yet';
@@ -55,6 +57,7 @@ export class StdioSupervisor {
     }
     this.stderr.length = 0;
     this.hidden = run.hidden ?? [];
+    this.commandAlone = run.commandAlone;
     return run;
   }
 
@@ -82,10 +85,15 @@ export class StdioSupervisor {
 
   /** What to do when a path the server was given is outside its sandbox (the usual cause of a sandboxed server's failed start). */
   private sandboxHint(): string {
-    if (this.hidden.length === 0) return '';
+    const alone = this.commandAlone;
+    const command = alone
+      ? `; its command ${alone.command} lies outside the directories its OS sandbox shows and is mounted alone, without the files it loads beside it: ` +
+        `give its mcpServers entry "sandbox": {"readOnly": ["${alone.declare}"]}`
+      : '';
+    if (this.hidden.length === 0) return command;
     const named = this.hidden.slice(0, 3).join(', ') + (this.hidden.length > 3 ? ` and ${this.hidden.length - 3} more` : '');
     return (
-      `; its OS sandbox does not show ${named}, named in its args: give its mcpServers entry "cwd" (its own directory) ` +
+      `${command}; its OS sandbox does not show ${named}, named in its args: give its mcpServers entry "cwd" (its own directory) ` +
       `or "sandbox": {"readOnly": [...]} ("writable" for what it writes) with ${this.hidden.length === 1 ? 'that path' : 'those paths'}`
     );
   }

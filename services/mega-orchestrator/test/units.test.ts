@@ -8,6 +8,7 @@ import { FORWARD_PROOF_HEADER, FORWARDED_HEADER, forwardProof, isProvenForward }
 import { ARGS_MAX, summarizeArgs } from '../src/history/call-history';
 import { displayUrl } from '../src/downstream/http-client';
 import { asMcpError, withInFlightTables } from '../src/downstream/mcp';
+import { toolAnswer, withoutPrefix, withoutRevisionFields } from '../src/downstream/mcp/answers';
 import { SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { InFlight } from '@mcp-fleet/kit';
@@ -169,6 +170,29 @@ describe("a 2026-07-28 server's errors as the v2 client reports them", () => {
     }
     const plain = new Error('socket hang up');
     expect(asMcpError(plain)).toBe(plain);
+  });
+});
+
+describe("an MCP server's answer as the gateway passes it on", () => {
+  const identity = { 'io.modelcontextprotocol/serverInfo': { name: 'context7', version: '4.1.1' } };
+
+  it("leaves out the server's identity from a result's _meta (2026-07-28 allows it in any result), and only that", () => {
+    const call = toolAnswer('c7', { content: [{ type: 'text', text: 'ok' }], _meta: { ...identity, 'io.example/k': 1 } });
+    expect(call.result).toEqual({ content: [{ type: 'text', text: 'ok' }], _meta: { 'io.example/k': 1 } });
+    // a _meta that held the identity alone goes with it
+    expect(toolAnswer('c7', { content: [], _meta: identity, resultType: 'complete' } as never).result).toEqual({ content: [] });
+    expect(withoutRevisionFields({ messages: [], _meta: identity, ttlMs: 5 })).toEqual({ messages: [] });
+    expect(withoutRevisionFields({ contents: [], _meta: { ...identity, a: 1 } })).toEqual({ contents: [], _meta: { a: 1 } });
+    // the identity inside structuredContent, a block or a nested _meta is the tool's data: kept
+    const nested = { content: [{ type: 'text', text: 'x', _meta: identity }], structuredContent: { _meta: identity } };
+    expect(toolAnswer('c7', nested as never).result).toEqual(nested);
+  });
+
+  it("takes off the one prefix the SDK's McpError puts before a message, and keeps the server's own", () => {
+    expect(withoutPrefix('MCP error -32603: Failed to run')).toBe('Failed to run');
+    // a server that sent its own McpError's message (mcp-server-kubernetes): the SDK's prefix before the server's
+    expect(withoutPrefix('MCP error -32603: MCP error -32603: Failed to run')).toBe('MCP error -32603: Failed to run');
+    expect(withoutPrefix('quota exceeded')).toBe('quota exceeded');
   });
 });
 

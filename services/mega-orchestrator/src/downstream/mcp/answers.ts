@@ -11,9 +11,30 @@ import type { DownstreamAnswer, ListAnswer, ToolAnswer } from '../downstream';
 
 const MAX_LIST_PAGES = 100;
 
-/** An MCP error's message without the SDK's `MCP error -32602: ` prefixes. */
+/**
+ * An MCP error's message as the server sent it: without the one `MCP error -32602: ` prefix the
+ * SDK's McpError puts before it (the v2 client's errors are made McpErrors too: asMcpError). A
+ * prefix the server's own message carried (a server that sent its McpError's message) is its text,
+ * and is kept.
+ */
 export function withoutPrefix(message: string): string {
-  return message.replace(/^(MCP error -?\d+: )+/, '');
+  return message.replace(/^MCP error -?\d+: /, '');
+}
+
+/** Where MCP 2026-07-28 puts a server's identity in any result's `_meta`. */
+const SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
+
+/**
+ * A result without the identity of the server that sent it (`_meta["io.modelcontextprotocol/serverInfo"]`,
+ * which 2026-07-28 allows in every result): passed on, it would name that server as the gateway to
+ * the gateway's clients. The rest of `_meta` is the server's and stays; a `_meta` left empty goes.
+ */
+function withoutServerInfo<T extends object>(result: T): T {
+  const meta = (result as { _meta?: unknown })._meta;
+  if (!isPlainObject(meta) || !(SERVER_INFO in meta)) return result;
+  const { [SERVER_INFO]: _identity, ...rest } = meta;
+  const { _meta: _all, ...own } = result as T & { _meta?: unknown };
+  return (Object.keys(rest).length > 0 ? { ...own, _meta: rest } : own) as T;
 }
 
 /** The fleet's error envelope, from MCP server `service`. */
@@ -31,13 +52,13 @@ export function errorEnvelope(service: string, code: FleetCode, message: string,
 /**
  * An MCP tool result as the call's answer: the result as the server sent it (content,
  * structuredContent, `_meta`, any field of its revision), less the 2026-07-28 `resultType`, which
- * each revision's codec writes itself, is what MCP clients get; the fleet's envelope
+ * each revision's codec writes itself, and the server's identity in `_meta` (withoutServerInfo), is what MCP clients get; the fleet's envelope
  * made of it (for REST callers and the call history) carries it in `mcp` as it was.
  */
 export function toolAnswer(service: string, result: CallToolResult): ToolAnswer {
   // (its size was counted on the wire: stream-budget.ts)
   const content = Array.isArray(result.content) ? result.content : [];
-  const { resultType: _revisionField, ...own } = result as CallToolResult & { resultType?: unknown };
+  const { resultType: _revisionField, ...own } = withoutServerInfo(result as CallToolResult & { resultType?: unknown });
   const mcp = { ...own, content };
   const answer = envelopeOf(service, result, mcp);
   // isError as the server said it: a result without one is a success by the protocol's default, and is passed without one
@@ -76,13 +97,13 @@ function envelopeOf(service: string, result: CallToolResult, mcp: CallToolResult
 
 /**
  * A prompt's or a read's result as an MCP server sent it, less what a 2026-07-28 server (or the
- * gateway's client of one: withDefaults) writes for its own revision: `resultType` and the cache
- * hints `ttlMs` and `cacheScope`. Each revision's codec writes the gateway's own; the rest (`_meta`
- * included) is passed on as the server sent it.
+ * gateway's client of one: withDefaults) writes for its own revision: `resultType`, the cache
+ * hints `ttlMs` and `cacheScope`, and its identity in `_meta` (withoutServerInfo). Each revision's
+ * codec writes the gateway's own; the rest (`_meta` included) is passed on as the server sent it.
  */
 export function withoutRevisionFields(result: unknown): unknown {
   if (!isPlainObject(result)) return result;
-  const { resultType: _t, ttlMs: _ttl, cacheScope: _scope, ...own } = result;
+  const { resultType: _t, ttlMs: _ttl, cacheScope: _scope, ...own } = withoutServerInfo(result);
   return own;
 }
 

@@ -188,11 +188,11 @@ describe("an MCP server's answer as the gateway passes it on", () => {
     expect(toolAnswer('c7', nested as never).result).toEqual(nested);
   });
 
-  it("takes off the one prefix the SDK's McpError puts before a message, and keeps the server's own", () => {
+  it("takes off the SDK's McpError prefixes, also one the server's own message carried (every path to a client does)", () => {
     expect(withoutPrefix('MCP error -32603: Failed to run')).toBe('Failed to run');
-    // a server that sent its own McpError's message (mcp-server-kubernetes): the SDK's prefix before the server's
-    expect(withoutPrefix('MCP error -32603: MCP error -32603: Failed to run')).toBe('MCP error -32603: Failed to run');
-    expect(withoutPrefix('quota exceeded')).toBe('quota exceeded');
+    // a server that sent its own McpError's message (mcp-server-kubernetes)
+    expect(withoutPrefix('MCP error -32603: MCP error -32603: Failed to run')).toBe('Failed to run');
+    expect(withoutPrefix('quota exceeded: MCP error -1: x')).toBe('quota exceeded: MCP error -1: x');
   });
 });
 

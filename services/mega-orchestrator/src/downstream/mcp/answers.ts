@@ -12,13 +12,13 @@ import type { DownstreamAnswer, ListAnswer, ToolAnswer } from '../downstream';
 const MAX_LIST_PAGES = 100;
 
 /**
- * An MCP error's message as the server sent it: without the one `MCP error -32602: ` prefix the
- * SDK's McpError puts before it (the v2 client's errors are made McpErrors too: asMcpError). A
- * prefix the server's own message carried (a server that sent its McpError's message) is its text,
- * and is kept.
+ * An MCP error's message without the SDK's `MCP error -32602: ` prefixes: the one its McpError puts
+ * before the server's message, and any the server's own message carried (a server that sent its
+ * McpError's message whole); the code travels on its own. Every path to a client strips them alike
+ * (mcp/errors.ts, the 2025-11-25 transport's withPlainErrorMessages).
  */
 export function withoutPrefix(message: string): string {
-  return message.replace(/^MCP error -?\d+: /, '');
+  return message.replace(/^(MCP error -?\d+: )+/, '');
 }
 
 /** Where MCP 2026-07-28 puts a server's identity in any result's `_meta`. */

@@ -104,6 +104,25 @@ export function statusForCode(code: ErrorCode): number {
  * a RangeError such as a stack overflow is a fault of the service, whatever input led to it (input
  * nested too deeply is refused before any handler runs, by parseOrThrow).
  */
+/**
+ * For a body the JSON parser refused: what it is when it is valid JSON all the same, only not an
+ * object or array (`5`, `"x"`, `null`, which the parser's strict mode refuses), e.g. "a JSON number";
+ * undefined when it is not JSON at all.
+ */
+export function bareJsonKind(err: unknown): string | undefined {
+  const body = (err as { body?: unknown } | undefined)?.body;
+  if (typeof body !== 'string' || body.length > 1000) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+  if (value === null) return 'JSON null';
+  if (typeof value === 'object') return undefined;
+  return `a JSON ${typeof value === 'number' ? 'number' : typeof value === 'string' ? 'string' : 'boolean'}`;
+}
+
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   const e = err as { type?: string; status?: number; expose?: boolean; code?: string; name?: string } | undefined;
@@ -114,6 +133,8 @@ export function toAppError(err: unknown): AppError {
     });
   }
   if (e?.type === 'entity.parse.failed') {
+    const kind = bareJsonKind(err);
+    if (kind) return new AppError('VALIDATION_ERROR', `The request body is ${kind}, not a JSON object; send {...}.`, { cause: err });
     return new AppError('VALIDATION_ERROR', 'The request body is not valid JSON; check quoting and commas.', { cause: err });
   }
   if (e?.type === 'request.aborted') {

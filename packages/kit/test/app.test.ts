@@ -129,6 +129,15 @@ describe('service kit', () => {
   it('answers malformed JSON with VALIDATION_ERROR and oversize bodies with PAYLOAD_TOO_LARGE', async () => {
     const bad = await request(app).post('/tools/call').set('Content-Type', 'application/json').send('{"name": "echo",').expect(400);
     expect(bad.body.code).toBe('VALIDATION_ERROR');
+    expect(bad.body.error).toMatch(/not valid JSON/);
+    // valid JSON that is not an object: said so
+    for (const path of ['/tools/call', '/tools/echo']) {
+      const bare = await request(app).post(path).set('Content-Type', 'application/json').send('42').expect(400);
+      expect(bare.body).toMatchObject({
+        code: 'VALIDATION_ERROR',
+        error: 'The request body is a JSON number, not a JSON object; send {...}.',
+      });
+    }
     const big = await request(app)
       .post('/tools/call')
       .send({ name: 'echo', arguments: { text: 'x'.repeat(5000) } })

@@ -152,6 +152,17 @@ describe('native POST /mcp', () => {
     expect(empty.body.code).toBe('VALIDATION_ERROR');
     const scalar = await request(g.url).post('/mcp').set('Content-Type', 'application/json').send('"echo"').expect(400);
     expect(scalar.body.code).toBe('VALIDATION_ERROR');
+    // valid JSON, only not an object: said so, not "not valid JSON"
+    expect(scalar.body.error).toMatch(/^The request body is a JSON string, not a JSON object; send \{"tool"/);
+    for (const [body, kind] of [
+      ['5', 'a JSON number'],
+      ['null', 'JSON null'],
+      [' true ', 'a JSON boolean'],
+    ]) {
+      const bare = await request(g.url).post('/mcp').set('Content-Type', 'application/json').send(body).expect(400);
+      expect(bare.body).toMatchObject({ code: 'VALIDATION_ERROR' });
+      expect(bare.body.error).toContain(`is ${kind}, not a JSON object`);
+    }
   });
 
   it('answers malformed JSON with a VALIDATION_ERROR envelope', async () => {

@@ -5,7 +5,7 @@
  * kit's ERROR_CODES, through sendError).
  */
 import type { IncomingMessage } from 'node:http';
-import { AppError, ERROR_CODES, JSONRPC_CODES, pathOf, toAppError, type HttpResponse, type SendError } from '@mcp-fleet/kit';
+import { AppError, bareJsonKind, ERROR_CODES, JSONRPC_CODES, pathOf, toAppError, type HttpResponse, type SendError } from '@mcp-fleet/kit';
 import { sendRpcError } from '../mcp/errors';
 import { looksLikeJsonRpc } from '../mcp/jsonrpc';
 import { wantsJsonRpc } from './routes/mcp';
@@ -36,11 +36,12 @@ export function failureHandler(options: { bodyLimit: string; sendError: SendErro
     }
     const appErr = toAppError(err);
     if (appErr.code === 'VALIDATION_ERROR' && type === 'entity.parse.failed') {
+      const kind = bareJsonKind(err);
       return sendError(
         res,
         new AppError(
           'VALIDATION_ERROR',
-          'The request body is not valid JSON; send {"tool": "<name>", "arguments": {...}} or a JSON-RPC 2.0 request.',
+          `The request body is ${kind ? `${kind}, not a JSON object` : 'not valid JSON'}; send {"tool": "<name>", "arguments": {...}} or a JSON-RPC 2.0 request.`,
           { cause: err },
         ),
       );

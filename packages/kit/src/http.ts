@@ -225,7 +225,8 @@ export interface HostOriginOptions {
 /** Why a request was refused, or undefined to let it in. */
 export type RequestRule = (req: IncomingMessage) => AppError | undefined;
 
-const normalOrigin = (o: string) => o.trim().replace(/\/+$/, '').toLowerCase();
+/** An origin as ALLOWED_ORIGINS lists it and as it is compared: trimmed, without a trailing slash, lower case. */
+export const normalOrigin = (o: string) => o.trim().replace(/\/+$/, '').toLowerCase();
 
 /** The origin's authority (after http:// or https://), or undefined for another scheme or an opaque origin ("null"). */
 function authorityOf(origin: string): string | undefined {

@@ -30,6 +30,7 @@ import { PinStore } from '../core/pins';
 import { registerNativeRoutes } from './routes/native';
 import { LegacySseEndpoint } from '../mcp/rev-2025-11-25/legacy-sse';
 import { countedAfterBody, mcpHandlers, mcpHotPath, registerMcpRoutes, wantsJsonRpc } from './routes/mcp';
+import { mcpCors } from './cors';
 import { registerProxyRoute } from './routes/proxy';
 import { registerStatusRoutes } from './routes/status';
 import { registerStatusPage } from './routes/status-page';
@@ -366,6 +367,9 @@ export function createApp(deps: GatewayDeps): Gateway {
   app.set('query parser', 'simple');
   app.use(requestContext(context));
   app.use(requestGuard(refused, sendError));
+  // CORS on the MCP endpoints for the listed origins only (cors.ts); a preflight is answered before authorization, which it cannot carry
+  const cors = mcpCors(config.ALLOWED_ORIGINS);
+  if (cors) app.use((req, res, next) => (cors.handle(req, res) ? undefined : next()));
   // The console for people (http/console/): its own login and guards, so before the bearer middleware.
   const consoleRoutes = express.Router();
   app.use('/console', consoleRoutes);
@@ -398,7 +402,7 @@ export function createApp(deps: GatewayDeps): Gateway {
   }
 
   const handlers = mcpHandlers(ctx, mcp);
-  const hot = mcpHotPath({ config, refused, handlers, limiter });
+  const hot = mcpHotPath({ config, refused, cors, handlers, limiter });
   app.use(hot.middleware);
   // Passthrough first: its bodies stream to the downstream unparsed.
   const proxy = registerProxyRoute(app, ctx, sendError);

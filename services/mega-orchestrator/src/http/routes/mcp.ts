@@ -6,7 +6,7 @@
  * and end), and the hot path: a plain JSON POST /mcp read and handed to the same handler before
  * Express when nothing in the app guards it (app.ts), inside it otherwise.
  */
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Express, Request, RequestHandler, Response } from 'express';
 import {
   byteLimit,
@@ -116,11 +116,13 @@ export interface McpHotPath {
 export function mcpHotPath(options: {
   config: Pick<Config, 'BODY_LIMIT' | 'MCP_STATE_SECRET'>;
   refused: RequestRule;
+  /** CORS of the MCP endpoints (ALLOWED_ORIGINS, ../cors.ts), when any origin is listed: its headers are set here too. */
+  cors?: { handle(req: IncomingMessage, res: ServerResponse): boolean };
   handlers: McpHandlers;
   /** The rate limiter, when RATE_LIMIT_PER_MINUTE is on. */
   limiter?: RequestHandler;
 }): McpHotPath {
-  const { config, refused, handlers, limiter } = options;
+  const { config, refused, cors, handlers, limiter } = options;
   const bodyLimit = byteLimit(config.BODY_LIMIT);
   const isPlainMcpPost = (req: IncomingMessage) =>
     req.method === 'POST' && (req.url === '/mcp' || req.url?.startsWith('/mcp?') === true) && isPlainJsonRequest(req);
@@ -131,6 +133,7 @@ export function mcpHotPath(options: {
       res.locals.route = '/mcp';
       const refusal = refused(req);
       if (refusal) throw refusal;
+      cors?.handle(req, res as unknown as ServerResponse);
       req.body = await readJsonBody(req, bodyLimit);
       await post(req, res);
     };

@@ -7,10 +7,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import request from 'supertest';
-import { serve, tempDir, testLogger } from '@mcp-fleet/testing';
-import { createApp, type Gateway } from '../src/http/app';
+import { tempDir } from '@mcp-fleet/testing';
 import { newApiKey } from '../src/auth/auth';
-import { gatewayConfig, TEST_INVENTORY } from './helpers';
+import { startGateway, type RunningGateway } from './helpers';
 
 const APP = 'http://app.example:8080';
 const INIT = {
@@ -20,29 +19,12 @@ const INIT = {
   params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'page', version: '1' } },
 };
 
-async function gateway(dir: string, env: Record<string, string>): Promise<{ url: string; stop: () => Promise<void> }> {
-  const gw: Gateway = createApp({
-    config: gatewayConfig(dir, { HEALTH_POLL_MS: '600000', ...env }),
-    logger: testLogger('gateway'),
-    services: [],
-    inventory: TEST_INVENTORY,
-    autoStart: false,
-  });
-  const running = await serve(gw.app);
-  return {
-    url: running.url,
-    stop: async () => {
-      await gw.mcp.close();
-      running.server.closeAllConnections();
-      await running.stop();
-      await gw.close();
-    },
-  };
-}
+const gateway = (dir: string, env: Record<string, string>): Promise<RunningGateway> =>
+  startGateway([], dir, { HEALTH_POLL_MS: '600000', ...env });
 
 describe('CORS on the MCP endpoints', () => {
   const tmp = tempDir('mcp-fleet-cors-');
-  let g: { url: string; stop: () => Promise<void> };
+  let g: RunningGateway;
   beforeAll(async () => {
     g = await gateway(path.join(tmp.dir, 'open'), { ALLOWED_ORIGINS: `${APP}/, http://other.example` });
   });

@@ -11,6 +11,8 @@ import { header as headerOf, isPlainObject } from './http';
 export const STATELESS_VERSION = '2026-07-28';
 export const META_PROTOCOL_VERSION = 'io.modelcontextprotocol/protocolVersion';
 export const META_CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
+/** Where a 2026-07-28 server names itself in any result's `_meta` (server/discover's, and others' if it likes). */
+export const META_SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
 /** The tasks extension's id (SEP-2663), as clients and servers declare it under `extensions`. */
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 

@@ -8,13 +8,12 @@
  * extension may name `taskIds` and get `notifications/tasks` when those tasks change.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isPlainObject, JSONRPC_CODES, type Logger } from '@mcp-fleet/kit';
+import { isPlainObject, JSONRPC_CODES, META_SERVER_INFO, type Logger } from '@mcp-fleet/kit';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { RESOURCE_URIS } from '../core/types';
 import { HttpRpcError } from './jsonrpc';
 
 const SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
-const SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
 
 /** The list changes the gateway pushes (resources: those of the MCP servers behind it come and go). */
 export type ListKind = 'tools' | 'prompts' | 'resources';
@@ -156,7 +155,7 @@ export class ListenStreams {
             frame({
               jsonrpc: '2.0',
               id,
-              result: { resultType: 'complete', _meta: { [SUBSCRIPTION_ID]: id, [SERVER_INFO]: this.options.serverInfo } },
+              result: { resultType: 'complete', _meta: { [SUBSCRIPTION_ID]: id, [META_SERVER_INFO]: this.options.serverInfo } },
             }),
           );
         if (!res.writableEnded) res.end();

@@ -6,7 +6,7 @@
  */
 import { setMaxListeners } from 'node:events';
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { isErrorCode, isPlainObject, statusForCode, type ErrorCode as FleetCode } from '@mcp-fleet/kit';
+import { isErrorCode, isPlainObject, META_SERVER_INFO, statusForCode, type ErrorCode as FleetCode } from '@mcp-fleet/kit';
 import type { DownstreamAnswer, ListAnswer, ToolAnswer } from '../downstream';
 
 const MAX_LIST_PAGES = 100;
@@ -21,9 +21,6 @@ export function withoutPrefix(message: string): string {
   return message.replace(/^(MCP error -?\d+: )+/, '');
 }
 
-/** Where MCP 2026-07-28 puts a server's identity in any result's `_meta`. */
-const SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
-
 /**
  * A result without the identity of the server that sent it (`_meta["io.modelcontextprotocol/serverInfo"]`,
  * which 2026-07-28 allows in every result): passed on, it would name that server as the gateway to
@@ -31,8 +28,8 @@ const SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
  */
 function withoutServerInfo<T extends object>(result: T): T {
   const meta = (result as { _meta?: unknown })._meta;
-  if (!isPlainObject(meta) || !(SERVER_INFO in meta)) return result;
-  const { [SERVER_INFO]: _identity, ...rest } = meta;
+  if (!isPlainObject(meta) || !(META_SERVER_INFO in meta)) return result;
+  const { [META_SERVER_INFO]: _identity, ...rest } = meta;
   const { _meta: _all, ...own } = result as T & { _meta?: unknown };
   return (Object.keys(rest).length > 0 ? { ...own, _meta: rest } : own) as T;
 }

@@ -127,13 +127,14 @@ export function mcpHotPath(options: {
   const isPlainMcpPost = (req: IncomingMessage) =>
     req.method === 'POST' && (req.url === '/mcp' || req.url?.startsWith('/mcp?') === true) && isPlainJsonRequest(req);
   const readThen =
-    <Req extends HttpRequest, Res extends HttpResponse>(post: (req: Req, res: Res) => Promise<void>) =>
+    <Req extends HttpRequest, Res extends HttpResponse>(post: (req: Req, res: Res) => Promise<void>, beforeExpress = false) =>
     async (req: Req, res: Res) => {
       // Counted under the route that serves the other shapes (not "unmatched": no route ran).
       res.locals.route = '/mcp';
       const refusal = refused(req);
       if (refusal) throw refusal;
-      cors?.handle(req, res as unknown as ServerResponse);
+      // in the app, its CORS middleware has set the headers already
+      if (beforeExpress) cors?.handle(req, res as unknown as ServerResponse);
       req.body = await readJsonBody(req, bodyLimit);
       await post(req, res);
     };
@@ -154,7 +155,7 @@ export function mcpHotPath(options: {
     isPlainMcpPost,
     postMcp,
     middleware: (req, res, next) => (isPlainMcpPost(req) ? readPostMcp(req, res).catch(next) : next()),
-    fast: readThen(handlers.postMcp),
+    fast: readThen(handlers.postMcp, true),
   };
 }
 

@@ -9,7 +9,13 @@
  * revisions serve are the method table's (../methods.ts); this switch adds the revision's own.
  */
 import type { IncomingMessage } from 'node:http';
-import { isPlainObject, JSONRPC_CODES, META_CLIENT_CAPABILITIES as META_CAPABILITIES, type HttpResponse } from '@mcp-fleet/kit';
+import {
+  isPlainObject,
+  JSONRPC_CODES,
+  META_CLIENT_CAPABILITIES as META_CAPABILITIES,
+  META_SERVER_INFO,
+  type HttpResponse,
+} from '@mcp-fleet/kit';
 import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../../auth/auth';
 import type { GatewayContext } from '../../core/context';
@@ -121,7 +127,7 @@ async function dispatch(
           ? { ...CAPABILITIES, extensions: { ...CAPABILITIES.extensions, [TASKS_EXTENSION]: {} } }
           : { ...CAPABILITIES },
         instructions: INSTRUCTIONS,
-        _meta: { 'io.modelcontextprotocol/serverInfo': { name: SERVICE_ID, title: 'mcp-fleet gateway', version: VERSION } },
+        _meta: { [META_SERVER_INFO]: { name: SERVICE_ID, title: 'mcp-fleet gateway', version: VERSION } },
       };
     case 'tools/call': {
       paramHeadersAgree(ctx, req, params);

@@ -92,6 +92,20 @@ describe('CORS on the MCP endpoints', () => {
     expect(localPreflight.headers['access-control-allow-origin']).toBeUndefined();
     const evil = await preflight('/mcp', 'http://evil.example').expect(403);
     expect(evil.headers['access-control-allow-origin']).toBeUndefined();
+    // a listed origin asking by a name that is not this machine's (DNS rebinding): refused first, nothing granted
+    const rebound = await preflight('/mcp', APP).set('Host', 'app.example:8080').expect(403);
+    expect(rebound.headers['access-control-allow-origin']).toBeUndefined();
+    const reboundPost = await request(g.url)
+      .post('/mcp')
+      .set('Host', 'app.example:8080')
+      .set('Origin', APP)
+      .set('Content-Type', 'application/json')
+      .send(JSON.stringify(INIT))
+      .expect(403);
+    expect(reboundPost.headers['access-control-allow-origin']).toBeUndefined();
+    // the same listed origin on a path spelled otherwise is no MCP endpoint here
+    for (const p of ['/MCP', '/mcp/', '/console/../mcp-x'])
+      expect((await preflight(p, APP)).headers['access-control-allow-origin']).toBeUndefined();
     for (const p of ['/tools/list', '/console/api/session', '/services']) {
       const res = await preflight(p, APP);
       expect(res.status).not.toBe(204);

@@ -47,7 +47,9 @@ describe('clients of the older HTTP+SSE transport (GET /sse)', () => {
       expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['meta_show', 'meta_steady']));
       expect(await client.callTool({ name: 'meta_show', arguments: {} })).toEqual(SHOW_RESULT);
       const seen: number[] = [];
-      const done = await client.callTool({ name: 'meta_steady', arguments: { steps: 3, everyMs: 20 } }, undefined, {
+      // reports 100 ms apart, so that a stall of the loaded machine does not bring them in with the answer (at 20 ms, one
+      // CI rehearsal saw none of the three: all came in the answer's turn, which the client drops)
+      const done = await client.callTool({ name: 'meta_steady', arguments: { steps: 3, everyMs: 100 } }, undefined, {
         onprogress: (p) => seen.push(p.progress),
       });
       expect(done.content).toEqual([{ type: 'text', text: 'worked 3 steps' }]);

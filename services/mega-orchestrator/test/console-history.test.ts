@@ -239,6 +239,44 @@ describe('console history listing [sqlite]', () => {
     }
   });
 
+  it('writes a steady stream of calls in one batch per flush period, not in a string of small ones', async () => {
+    const h = new CallHistory({
+      file: path.join(tmp.dir, 'steady.sqlite'),
+      maxCallsPerSession: 100,
+      flushMs: 150,
+      retentionHours: 24,
+      logger: testLogger('history'),
+    });
+    try {
+      const db = (await h.database())!;
+      // each write takes 20 ms, as a loaded store's may: calls keep coming in meanwhile
+      const sizes: number[] = [];
+      const write = db.batch.bind(db);
+      db.batch = async (statements) => {
+        const n = Number(/^INSERT INTO calls/.test(statements[0].sql) ? statements[0].params.length / 12 : 0);
+        sizes.push(n);
+        await new Promise((r) => setTimeout(r, 20));
+        return write(statements);
+      };
+      const started = Date.now();
+      let sent = 0;
+      while (Date.now() - started < 900) {
+        h.enqueue({ ...record('steady', BOB, Date.now()), tool: `t${sent++}` });
+        await new Promise((r) => setTimeout(r, 2));
+      }
+      await h.flush();
+      expect(sizes.reduce((a, b) => a + b, 0)).toBe(sent);
+      // 900 ms at 150 ms a batch: about six (a write starting as each timer fires), not one every 20 ms
+      expect(sizes.length).toBeLessThanOrEqual(9);
+      expect(h.written).toBe(sent);
+      const view = (await h.read('steady', BOB, 1)) as { totalCalls: number; calls: { tool: string }[] };
+      expect(view.totalCalls).toBe(sent);
+      expect(view.calls[0].tool).toBe(`t${sent - 1}`);
+    } finally {
+      await h.close();
+    }
+  });
+
   it('makes a new store with 8 KiB pages, in WAL mode', async () => {
     const db = (await history.database())!;
     expect(await db.get('PRAGMA page_size')).toEqual({ page_size: 8192 });

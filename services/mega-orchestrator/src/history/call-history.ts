@@ -315,11 +315,19 @@ export class CallHistory {
     return run;
   }
 
+  /**
+   * Writes the records queued when it starts. Those that come in meanwhile wait for their own timer
+   * (enqueue set it, at once for a full batch): a busy gateway writes a batch every flushMs rather
+   * than an unbroken string of small ones, each with its own transaction, statements and WAL commit
+   * (at one connection, 29 batches a second of about 27 calls each before; 0.1 ms of CPU a call).
+   */
   private async writeQueued(): Promise<void> {
     if (!(await this.whenReady())) return;
     const db = this.db!;
-    while (this.queue.length > 0) {
-      const batch = this.queue.splice(0, BATCH);
+    let left = this.queue.length;
+    while (left > 0 && this.queue.length > 0) {
+      const batch = this.queue.splice(0, Math.min(BATCH, left));
+      left -= batch.length;
       for (const r of batch) this.queueText -= heldText(r);
       try {
         await db.batch(this.statementsFor(batch));

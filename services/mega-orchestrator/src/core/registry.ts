@@ -262,6 +262,8 @@ export class Registry extends EventEmitter {
   /** Every service's health as last published (a 'health' event when it changes). */
   private publishedHealth = '';
   private servedResources = '';
+  /** The catalog last built and what it was built from (build()). */
+  private built?: { inputs: string; catalog: Catalog };
   /** The fleet's tool names (the inventory's): a third-party tool of such a name is never plain. */
   private readonly fleetNames: ReadonlySet<string>;
   /** Tool pins (usePins): third-party tool definitions as first seen or approved. */
@@ -404,7 +406,15 @@ export class Registry extends EventEmitter {
       .join(',');
   }
 
+  /**
+   * The catalog, built again only when what it is built from changed: each service's health, tool
+   * list (its signature) and the names it is known by (a set that only grows). The services, their
+   * tiers and primary names are fixed at start. A poll round publishes after every service's poll,
+   * so with the fleet's two dozen services most builds would make the same catalog again.
+   */
   private build(): Catalog {
+    const inputs = this.services.map((s) => `${s.healthy ? 1 : 0}${s.toolsSignature}:${s.known.size}`).join(',');
+    if (this.built?.inputs === inputs) return this.built.catalog;
     const catalog = buildCatalog(
       this.services.map((s) => ({
         id: s.id,
@@ -424,6 +434,7 @@ export class Registry extends EventEmitter {
       this.warned.add(key);
       this.options.logger.warn(`catalog skips ${skip.name} of ${skip.service}: ${skip.reason}`);
     }
+    this.built = { inputs, catalog };
     return catalog;
   }
 

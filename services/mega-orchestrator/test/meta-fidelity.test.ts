@@ -113,6 +113,26 @@ describe("what an MCP server answers reaches the gateway's clients field by fiel
     expect(done.completion).toEqual({ values: ['alpha', 'alps'], total: 2, hasMore: false });
   });
 
+  it("a completion comes as the server sent it (no hasMore it left out), and the server's error as its own", async () => {
+    const ref = { type: 'ref/resource' as const, uri: 'meta://bare/{name}' };
+    const done = await f.client.complete({ ref, argument: { name: 'name', value: 'b' } });
+    expect(done.completion).toEqual({ values: ['bare-1'] });
+    const refused = await f.client.complete({ ref, argument: { name: 'name', value: 'boom' } }).then(
+      () => undefined,
+      (err: unknown) => err as McpError,
+    );
+    expect(refused).toBeInstanceOf(McpError);
+    expect(refused).toMatchObject({ code: -32602, data: { typed: 'boom' } });
+    expect(refused!.message).toMatch(/No note starts with "boom"\./);
+    // the same in 2026-07-28
+    const res = await post2026(f.g.url, 'completion/complete', { ref, argument: { name: 'name', value: 'boom' } });
+    expect(((await res.json()) as { error: unknown }).error).toMatchObject({
+      code: -32602,
+      message: 'No note starts with "boom".',
+      data: { typed: 'boom' },
+    });
+  });
+
   it('a prompt and a resource are listed with their icons and _meta', async () => {
     const { prompts } = await f.client.listPrompts();
     expect(prompts.find((p) => p.name === 'meta_prompt')).toMatchObject({ icons: [expect.any(Object)], _meta: { 'io.example/p': 1 } });

@@ -199,7 +199,7 @@ export async function callTool(
   // retry), a client capability the caller did not declare (-32021, the caller's own error: HTTP 400
   // over 2026-07-28), the server's own codes. (Its -32602 is the call's VALIDATION_ERROR result,
   // as 2025-11-25 asks of bad arguments, so that a model can correct them.)
-  const own = out.rpcError;
+  const own = out.rpcError?.code === JSONRPC_CODES.INVALID_PARAMS ? undefined : out.rpcError;
   if (own?.code === JSONRPC_CODES.MISSING_REQUIRED_CLIENT_CAPABILITY) throw rpcErrorWithStatus(own.code, own.message, own.data);
   if (own) throw new ServerRpcError(own.code, own.message, own.data);
   // the tool's result as the downstream's edge read it (an MCP server's unchanged, a kit service's envelope as MCP's)
@@ -300,18 +300,31 @@ async function completeAt(
 ): Promise<{ completion: { values: string[]; total?: number; hasMore?: boolean } }> {
   try {
     const answer = await ctx.registry.get(service)!.upstream.complete(params, { timeoutMs: timeoutAt(ctx, service), signal });
-    // Kit services have no completions (404); an answer that is not a completion counts as none.
-    if (!answer.value) return NO_COMPLETION;
+    if (!answer.value) {
+      // the server's own JSON-RPC error, as it sent it (as prompts/get's)
+      const own = answer.rpcError;
+      if (own) throw new ServerRpcError(own.code, own.message, own.data);
+      // Kit services have no completions (404); an answer that is not a completion counts as none.
+      return NO_COMPLETION;
+    }
     const { completion } = answer.value;
     const values = (completion.values as unknown[]).filter((v): v is string => typeof v === 'string').slice(0, 100);
+    // hasMore as the server said it (left out when it did), true when values were cut here
+    const hasMore =
+      completion.hasMore === true || completion.values.length > values.length
+        ? true
+        : typeof completion.hasMore === 'boolean'
+          ? completion.hasMore
+          : undefined;
     return {
       completion: {
         values,
         ...(typeof completion.total === 'number' ? { total: completion.total } : {}),
-        hasMore: completion.hasMore === true || completion.values.length > values.length,
+        ...(hasMore !== undefined ? { hasMore } : {}),
       },
     };
   } catch (err) {
+    if (err instanceof McpError) throw err;
     throw new McpError(ERROR_CODES.UPSTREAM_UNAVAILABLE.rpc, `${service} is unavailable: ${(err as Error).message}`);
   }
 }
@@ -329,9 +342,9 @@ export async function getPrompt(
   if (p.arguments !== undefined && !isPlainObject(p.arguments))
     throw new McpError(JSONRPC_CODES.INVALID_PARAMS, 'prompts/get params.arguments must be an object of strings.');
   const entry = promptEntry(ctx, p.name, principal);
-  const service = ctx.registry.get(entry.service)!;
+  const service = entry.service;
   try {
-    const answer = await service.upstream.getPrompt(entry.prompt.name, (p.arguments ?? {}) as Record<string, unknown>, {
+    const answer = await ctx.registry.get(service)!.upstream.getPrompt(entry.prompt.name, (p.arguments ?? {}) as Record<string, unknown>, {
       timeoutMs: timeoutAt(ctx, entry.service),
       signal,
       onClientRequest,

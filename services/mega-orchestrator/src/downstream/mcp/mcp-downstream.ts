@@ -364,10 +364,12 @@ export class McpDownstream implements Downstream, EraHost {
       // The SDK's own time limit (its error carries data.timeout); a server's -32001 is its own error, passed on below.
       if (isSdkTimeout(err)) throw new DownstreamFailure('timeout', `timed out after ${options.timeoutMs} ms`, true);
       const message = withoutPrefix(err.message);
-      if (err.code === ErrorCode.InvalidParams) return { status: 400, json: errorEnvelope(this.id, 'VALIDATION_ERROR', message, err.data) };
-      if (err.code === ErrorCode.MethodNotFound) return this.notFound(`${this.id} does not support this: ${message}`);
       // the server's JSON-RPC error as it was (a task of this call reads failed with it), for MCP callers and in the envelope
       const rpcError = { code: err.code, message, ...(err.data !== undefined ? { data: err.data } : {}) };
+      // bad params: VALIDATION_ERROR (a tool call's isError result); prompts/get and completion/complete pass the error on as it came
+      if (err.code === ErrorCode.InvalidParams)
+        return { status: 400, json: errorEnvelope(this.id, 'VALIDATION_ERROR', message, err.data), rpcError };
+      if (err.code === ErrorCode.MethodNotFound) return this.notFound(`${this.id} does not support this: ${message}`);
       return {
         status: 502,
         json: errorEnvelope(this.id, 'UPSTREAM_ERROR', `${this.id} answered an MCP error ${err.code}: ${message}`, { mcpError: rpcError }),

@@ -660,3 +660,97 @@ describe('a server that asks for credentials (HTTP 401 without its bearer token)
     }
   });
 });
+
+describe('a server that checks the Host header against DNS rebinding (HTTP 403 naming the host it takes)', () => {
+  const tmp = tempDir('mcp-fleet-host-');
+  let server: DualEraServer;
+  let guard: http.Server;
+  let port: number;
+  let path0: string;
+
+  beforeAll(async () => {
+    server = await startDualEraServer();
+    const target = new URL(server.url);
+    path0 = target.pathname;
+    // the dual-era server behind a Host check, worded as the servers that have one word it
+    guard = httpModule.createServer((req, res) => {
+      if (req.headers.host !== `localhost:${port}`) {
+        if (req.url?.includes('sdk-wording')) {
+          res.writeHead(403, { 'content-type': 'application/json' });
+          res.end(
+            JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: `Invalid Host header: ${req.headers.host}` }, id: null }),
+          );
+        } else {
+          res.writeHead(403, { 'content-type': 'text/plain' });
+          res.end(`Access is only allowed at localhost:${port}`); // Playwright MCP's
+        }
+        return;
+      }
+      const up = httpModule.request(
+        {
+          host: target.hostname,
+          port: target.port,
+          path: target.pathname,
+          method: req.method,
+          headers: { ...req.headers, host: target.host },
+        },
+        (r) => {
+          res.writeHead(r.statusCode ?? 502, r.headers);
+          r.pipe(res);
+        },
+      );
+      up.on('error', () => res.destroy());
+      req.pipe(up);
+    });
+    await new Promise<void>((resolve) => guard.listen(0, '127.0.0.1', resolve));
+    port = (guard.address() as AddressInfo).port;
+  });
+
+  afterAll(async () => {
+    guard?.closeAllConnections();
+    await new Promise((r) => guard?.close(r));
+    await server?.stop();
+    tmp.cleanup();
+  });
+
+  it.each(['its own wording', "the SDK's wording"])(
+    'named by 127.0.0.1 (%s): not started, and its reason says to name the host it takes, not to send credentials',
+    async (name) => {
+      const url = `http://127.0.0.1:${port}${name === 'its own wording' ? path0 : '/sdk-wording'}`;
+      const mcp = { transport: 'streamable-http' as const, url, headers: {} };
+      const g = await startGateway([{ id: 'hosted', url, mcp }], path.join(tmp.dir, name.replace(/\W+/g, '-')), {
+        HEALTH_POLL_MS: '600000',
+      });
+      try {
+        const reason = await until('the start to fail', async () => {
+          await g.gw.refresh();
+          return g.gw.registry.get('hosted')!.reason || undefined;
+        });
+        expect(g.gw.registry.get('hosted')!.healthy).toBe(false);
+        expect(reason).toContain('it checks the Host header against DNS rebinding');
+        expect(reason).not.toContain('credentials');
+      } finally {
+        await g.stop();
+      }
+    },
+  );
+
+  it('named by the host it takes: started, and its tools answer', async () => {
+    const url = `http://localhost:${port}${path0}`;
+    const g = await startGatewayWithMcpServer(
+      'hosted',
+      { transport: 'streamable-http' as const, url, headers: {} },
+      path.join(tmp.dir, 'named'),
+      'dual_echo',
+    );
+    try {
+      const res = await request(g.url)
+        .post('/mcp')
+        .send({ tool: 'dual_echo', arguments: { text: 'past the host check' } });
+      expect({ status: res.status, success: res.body.success }).toEqual({ status: 200, success: true });
+      expect(JSON.stringify(res.body.result)).toContain('past the host check');
+    } finally {
+      await g.stop();
+    }
+  });
+});

@@ -45,15 +45,23 @@ export function askable(capabilities: unknown): Record<string, unknown> {
 }
 
 /**
- * What to do about a server that refused the gateway for want of credentials (HTTP 401 or 403 when
- * connecting; the SDKs give the status as the error's code, or name it in the message): an
- * mcpServers entry's `headers` carry them. Empty for any other failure.
+ * What to do about a server that refused the gateway when connecting (the SDKs give the HTTP status
+ * as the error's code, or name it in the message). A 403 that names the Host (the SDK's "Invalid Host
+ * header", Playwright MCP's "Access is only allowed at localhost:8931") is a DNS-rebinding check of
+ * the URL's host name, which no credentials pass: the entry's `url` must name the host the server
+ * accepts. Any other 401 or 403 wants credentials, which an mcpServers entry's `headers` carry.
+ * Empty for any other failure.
  */
 export function credentialsHint(err: unknown, said: string): string {
   const code = (err as { code?: unknown } | null | undefined)?.code;
   if (code !== 401 && code !== 403 && !/\(HTTP 40[13]\)/.test(said)) return '';
+  if ((code === 403 || /\(HTTP 403\)/.test(said)) && HOST_CHECK.test(said))
+    return '; it checks the Host header against DNS rebinding and refused this one: give its mcpServers entry the url with the host name it accepts (the one its message names, e.g. localhost rather than 127.0.0.1)';
   return '; it asks for credentials: give its mcpServers entry "headers" (e.g. "Authorization": "Bearer ${TOKEN}", with TOKEN in the gateway\'s environment)';
 }
+
+/** A refusal that is about the request's Host header, not about who sent it. */
+const HOST_CHECK = /invalid host|host header|only allowed at|host not allowed|dns rebinding/i;
 
 /** A request in flight: whom to ask what the server asks during it, and its clock to stop meanwhile. */
 export interface CallSlot {

@@ -584,6 +584,33 @@ describe('a hostile HTTP+SSE server whose stream names another origin to POST to
   });
 });
 
+/**
+ * A server on 127.0.0.1 in front of the one at `target`: `refuse` answers the requests it stops (true),
+ * the others go through to target's path, with target's Host.
+ */
+async function guardedServer(target: URL, refuse: (req: http.IncomingMessage, res: http.ServerResponse) => boolean): Promise<http.Server> {
+  const guard = httpModule.createServer((req, res) => {
+    if (refuse(req, res)) return;
+    const up = httpModule.request(
+      {
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname,
+        method: req.method,
+        headers: { ...req.headers, host: target.host },
+      },
+      (r) => {
+        res.writeHead(r.statusCode ?? 502, r.headers);
+        r.pipe(res);
+      },
+    );
+    up.on('error', () => res.destroy());
+    req.pipe(up);
+  });
+  await new Promise<void>((resolve) => guard.listen(0, '127.0.0.1', resolve));
+  return guard;
+}
+
 describe('a server that asks for credentials (HTTP 401 without its bearer token)', () => {
   const tmp = tempDir('mcp-fleet-locked-');
   let server: DualEraServer;
@@ -595,23 +622,12 @@ describe('a server that asks for credentials (HTTP 401 without its bearer token)
     server = await startDualEraServer();
     const target = new URL(server.url);
     // the dual-era server behind a check of its Authorization header, as a hosted server does
-    guard = httpModule.createServer((req, res) => {
-      if (req.headers.authorization !== TOKEN) {
-        res.writeHead(401, { 'www-authenticate': 'Bearer realm="mcp"', 'content-type': 'application/json' });
-        res.end('{"error":"invalid_token"}');
-        return;
-      }
-      const up = httpModule.request(
-        { host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers },
-        (r) => {
-          res.writeHead(r.statusCode ?? 502, r.headers);
-          r.pipe(res);
-        },
-      );
-      up.on('error', () => res.destroy());
-      req.pipe(up);
+    guard = await guardedServer(target, (req, res) => {
+      if (req.headers.authorization === TOKEN) return false;
+      res.writeHead(401, { 'www-authenticate': 'Bearer realm="mcp"', 'content-type': 'application/json' });
+      res.end('{"error":"invalid_token"}');
+      return true;
     });
-    await new Promise<void>((resolve) => guard.listen(0, '127.0.0.1', resolve));
     guardUrl = `http://127.0.0.1:${(guard.address() as AddressInfo).port}${target.pathname}`;
   });
 
@@ -673,36 +689,17 @@ describe('a server that checks the Host header against DNS rebinding (HTTP 403 n
     const target = new URL(server.url);
     path0 = target.pathname;
     // the dual-era server behind a Host check, worded as the servers that have one word it
-    guard = httpModule.createServer((req, res) => {
-      if (req.headers.host !== `localhost:${port}`) {
-        if (req.url?.includes('sdk-wording')) {
-          res.writeHead(403, { 'content-type': 'application/json' });
-          res.end(
-            JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: `Invalid Host header: ${req.headers.host}` }, id: null }),
-          );
-        } else {
-          res.writeHead(403, { 'content-type': 'text/plain' });
-          res.end(`Access is only allowed at localhost:${port}`); // Playwright MCP's
-        }
-        return;
+    guard = await guardedServer(target, (req, res) => {
+      if (req.headers.host === `localhost:${port}`) return false;
+      if (req.url?.includes('sdk-wording')) {
+        res.writeHead(403, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: `Invalid Host header: ${req.headers.host}` }, id: null }));
+      } else {
+        res.writeHead(403, { 'content-type': 'text/plain' });
+        res.end(`Access is only allowed at localhost:${port}`); // Playwright MCP's
       }
-      const up = httpModule.request(
-        {
-          host: target.hostname,
-          port: target.port,
-          path: target.pathname,
-          method: req.method,
-          headers: { ...req.headers, host: target.host },
-        },
-        (r) => {
-          res.writeHead(r.statusCode ?? 502, r.headers);
-          r.pipe(res);
-        },
-      );
-      up.on('error', () => res.destroy());
-      req.pipe(up);
+      return true;
     });
-    await new Promise<void>((resolve) => guard.listen(0, '127.0.0.1', resolve));
     port = (guard.address() as AddressInfo).port;
   });
 

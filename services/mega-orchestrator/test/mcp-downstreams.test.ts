@@ -18,7 +18,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { tempDir, testLogger } from '@mcp-fleet/testing';
 import { McpDownstream } from '../src/downstream/mcp';
-import type { DownstreamSpec } from '../src/core/types';
+import type { DownstreamSpec, McpServerSpec } from '../src/core/types';
 import { startDualEraServer, type DualEraServer } from './fixtures/dual-era-mcp-server';
 import { startLegacySseServer, type LegacySseServer } from './fixtures/legacy-sse-server';
 import { buildFixtureServer } from './fixtures/mcp-fixture-server';
@@ -611,6 +611,21 @@ async function guardedServer(target: URL, refuse: (req: http.IncomingMessage, re
   return guard;
 }
 
+/** Why a gateway could not start the MCP server over HTTP at `mcp` (it stays unhealthy). */
+async function failedStartReason(id: string, mcp: McpServerSpec & { transport: 'streamable-http' }, dataDir: string): Promise<string> {
+  const g = await startGateway([{ id, url: mcp.url, mcp }], dataDir, { HEALTH_POLL_MS: '600000' });
+  try {
+    const reason = await until('the start to fail', async () => {
+      await g.gw.refresh();
+      return g.gw.registry.get(id)!.reason || undefined;
+    });
+    expect(g.gw.registry.get(id)!.healthy).toBe(false);
+    return reason;
+  } finally {
+    await g.stop();
+  }
+}
+
 describe('a server that asks for credentials (HTTP 401 without its bearer token)', () => {
   const tmp = tempDir('mcp-fleet-locked-');
   let server: DualEraServer;
@@ -643,20 +658,9 @@ describe('a server that asks for credentials (HTTP 401 without its bearer token)
     ['declared 2026-07-28', { protocolVersion: '2026-07-28' as const }],
   ])('without headers (%s): not started, and its reason says to give the entry its credentials', async (name, declared) => {
     const mcp = { transport: 'streamable-http' as const, url: guardUrl, headers: {}, ...declared };
-    const g = await startGateway([{ id: 'locked', url: guardUrl, mcp }], path.join(tmp.dir, name.replace(/\W+/g, '-')), {
-      HEALTH_POLL_MS: '600000',
-    });
-    try {
-      const reason = await until('the start to fail', async () => {
-        await g.gw.refresh();
-        return g.gw.registry.get('locked')!.reason || undefined;
-      });
-      expect(g.gw.registry.get('locked')!.healthy).toBe(false);
-      expect(reason).toMatch(/401/);
-      expect(reason).toContain('it asks for credentials: give its mcpServers entry "headers"');
-    } finally {
-      await g.stop();
-    }
+    const reason = await failedStartReason('locked', mcp, path.join(tmp.dir, name.replace(/\W+/g, '-')));
+    expect(reason).toMatch(/401/);
+    expect(reason).toContain('it asks for credentials: give its mcpServers entry "headers"');
   });
 
   it('with its token in headers: started in either era, and its tools answer', async () => {
@@ -715,20 +719,9 @@ describe('a server that checks the Host header against DNS rebinding (HTTP 403 n
     async (name) => {
       const url = `http://127.0.0.1:${port}${name === 'its own wording' ? path0 : '/sdk-wording'}`;
       const mcp = { transport: 'streamable-http' as const, url, headers: {} };
-      const g = await startGateway([{ id: 'hosted', url, mcp }], path.join(tmp.dir, name.replace(/\W+/g, '-')), {
-        HEALTH_POLL_MS: '600000',
-      });
-      try {
-        const reason = await until('the start to fail', async () => {
-          await g.gw.refresh();
-          return g.gw.registry.get('hosted')!.reason || undefined;
-        });
-        expect(g.gw.registry.get('hosted')!.healthy).toBe(false);
-        expect(reason).toContain('it checks the Host header against DNS rebinding');
-        expect(reason).not.toContain('credentials');
-      } finally {
-        await g.stop();
-      }
+      const reason = await failedStartReason('hosted', mcp, path.join(tmp.dir, name.replace(/\W+/g, '-')));
+      expect(reason).toContain('it checks the Host header against DNS rebinding');
+      expect(reason).not.toContain('credentials');
     },
   );
 

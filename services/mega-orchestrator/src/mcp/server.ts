@@ -310,17 +310,12 @@ async function completeAt(
     const { completion } = answer.value;
     const values = (completion.values as unknown[]).filter((v): v is string => typeof v === 'string').slice(0, 100);
     // hasMore as the server said it (left out when it did), true when values were cut here
-    const hasMore =
-      completion.hasMore === true || completion.values.length > values.length
-        ? true
-        : typeof completion.hasMore === 'boolean'
-          ? completion.hasMore
-          : undefined;
+    const cut = completion.values.length > values.length;
     return {
       completion: {
         values,
         ...(typeof completion.total === 'number' ? { total: completion.total } : {}),
-        ...(hasMore !== undefined ? { hasMore } : {}),
+        ...(cut || typeof completion.hasMore === 'boolean' ? { hasMore: cut || completion.hasMore === true } : {}),
       },
     };
   } catch (err) {
@@ -345,7 +340,7 @@ export async function getPrompt(
   const service = entry.service;
   try {
     const answer = await ctx.registry.get(service)!.upstream.getPrompt(entry.prompt.name, (p.arguments ?? {}) as Record<string, unknown>, {
-      timeoutMs: timeoutAt(ctx, entry.service),
+      timeoutMs: timeoutAt(ctx, service),
       signal,
       onClientRequest,
       meta: callersMeta(p._meta),
@@ -355,7 +350,7 @@ export async function getPrompt(
     // the server's own JSON-RPC error, as it sent it (as tools/call's)
     const own = answer.rpcError;
     if (own) throw new ServerRpcError(own.code, own.message, own.data);
-    const message = typeof body?.error === 'string' ? body.error : `${entry.service} answered ${answer.status}`;
+    const message = typeof body?.error === 'string' ? body.error : `${service} answered ${answer.status}`;
     // Bad arguments (400) and a prompt gone since the last poll (404) are the caller's params.
     throw new McpError(
       answer.status === 400 || answer.status === 404 ? JSONRPC_CODES.INVALID_PARAMS : ERROR_CODES.UPSTREAM_ERROR.rpc,

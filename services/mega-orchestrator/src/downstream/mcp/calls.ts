@@ -52,7 +52,7 @@ export function askable(capabilities: unknown): Record<string, unknown> {
  * accepts. Any other 401 or 403 wants credentials, which an mcpServers entry's `headers` carry.
  * Empty for any other failure.
  */
-export function credentialsHint(err: unknown, said: string): string {
+export function refusalHint(err: unknown, said: string): string {
   const code = (err as { code?: unknown } | null | undefined)?.code;
   if (code !== 401 && code !== 403 && !/\(HTTP 40[13]\)/.test(said)) return '';
   if ((code === 403 || /\(HTTP 403\)/.test(said)) && HOST_CHECK.test(said))

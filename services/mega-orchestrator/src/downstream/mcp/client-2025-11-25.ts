@@ -27,7 +27,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { InFlight } from '@mcp-fleet/kit';
 import { DownstreamFailure, type ClientRequestMethod, type CompleteParams, type ListName } from '../downstream';
-import { credentialsHint, FORWARDED_CAPABILITIES, SessionBase, TIMEOUT, type EraHost, type EraSession, type Scope } from './calls';
+import { FORWARDED_CAPABILITIES, refusalHint, SessionBase, TIMEOUT, type EraHost, type EraSession, type Scope } from './calls';
 import { START_TIMEOUT_MS } from './stdio-supervisor';
 import { readInbound } from './tolerant';
 import { schemaValidator } from './schema-validator';
@@ -164,7 +164,7 @@ export class Rev2025Client {
           : discover === undefined
             ? (err as Error).message
             : `it answered neither server/discover (${discover}) nor initialize (${(err as Error).message})`;
-      supervisor.failed(`${why}${credentialsHint(err, why)}${supervisor.stderrTail()}`);
+      supervisor.failed(`${why}${refusalHint(err, why)}${supervisor.stderrTail()}`);
       throw new DownstreamFailure('refused', `${id} did not start: ${supervisor.lastProblem}`, false, { cause: err });
     }
     if (stdio && (await asked)) {

@@ -19,7 +19,7 @@ import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/t
 import type { StreamBudget } from '../stream-budget';
 import {
   askable,
-  credentialsHint,
+  refusalHint,
   FORWARDED_CAPABILITIES,
   SessionBase,
   type CallSlot,
@@ -243,7 +243,7 @@ export class Rev2026Client {
       },
       (err: Error) => {
         if (this.connecting === connecting) this.connecting = undefined;
-        supervisor.lastProblem = `${err.message}${credentialsHint(err, err.message)}${supervisor.stderrTail()}`;
+        supervisor.lastProblem = `${err.message}${refusalHint(err, err.message)}${supervisor.stderrTail()}`;
         throw new DownstreamFailure('refused', `${host.id} did not answer server/discover: ${supervisor.lastProblem}`, false, {
           cause: err,
         });

@@ -356,6 +356,26 @@ describe('sessions over HTTP', () => {
     await request(g.url).delete('/mcp').set('Mcp-Session-Id', 'not-a-session').expect(404);
   });
 
+  it('answers 405 with Allow to a method an MCP endpoint does not take, as a JSON-RPC error', async () => {
+    const cases: [method: 'put' | 'patch' | 'get' | 'post', path: string, allow: string][] = [
+      ['put', '/mcp', 'GET, POST, DELETE'],
+      ['patch', '/mcp', 'GET, POST, DELETE'],
+      ['get', '/mcp/rpc', 'POST'],
+      ['put', '/servers/any/mcp', 'GET, POST, DELETE'],
+      ['post', '/sse', 'GET'],
+      ['get', '/messages', 'POST'],
+    ];
+    for (const [method, path, allow] of cases) {
+      const res = await request(g.url)[method](path).set('Content-Type', 'application/json').send('{}');
+      expect([path, method, res.status, res.headers.allow]).toEqual([path, method, 405, allow]);
+      expect(res.body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: JSONRPC_CODES.INVALID_REQUEST } });
+      expect(res.body.error.message).toContain(`${method.toUpperCase()} ${path} takes`);
+    }
+    // the methods it does take still reach their handlers
+    await request(g.url).delete('/mcp').expect(400);
+    await request(g.url).get('/nothing/mcp').expect(404);
+  });
+
   it('answers initialize for current, older and future protocol versions', async () => {
     const init = (protocolVersion: string) =>
       raw(

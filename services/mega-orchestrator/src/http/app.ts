@@ -29,7 +29,7 @@ import { registerAdminRoutes } from './routes/admin';
 import { PinStore } from '../core/pins';
 import { registerNativeRoutes } from './routes/native';
 import { LegacySseEndpoint } from '../mcp/rev-2025-11-25/legacy-sse';
-import { countedAfterBody, mcpHandlers, mcpHotPath, registerMcpRoutes, wantsJsonRpc } from './routes/mcp';
+import { countedAfterBody, mcpHandlers, mcpHotPath, methodNotAllowed, registerMcpRoutes, wantsJsonRpc } from './routes/mcp';
 import { mcpCors } from './cors';
 import { registerProxyRoute } from './routes/proxy';
 import { registerStatusRoutes } from './routes/status';
@@ -412,6 +412,8 @@ export function createApp(deps: GatewayDeps): Gateway {
   registerMcpRoutes(app, mcp, { ...handlers, postMcp: hot.postMcp });
   app.get('/sse', (req, res) => legacySse.open(req, res));
   app.post('/messages', (req, res) => legacySse.post(req, res));
+  app.all('/sse', methodNotAllowed('GET'));
+  app.all('/messages', methodNotAllowed('POST'));
   registerNativeRoutes(app, ctx, handlers.native);
   registerVirtualServerRoutes(app, ctx, virtualServers);
   registerStatusRoutes(app, ctx);

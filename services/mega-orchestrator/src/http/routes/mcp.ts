@@ -16,6 +16,7 @@ import {
   JSONRPC_CODES,
   pathOf,
   readJsonBody,
+  sendJson,
   type FastRoute,
   type HttpRequest,
   type HttpResponse,
@@ -23,7 +24,7 @@ import {
 } from '@mcp-fleet/kit';
 import type { Config } from '../../core/config';
 import { sendRpcError } from '../../mcp/errors';
-import { onlyNotifications } from '../../mcp/jsonrpc';
+import { onlyNotifications, rpcError } from '../../mcp/jsonrpc';
 import type { McpContext } from '../../mcp/context';
 import type { McpSessionTransport } from '../../mcp/rev-2025-11-25/session-transport';
 import { isProvenForward } from '../../mcp/rev-2026-07-28/peer-forward';
@@ -84,7 +85,29 @@ export function registerMcpRoutes(
 
   app.get('/mcp', (req, res) => mcp.handleSession(req, res));
   app.delete('/mcp', (req, res) => mcp.handleSession(req, res));
+  app.all('/mcp', methodNotAllowed('GET, POST, DELETE'));
+  app.all('/mcp/rpc', methodNotAllowed('POST'));
 }
+
+/**
+ * The answer to an HTTP method an MCP endpoint does not take (PUT /mcp, GET /mcp/rpc, ...): 405 with
+ * the methods it does take in Allow, and a JSON-RPC error as the SDK's transports answer it.
+ */
+export const methodNotAllowed =
+  (allow: string): RequestHandler =>
+  (req, res) => {
+    res.locals.errorCode = 'INVALID_REQUEST';
+    res.set('Allow', allow);
+    sendJson(
+      res,
+      405,
+      rpcError(
+        null,
+        JSONRPC_CODES.INVALID_REQUEST,
+        `Method not allowed: ${req.method} ${req.path.slice(0, 200)} takes ${allow.replace(/, (?=[^,]*$)/, ' or ')}.`,
+      ),
+    );
+  };
 
 /** True when a request that failed before its body was read was a JSON-RPC one. */
 export function wantsJsonRpc(req: IncomingMessage): boolean {

@@ -8,6 +8,7 @@ import { AppError, isPlainObject, parseOrThrow } from '@mcp-fleet/kit';
 import { principalOf } from '../../auth/auth';
 import type { GatewayContext } from '../../core/context';
 import { mayAdminister } from '../routes/admin';
+import { methodNotAllowed } from '../routes/mcp';
 import { endpointOf, SERVER_NAME, serverScope, virtualServerSchema, type VirtualServers } from './index';
 
 const VIRTUAL_MCP_PATH = /^\/servers\/[^/]+\/mcp$/;
@@ -41,6 +42,7 @@ export function registerVirtualServerRoutes(app: Express, ctx: GatewayContext, s
   app.post('/servers/:name/mcp', (req, res) => serverFor(req, res).handlers.postMcp(req, res));
   app.get('/servers/:name/mcp', (req, res) => serverFor(req, res).transport.handleSession(req, res));
   app.delete('/servers/:name/mcp', (req, res) => serverFor(req, res).transport.handleSession(req, res));
+  app.all('/servers/:name/mcp', methodNotAllowed('GET, POST, DELETE'));
 
   const admin = (res: Response) =>
     mayAdminister(ctx, res, 'Managing virtual servers', 'edit VIRTUAL_SERVERS_FILE (the gateway reads it again when it changes)');

@@ -640,7 +640,9 @@ describe('a server that asks for credentials (HTTP 401 without its bearer token)
     guard = await guardedServer(target, (req, res) => {
       if (req.headers.authorization === TOKEN) return false;
       res.writeHead(401, { 'www-authenticate': 'Bearer realm="mcp"', 'content-type': 'application/json' });
-      res.end('{"error":"invalid_token"}');
+      // a refusal whose body never comes (the connection stays open)
+      if (req.url?.includes('silent')) res.flushHeaders();
+      else res.end('{"error":"invalid_token"}');
       return true;
     });
     guardUrl = `http://127.0.0.1:${(guard.address() as AddressInfo).port}${target.pathname}`;
@@ -660,7 +662,16 @@ describe('a server that asks for credentials (HTTP 401 without its bearer token)
     const mcp = { transport: 'streamable-http' as const, url: guardUrl, headers: {}, ...declared };
     const reason = await failedStartReason('locked', mcp, path.join(tmp.dir, name.replace(/\W+/g, '-')));
     expect(reason).toMatch(/401/);
+    // what the server said with it, too (the 2026-07-28 client's own error names only the status)
+    expect(reason).toContain('invalid_token');
     expect(reason).toContain('it asks for credentials: give its mcpServers entry "headers"');
+  });
+
+  it('declared 2026-07-28, whose refusal sends no body: not started all the same, with the credentials hint', async () => {
+    const mcp = { transport: 'streamable-http' as const, url: `${guardUrl}silent`, headers: {}, protocolVersion: '2026-07-28' as const };
+    const reason = await failedStartReason('locked', mcp, path.join(tmp.dir, 'silent'));
+    expect(reason).toMatch(/401/);
+    expect(reason).toContain('it asks for credentials');
   });
 
   it('with its token in headers: started in either era, and its tools answer', async () => {
@@ -714,12 +725,17 @@ describe('a server that checks the Host header against DNS rebinding (HTTP 403 n
     tmp.cleanup();
   });
 
-  it.each(['its own wording', "the SDK's wording"])(
-    'named by 127.0.0.1 (%s): not started, and its reason says to name the host it takes, not to send credentials',
-    async (name) => {
-      const url = `http://127.0.0.1:${port}${name === 'its own wording' ? path0 : '/sdk-wording'}`;
-      const mcp = { transport: 'streamable-http' as const, url, headers: {} };
-      const reason = await failedStartReason('hosted', mcp, path.join(tmp.dir, name.replace(/\W+/g, '-')));
+  it.each([
+    ['its own wording', 'found', {}],
+    ["the SDK's wording", 'found', {}],
+    ['its own wording', 'declared 2026-07-28', { protocolVersion: '2026-07-28' as const }],
+    ["the SDK's wording", 'declared 2026-07-28', { protocolVersion: '2026-07-28' as const }],
+  ])(
+    'named by 127.0.0.1 (%s, %s): not started, and its reason says to name the host it takes, not to send credentials',
+    async (wording, era, declared) => {
+      const url = `http://127.0.0.1:${port}${wording === 'its own wording' ? path0 : '/sdk-wording'}`;
+      const mcp = { transport: 'streamable-http' as const, url, headers: {}, ...declared };
+      const reason = await failedStartReason('hosted', mcp, path.join(tmp.dir, `${wording} ${era}`.replace(/\W+/g, '-')));
       expect(reason).toContain('it checks the Host header against DNS rebinding');
       expect(reason).not.toContain('credentials');
     },

@@ -10,6 +10,7 @@
  * subscriptions/listen stream, opened again with backoff when the server ends it.
  */
 import { randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import { Client, StreamableHTTPClientTransport, type McpSubscription, type SubscriptionFilter } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { CallToolResultSchema, ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -68,9 +69,24 @@ export async function connect2026(
     inputRequired: { autoFulfill: false },
   } as ConstructorParameters<typeof Client>[1]);
   let transport: StreamableHTTPClientTransport | StdioClientTransport;
+  // what the server said with a 401 or 403: the v2 client's error names only the status
+  let refusal: string | undefined;
   if ('url' in target)
     transport = budget.http(
-      (fetch) => new StreamableHTTPClientTransport(new URL(target.url), { requestInit: { headers: target.headers }, fetch }),
+      (fetch) =>
+        new StreamableHTTPClientTransport(new URL(target.url), {
+          requestInit: { headers: target.headers },
+          fetch: async (url, init) => {
+            const res = await fetch(url, init);
+            if (res.status !== 401 && res.status !== 403) return res;
+            // read here, within a time limit, and handed on whole: a body that never comes hangs nothing
+            refusal = await textStart(res, REFUSAL_CHARS, REFUSAL_WAIT_MS);
+            const headers = new Headers(res.headers);
+            headers.delete('content-length');
+            headers.delete('content-encoding');
+            return new Response(refusal, { status: res.status, statusText: res.statusText, headers });
+          },
+        }),
     );
   else {
     const { command, args, cwd, env, onStderr } = target;
@@ -82,9 +98,37 @@ export async function connect2026(
     await client.connect(transport, { timeout: timeoutMs } as never);
   } catch (err) {
     await client.close().catch(() => undefined);
-    throw err;
+    throw refusal && err instanceof Error && !err.message.includes(refusal) ? new Error(`${err.message}: ${refusal}`, { cause: err }) : err;
   }
   return client;
+}
+
+/** How much of a refusal's body the reason quotes, and how long it is waited for. */
+const REFUSAL_CHARS = 300;
+const REFUSAL_WAIT_MS = 250;
+
+/**
+ * The start of a response's body as one line of text: at most `max` characters, and what came
+ * within `waitMs`; the rest is not read.
+ */
+async function textStart(res: Response, max: number, waitMs: number): Promise<string> {
+  const reader = res.body?.getReader();
+  if (!reader) return '';
+  const decoder = new TextDecoder();
+  const timeUp = delay(waitMs, undefined, { ref: false });
+  let text = '';
+  try {
+    while (text.length < max) {
+      const chunk = await Promise.race([reader.read(), timeUp]);
+      if (!chunk || chunk.done) break;
+      text += decoder.decode(chunk.value, { stream: true });
+    }
+  } catch {
+    // what came before the failure is the text
+  } finally {
+    void reader.cancel().catch(() => undefined);
+  }
+  return text.replace(/\s+/g, ' ').trim().slice(0, max);
 }
 
 /** Results the revision makes cacheable: lists and reads. */

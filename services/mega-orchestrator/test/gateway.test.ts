@@ -63,6 +63,36 @@ describe('catalog', () => {
     for (const t of res.body.tools) expect(t.name).toMatch(/^[a-zA-Z0-9_-]{1,64}$/);
   });
 
+  it('builds the catalog again only when a service’s health or tools change, not on every poll', async () => {
+    const gamma = await startDownstream('gamma-mcp', alphaTools);
+    const own = tempDir();
+    const gg = await startGateway([{ id: 'gamma-mcp', url: gamma.url }], own.dir, { HEALTH_POLL_MS: '600000' });
+    const builds = async () => (await request(gg.url).get('/debug/cache').expect(200)).body.catalog.builds as number;
+    try {
+      const start = await builds();
+      const first = gg.gw.registry.catalog;
+      for (let i = 0; i < 3; i++) await gg.gw.registry.refresh();
+      expect(await builds()).toBe(start);
+      expect(gg.gw.registry.catalog).toBe(first);
+      // the service goes: a new catalog without its tools
+      gamma.failHealth = true;
+      await gg.gw.registry.refresh();
+      expect(gg.gw.registry.catalog.byName.has('echo')).toBe(false);
+      expect(await builds()).toBe(start + 1);
+      await gg.gw.registry.refresh();
+      expect(await builds()).toBe(start + 1);
+      // and comes back: another, with them
+      gamma.failHealth = false;
+      await gg.gw.registry.refresh();
+      expect(gg.gw.registry.catalog.byName.get('echo')?.service).toBe('gamma-mcp');
+      expect(await builds()).toBe(start + 2);
+    } finally {
+      await gg.stop();
+      await gamma.stop();
+      own.cleanup();
+    }
+  });
+
   it('pages /tools/list when asked and refuses a forged cursor', async () => {
     const first = await request(g.url).get('/tools/list?limit=2').expect(200);
     expect(first.body.tools).toHaveLength(2);

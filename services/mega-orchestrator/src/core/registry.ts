@@ -264,6 +264,8 @@ export class Registry extends EventEmitter {
   private servedResources = '';
   /** The catalog last built and what it was built from (build()). */
   private built?: { inputs: string; catalog: Catalog };
+  /** How many catalogs were built (build() found its inputs changed), for /debug/cache. */
+  catalogBuilds = 0;
   /** The fleet's tool names (the inventory's): a third-party tool of such a name is never plain. */
   private readonly fleetNames: ReadonlySet<string>;
   /** Tool pins (usePins): third-party tool definitions as first seen or approved. */
@@ -435,6 +437,7 @@ export class Registry extends EventEmitter {
       this.options.logger.warn(`catalog skips ${skip.name} of ${skip.service}: ${skip.reason}`);
     }
     this.built = { inputs, catalog };
+    this.catalogBuilds += 1;
     return catalog;
   }
 

@@ -95,6 +95,8 @@ export function registerDebugRoutes(app: Express, ctx: GatewayContext): void {
     res.json({
       catalog: {
         builtAt: new Date(catalog.builtAt).toISOString(),
+        // built again only when a service's health, tools or known names changed, not every poll
+        builds: registry.catalogBuilds,
         signature: catalog.signature.length > 200 ? `${catalog.signature.slice(0, 200)}…` : catalog.signature,
         tools: catalog.entries.length,
         plain: catalog.entries.filter((e) => e.plain).length,

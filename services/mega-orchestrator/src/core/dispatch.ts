@@ -137,6 +137,20 @@ export class Dispatcher {
       result = this.failure(toAppError(err), undefined, span);
     }
     const durationMs = round(performance.now() - started);
+    // Recorded once the answer is on its way: the caller's continuation (which writes the answer)
+    // runs in this microtask drain, the tick after it (issue 29: 15-20 µs of every call at one connection).
+    process.nextTick(() => this.record(req, result, durationMs, argsJson, span));
+    return { ...result, durationMs };
+  }
+
+  /** A call's span, audit line, statistics, history record and debug line. */
+  private record(
+    req: CallRequest,
+    result: Omit<CallResult, 'durationMs'>,
+    durationMs: number,
+    argsJson: string | undefined,
+    span: FleetSpan,
+  ): void {
     if (result.service) span.setAttribute('mcp_fleet.downstream', result.service);
     if (!result.ok) span.fail(result.code ?? 'ERROR');
     span.end();
@@ -190,7 +204,6 @@ export class Dispatcher {
         requestId: req.requestId,
       });
     }
-    return { ...result, durationMs };
   }
 
   /** The candidates the caller's scopes allow; none: FORBIDDEN naming the scopes that would. */

@@ -99,7 +99,7 @@ export class DownstreamChannel {
         (req.requestId ? `,"requestId":${JSON.stringify(req.requestId)}` : '') +
         (req.traceparent ? `,"traceparent":${JSON.stringify(req.traceparent)}` : '') +
         `,"budgetMs":${budgetText(req.timeoutMs)}`;
-      sendFrame(channel, `{"id":${id}${extra},"call":${req.body ?? '{}'}}\n`);
+      sendFrame(channel, `{"id":${id}${extra},"call":${req.body ?? '{}'}}\n`, this.pending.size === 1);
     });
   }
 

@@ -106,6 +106,14 @@ function jobTools() {
       handler: () => ({ quick: true }),
     }),
     defineTool({
+      name: 'never_task',
+      description: 'Answers at once, and says it never runs as a task.',
+      input: z.object({}).strict(),
+      annotations: { readOnlyHint: true },
+      execution: { taskSupport: 'forbidden' },
+      handler: () => ({ never: true }),
+    }),
+    defineTool({
       name: 'plain_sleep',
       description: 'Sleeps ms (no task support of its own; MCP_TASK_TOOLS names it).',
       input: z.object({ ms: z.number().int().min(0).max(10_000).describe('Milliseconds.') }).strict(),
@@ -260,13 +268,14 @@ describe('MCP tasks extension (2026-07-28)', () => {
     expect(body.result.capabilities.tasks).toBeUndefined();
   });
 
-  it("lists each tool's execution.taskSupport as its downstream declared it (2026 and REST), none to 2025 sessions", async () => {
+  it("lists each tool's execution.taskSupport as its downstream declared it (2026 and REST); to 2025 sessions, the tasks it may run as options and forbidden as declared", async () => {
     const { body } = await rpc(g.url, 'tools/list');
     const byName = new Map<string, any>(body.result.tools.map((t: any) => [t.name, t]));
     expect(byName.get('long_job').execution).toEqual({ taskSupport: 'optional' });
     expect(byName.get('must_task').execution).toEqual({ taskSupport: 'required' });
     expect(byName.get('fx_job').execution).toEqual({ taskSupport: 'required' }); // the MCP server's own declaration
     expect(byName.get('quick').execution).toBeUndefined();
+    expect(byName.get('never_task').execution).toEqual({ taskSupport: 'forbidden' });
     const rest = await request(g.url).get('/tools/list').expect(200);
     expect(rest.body.tools.find((t: any) => t.name === 'fx_job').execution).toEqual({ taskSupport: 'required' });
 
@@ -276,7 +285,14 @@ describe('MCP tasks extension (2026-07-28)', () => {
     expect(tools.find((t) => t.name === 'fx_job')).toBeDefined();
     // a 2025-11-25 session may run these as its own tasks (session-tasks.test.ts): each is an option there
     expect(tools.find((t) => t.name === 'fx_job')!.execution).toEqual({ taskSupport: 'optional' });
-    expect(tools.filter((t) => t.execution !== undefined).every((t) => t.execution!.taskSupport === 'optional')).toBe(true);
+    // every tool it may run as a task is an option; a downstream's "forbidden" is listed as it declared it
+    // (never_task, and the fixture MCP server's plain tools, which the SDK lists so)
+    expect(tools.filter((t) => t.execution !== undefined).every((t) => ['optional', 'forbidden'].includes(t.execution!.taskSupport!))).toBe(
+      true,
+    );
+    expect(tools.find((t) => t.name === 'never_task')!.execution).toEqual({ taskSupport: 'forbidden' });
+    expect(tools.find((t) => t.name === 'fx_echo')!.execution).toEqual({ taskSupport: 'forbidden' });
+    expect(tools.find((t) => t.name === 'quick')!.execution).toBeUndefined();
     // and the 2025 session runs the MCP server's task-required tool to its end (the gateway drives the task)
     const r = await client.callTool({ name: 'fx_job', arguments: { ms: 50 } });
     // a success as the server said it: without isError (the protocol's default), as the gateway passes it

@@ -63,7 +63,8 @@ const mcpToolCaches: Record<ExecutionView, WeakMap<Catalog, McpTool[]>> = {
  * run as a task as `taskSupport: "optional"`, a downstream's required one included: the gateway runs
  * a call without params.task to its end (driving the downstream's task itself), so for the session
  * the task is an option, and the v1 SDK client, which refuses a plain callTool of a tool listed as
- * task-required, keeps calling it.
+ * task-required, keeps calling it. A downstream's `taskSupport: "forbidden"` is listed as it
+ * declared it to every client, unless MCP_TASK_TOOLS makes the tool a task for the session.
  */
 function mcpTools(catalog: Catalog, view: ExecutionView, logger: Logger, runsAsTask?: (name: string) => boolean): McpTool[] {
   const cache = mcpToolCaches[view];
@@ -81,14 +82,25 @@ function mcpTools(catalog: Catalog, view: ExecutionView, logger: Logger, runsAsT
         ...(t.outputSchema ? { outputSchema: t.outputSchema } : {}),
         // as the downstream declared them: a tool without annotations is listed without (not with an empty object)
         ...(t.annotations && Object.keys(t.annotations).length > 0 ? { annotations: t.annotations } : {}),
-        ...(view === 'declared' && t.execution ? { execution: t.execution } : {}),
-        ...(view === 'session' && runsAsTask?.(t.name) ? { execution: { taskSupport: 'optional' as const } } : {}),
+        ...executionFor(t, view, runsAsTask),
         ...(t.icons ? { icons: t.icons } : {}),
         ...(t._meta ? { _meta: t._meta } : {}),
       }));
     cache.set(catalog, list);
   }
   return list;
+}
+
+/** A listed tool's `execution` as a client of this view is told it (mcpTools), as a part to spread. */
+function executionFor(
+  t: { name: string; execution?: Record<string, unknown> },
+  view: ExecutionView,
+  runsAsTask?: (name: string) => boolean,
+): { execution?: Record<string, unknown> } {
+  if (view === 'declared') return t.execution ? { execution: t.execution } : {};
+  if (view === 'session' && runsAsTask?.(t.name)) return { execution: { taskSupport: 'optional' } };
+  // a downstream's "forbidden" holds in every view: listed as it declared it
+  return t.execution?.taskSupport === 'forbidden' ? { execution: t.execution } : {};
 }
 
 const ID = /^[\w.:-]{1,128}$/;

@@ -638,6 +638,13 @@ describe('a server that asks for credentials (HTTP 401 without its bearer token)
     const target = new URL(server.url);
     // the dual-era server behind a check of its Authorization header, as a hosted server does
     guard = await guardedServer(target, (req, res) => {
+      // once connected, a refusal of one call that says why at length (a JSON-RPC error, as 2026-07-28 answers errors)
+      if (req.url?.includes('late') && req.headers['mcp-method'] !== 'tools/call') return false;
+      if (req.url?.includes('late')) {
+        res.writeHead(403, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32003, message: `not this call: ${'why '.repeat(100)}end` } }));
+        return true;
+      }
       if (req.headers.authorization === TOKEN) return false;
       res.writeHead(401, { 'www-authenticate': 'Bearer realm="mcp"', 'content-type': 'application/json' });
       // a refusal whose body never comes (the connection stays open)
@@ -672,6 +679,21 @@ describe('a server that asks for credentials (HTTP 401 without its bearer token)
     const reason = await failedStartReason('locked', mcp, path.join(tmp.dir, 'silent'));
     expect(reason).toMatch(/401/);
     expect(reason).toContain('it asks for credentials');
+  });
+
+  it('declared 2026-07-28 and started, a refusal of one call reaches the caller as the server said it, not cut', async () => {
+    const mcp = { transport: 'streamable-http' as const, url: `${guardUrl}late`, headers: {}, protocolVersion: '2026-07-28' as const };
+    const g = await startGatewayWithMcpServer('late', mcp, path.join(tmp.dir, 'late'), 'dual_echo');
+    try {
+      const res = await request(g.url)
+        .post('/mcp')
+        .send({ tool: 'dual_echo', arguments: { text: 'refused' } });
+      // the whole of the server's message, past the 300 characters a refusal while connecting is quoted with
+      expect({ status: res.status, success: res.body.success }).toEqual({ status: 502, success: false });
+      expect(res.body.error).toContain(`-32003: not this call: ${'why '.repeat(100)}end`);
+    } finally {
+      await g.stop();
+    }
   });
 
   it('with its token in headers: started in either era, and its tools answer', async () => {

@@ -69,8 +69,10 @@ export async function connect2026(
     inputRequired: { autoFulfill: false },
   } as ConstructorParameters<typeof Client>[1]);
   let transport: StreamableHTTPClientTransport | StdioClientTransport;
-  // what the server said with a 401 or 403: the v2 client's error names only the status
+  // What the server said with a 401 or 403 while connecting (server/discover): the v2 client's error
+  // names only the status. Afterwards the transport's answers pass untouched.
   let refusal: string | undefined;
+  let connecting = true;
   if ('url' in target)
     transport = budget.http(
       (fetch) =>
@@ -78,13 +80,14 @@ export async function connect2026(
           requestInit: { headers: target.headers },
           fetch: async (url, init) => {
             const res = await fetch(url, init);
-            if (res.status !== 401 && res.status !== 403) return res;
-            // read here, within a time limit, and handed on whole: a body that never comes hangs nothing
-            refusal = await textStart(res, REFUSAL_CHARS, REFUSAL_WAIT_MS);
+            if (!connecting || (res.status !== 401 && res.status !== 403)) return res;
+            // read here, within a time limit, and handed on as it came: a body that never comes hangs nothing
+            const said = await textStart(res, REFUSAL_CHARS, REFUSAL_WAIT_MS);
+            refusal = said.replace(/\s+/g, ' ').trim().slice(0, REFUSAL_CHARS);
             const headers = new Headers(res.headers);
             headers.delete('content-length');
             headers.delete('content-encoding');
-            return new Response(refusal, { status: res.status, statusText: res.statusText, headers });
+            return new Response(said, { status: res.status, statusText: res.statusText, headers });
           },
         }),
     );
@@ -99,6 +102,8 @@ export async function connect2026(
   } catch (err) {
     await client.close().catch(() => undefined);
     throw refusal && err instanceof Error && !err.message.includes(refusal) ? new Error(`${err.message}: ${refusal}`, { cause: err }) : err;
+  } finally {
+    connecting = false;
   }
   return client;
 }
@@ -108,8 +113,8 @@ const REFUSAL_CHARS = 300;
 const REFUSAL_WAIT_MS = 250;
 
 /**
- * The start of a response's body as one line of text: at most `max` characters, and what came
- * within `waitMs`; the rest is not read.
+ * The start of a response's body: what came within `waitMs`, read until it holds `max` characters
+ * (the chunk that passes it included); the rest is not read.
  */
 async function textStart(res: Response, max: number, waitMs: number): Promise<string> {
   const reader = res.body?.getReader();
@@ -128,7 +133,7 @@ async function textStart(res: Response, max: number, waitMs: number): Promise<st
   } finally {
     void reader.cancel().catch(() => undefined);
   }
-  return text.replace(/\s+/g, ' ').trim().slice(0, max);
+  return text;
 }
 
 /** Results the revision makes cacheable: lists and reads. */

@@ -167,6 +167,45 @@ async function checkTexts(history: CallHistory): Promise<void> {
   expect(storedText('{"data":"QUJD"}', 100, true)).toBeUndefined();
 }
 
+/**
+ * A busy session's calls that meet in one write: those beyond its newest maxCallsPerSession (100 here)
+ * are counted in its totals and never inserted (the write's own trim would delete them); a calm
+ * session beside it keeps every call.
+ */
+async function checkSuperseded(history: CallHistory): Promise<void> {
+  const db = (await history.database())!;
+  const write = db.batch;
+  let inserted = 0;
+  db.batch = async (statements) => {
+    for (const s of statements) if (/^INSERT INTO calls/.test(s.sql)) inserted += s.params.length / 12;
+    return write.call(db, statements);
+  };
+  try {
+    const now = Date.now() - 10_000;
+    const written = history.written;
+    let busy = 0;
+    for (let i = 0; i < 1050; i++) {
+      if (i % 21 === 20) history.enqueue({ ...record('calm', BOB, now + i), tool: `c${i}` });
+      else history.enqueue({ ...record('busy', BOB, now + i), tool: `b${busy++}`, success: busy % 10 !== 0 });
+    }
+    expect(busy).toBe(1000);
+    const view = (await history.read('busy', BOB, 100)) as {
+      totalCalls: number;
+      totalErrors: number;
+      keptCalls: number;
+      calls: { tool: string }[];
+    };
+    expect(inserted).toBe(150);
+    expect(history.written - written).toBe(1050);
+    expect(view).toMatchObject({ totalCalls: 1000, totalErrors: 100, keptCalls: 100 });
+    expect(view.calls.map((c) => c.tool)).toEqual(Array.from({ length: 100 }, (_, i) => `b${999 - i}`));
+    const calm = (await history.read('calm', BOB, 100)) as { totalCalls: number; keptCalls: number };
+    expect(calm).toMatchObject({ totalCalls: 50, keptCalls: 50 });
+  } finally {
+    db.batch = write;
+  }
+}
+
 /** A calls table as a store made before results were kept has it, with one call in it. */
 const OLD_CALLS = `CREATE TABLE calls (id INTEGER PRIMARY KEY, session_id TEXT NOT NULL, context_id TEXT, tool TEXT NOT NULL, service TEXT,
   transport TEXT NOT NULL, mode TEXT NOT NULL, success INTEGER NOT NULL, code TEXT, duration_ms REAL NOT NULL, at BIGINT NOT NULL, args TEXT)`;
@@ -205,6 +244,7 @@ describe('console history listing [sqlite]', () => {
   it('lists exactly the owner’s sessions', () => checkListing(history));
   it('keeps each call’s result, redacted and bounded', () => checkResults(history));
   it('keeps the same from the texts the call path had', () => checkTexts(history));
+  it('never inserts the calls a write would trim at once', () => checkSuperseded(history));
 
   it('drops the oldest records past the text it may hold, counted and logged once', async () => {
     const warnings: { message: string; meta: Record<string, unknown> }[] = [];
@@ -323,6 +363,7 @@ describeWithBackend('postgres', 'console history listing', () => {
   it('lists exactly the owner’s sessions', () => checkListing(history));
   it('keeps each call’s result, redacted and bounded', () => checkResults(history));
   it('keeps the same from the texts the call path had', () => checkTexts(history));
+  it('never inserts the calls a write would trim at once', () => checkSuperseded(history));
 
   it('reads calls recorded before results were kept', async () => {
     const old = await pgScratchSchema('console_history_old');

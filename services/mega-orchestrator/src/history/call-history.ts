@@ -50,6 +50,12 @@ const MEDIA_MIN = 1024;
 const BASE64 = /^[A-Za-z0-9+/\r\n]+={0,2}$/;
 const MEDIA_KEYS = new Set(['data', 'blob', 'base64']);
 const BATCH = 200;
+/**
+ * Queued records that start a write at once rather than at SESSION_FLUSH_MS: well above BATCH, so
+ * that a busy session's calls meet in one write, where those its trim would delete in the same
+ * transaction are never inserted (writeQueued).
+ */
+const FLUSH_AT = 2000;
 /** Rows per multi-row INSERT (12 parameters each): a batch in one statement (2,400 parameters; SQLite takes 32,766, PostgreSQL 65,535). */
 const INSERT_ROWS = BATCH;
 const QUEUE_MAX = 10_000;
@@ -285,7 +291,7 @@ export class CallHistory {
       dropped++;
     }
     if (dropped > 0) this.droppedRecords(dropped, 'the queue was full');
-    if (this.queue.length >= BATCH) this.schedule(0);
+    if (this.queue.length >= FLUSH_AT) this.schedule(0);
     else this.schedule(this.options.flushMs);
   }
 
@@ -317,26 +323,50 @@ export class CallHistory {
 
   /**
    * Writes the records queued when it starts. Those that come in meanwhile wait for their own timer
-   * (enqueue set it, at once for a full batch): a busy gateway writes a batch every flushMs rather
-   * than an unbroken string of small ones, each with its own transaction, statements and WAL commit
-   * (at one connection, 29 batches a second of about 27 calls each before; 0.1 ms of CPU a call).
+   * (enqueue set it, at once past FLUSH_AT): a busy gateway writes every flushMs rather than an
+   * unbroken string of small batches, each with its own transaction, statements and WAL commit (at
+   * one connection, 29 batches a second of about 27 calls each before; 0.1 ms of CPU a call). A
+   * session's calls beyond its newest maxCallsPerSession among them are counted in its totals and
+   * not inserted: the same transaction's trim would delete them (at 4,000 calls a second in one
+   * session, four of five).
    */
   private async writeQueued(): Promise<void> {
     if (!(await this.whenReady())) return;
     const db = this.db!;
     let left = this.queue.length;
+    const superseded = this.superseded(left);
     while (left > 0 && this.queue.length > 0) {
-      const batch = this.queue.splice(0, Math.min(BATCH, left));
+      // at most BATCH rows inserted a transaction, with the superseded calls before them
+      const end = Math.min(left, this.queue.length);
+      let n = 0;
+      for (let rows = 0; n < end && (rows < BATCH || superseded.has(this.queue[n])); n++) if (!superseded.has(this.queue[n])) rows++;
+      const batch = this.queue.splice(0, n);
       left -= batch.length;
       for (const r of batch) this.queueText -= heldText(r);
       try {
-        await db.batch(this.statementsFor(batch));
+        await db.batch(this.statementsFor(batch, superseded));
         this.written += batch.length;
       } catch (err) {
         this.dropped += batch.length;
         this.options.logger.error('could not write session records; they are dropped', { err, count: batch.length });
       }
     }
+  }
+
+  /** Of the first `count` queued records, those older than their session's newest maxCallsPerSession among them. */
+  private superseded(count: number): Set<Queued> {
+    const out = new Set<Queued>();
+    const max = this.options.maxCallsPerSession;
+    if (count <= max) return out;
+    const seen = new Map<string, number>();
+    for (let i = Math.min(count, this.queue.length) - 1; i >= 0; i--) {
+      const r = this.queue[i];
+      const key = historyKey(r.sessionId, r.owner ?? null);
+      const n = (seen.get(key) ?? 0) + 1;
+      seen.set(key, n);
+      if (n > max) out.add(r);
+    }
+    return out;
   }
 
   private droppedRecords(count: number, why: string): void {
@@ -354,19 +384,22 @@ export class CallHistory {
   }
 
   /**
-   * A batch as a few statements: the calls in multi-row INSERTs, one upsert per session (its
-   * counts summed), and one trim per session to its newest MAX_CALLS_PER_SESSION calls.
+   * A batch as a few statements: the calls in multi-row INSERTs (but the superseded), one upsert per
+   * session (its counts summed over them all), and one trim per session to its newest
+   * maxCallsPerSession calls.
    */
-  private statementsFor(batch: readonly Queued[]): Statement[] {
+  private statementsFor(batch: readonly Queued[], superseded: ReadonlySet<Queued>): Statement[] {
     const out: Statement[] = [];
     const keys = batch.map((r) => historyKey(r.sessionId, r.owner ?? null));
-    for (let i = 0; i < batch.length; i += INSERT_ROWS) {
-      const rows = batch.slice(i, i + INSERT_ROWS);
+    const inserted = superseded.size === 0 ? batch : batch.filter((r) => !superseded.has(r));
+    const insertedKeys = inserted === batch ? keys : inserted.map((r) => historyKey(r.sessionId, r.owner ?? null));
+    for (let i = 0; i < inserted.length; i += INSERT_ROWS) {
+      const rows = inserted.slice(i, i + INSERT_ROWS);
       const params: unknown[] = [];
       rows.forEach((r, j) => {
         const { args, result } = columns(r);
         params.push(
-          keys[i + j],
+          insertedKeys[i + j],
           r.contextId ?? null,
           r.tool,
           r.service ?? null,

@@ -265,7 +265,7 @@ export class Registry extends EventEmitter {
   /** The catalog last built and what it was built from (build()). */
   private built?: { inputs: string; catalog: Catalog };
   /** How many catalogs were built (build() found its inputs changed), for /debug/cache. */
-  catalogBuilds = 0;
+  private builds = 0;
   /** The fleet's tool names (the inventory's): a third-party tool of such a name is never plain. */
   private readonly fleetNames: ReadonlySet<string>;
   /** Tool pins (usePins): third-party tool definitions as first seen or approved. */
@@ -437,8 +437,13 @@ export class Registry extends EventEmitter {
       this.options.logger.warn(`catalog skips ${skip.name} of ${skip.service}: ${skip.reason}`);
     }
     this.built = { inputs, catalog };
-    this.catalogBuilds += 1;
+    this.builds += 1;
     return catalog;
+  }
+
+  /** How many catalogs were built so far (build() found its inputs changed), for /debug/cache. */
+  get catalogBuilds(): number {
+    return this.builds;
   }
 
   /**

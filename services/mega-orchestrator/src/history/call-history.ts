@@ -339,7 +339,11 @@ export class CallHistory {
       // at most BATCH rows inserted a transaction, with the superseded calls before them
       const end = Math.min(left, this.queue.length);
       let n = 0;
-      for (let rows = 0; n < end && (rows < BATCH || superseded.has(this.queue[n])); n++) if (!superseded.has(this.queue[n])) rows++;
+      for (let rows = 0; n < end; n++) {
+        if (superseded.has(this.queue[n])) continue;
+        if (rows === BATCH) break;
+        rows++;
+      }
       const batch = this.queue.splice(0, n);
       left -= batch.length;
       for (const r of batch) this.queueText -= heldText(r);
@@ -391,8 +395,13 @@ export class CallHistory {
   private statementsFor(batch: readonly Queued[], superseded: ReadonlySet<Queued>): Statement[] {
     const out: Statement[] = [];
     const keys = batch.map((r) => historyKey(r.sessionId, r.owner ?? null));
-    const inserted = superseded.size === 0 ? batch : batch.filter((r) => !superseded.has(r));
-    const insertedKeys = inserted === batch ? keys : inserted.map((r) => historyKey(r.sessionId, r.owner ?? null));
+    const inserted: Queued[] = [];
+    const insertedKeys: string[] = [];
+    batch.forEach((r, i) => {
+      if (superseded.has(r)) return;
+      inserted.push(r);
+      insertedKeys.push(keys[i]);
+    });
     for (let i = 0; i < inserted.length; i += INSERT_ROWS) {
       const rows = inserted.slice(i, i + INSERT_ROWS);
       const params: unknown[] = [];

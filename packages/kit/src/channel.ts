@@ -12,6 +12,11 @@
  * The second form (answerFrame, for a success envelope) puts the result last and says how long its
  * JSON text is, so the gateway can reuse that text for the MCP answer instead of serializing the
  * result twice more; it is plain JSON all the same.
+ *
+ * Both ends write each frame as it is made. Holding a turn's frames for one write (until the event
+ * loop's check phase) saved syscalls but left the other end idle meanwhile: at 32 connections the
+ * gateway and filesystem-mcp then served about 10% fewer calls a second at the same CPU per call
+ * (docs/gateway.md, "Frames leave as they are made").
  */
 import type { IncomingMessage, RequestListener } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -120,7 +125,7 @@ export function serveChannel(
     if (running.has(id)) return; // a reused id: the first call keeps it
     if (draining) {
       const body = { success: false, error: 'The service is shutting down; call again.', code: 'UPSTREAM_UNAVAILABLE' };
-      return void sendFrame(socket, answerFrame(id, { status: 503, body }));
+      return void socket.write(answerFrame(id, { status: 503, body }));
     }
     const controller = new AbortController();
     running.set(id, controller);
@@ -128,7 +133,7 @@ export function serveChannel(
       .catch((): ChannelAnswer => ({ status: 500, body: { success: false, error: 'Internal error.', code: 'INTERNAL' } }))
       .then((answer) => {
         running.delete(id);
-        if (!socket.destroyed) sendFrame(socket, answerFrame(id, answer), running.size === 0);
+        if (!socket.destroyed) socket.write(answerFrame(id, answer));
         endIfDrained();
       });
   };
@@ -192,22 +197,4 @@ export function readFrames(
     take();
   });
   take();
-}
-
-/**
- * Writes one frame; the frames written in one turn of the event loop leave in one write (corked
- * until its check phase). Uncorking at the next tick instead sent about one write per frame from a
- * service (each answer finishes in its own callback); at the check phase about nine frames share a
- * write at 32 connections, and both ends spent 6-7% less CPU per call (issue 14). A frame `alone`
- * (no other call in flight on the channel, so none to share a write with) leaves at once: waiting
- * for the check phase put whatever else the turn did (a service's metrics, the gateway's records)
- * before it, 10-40 µs of every call at one connection.
- */
-export function sendFrame(socket: Duplex, frame: string, alone = false): void {
-  if (socket.writableCorked === 0) {
-    if (alone) return void socket.write(frame);
-    socket.cork();
-    setImmediate(() => socket.uncork());
-  }
-  socket.write(frame);
 }

@@ -3,8 +3,7 @@
  * length announced, so the gateway can take its JSON text as it is; the frame stays plain JSON, and
  * the text is only taken from a line that keeps the form's promise.
  */
-import { PassThrough } from 'node:stream';
-import { answerFrame, resultTextOf, sendFrame } from '../src/channel';
+import { answerFrame, resultTextOf } from '../src/channel';
 
 const take = (line: string) => resultTextOf(line, JSON.parse(line) as Record<string, unknown>);
 
@@ -48,41 +47,5 @@ describe('answer frames', () => {
     expect(take(mismatch)).toBeUndefined(); // the parsed result is an array, the text an object
     // no resultLength: the plain form
     expect(take('{"id":1,"status":200,"body":{"success":true,"result":{"a":1}}}')).toBeUndefined();
-  });
-});
-
-describe('sendFrame', () => {
-  const collected = (stream: PassThrough) => {
-    const chunks: string[] = [];
-    stream.on('data', (c: Buffer) => chunks.push(c.toString()));
-    return chunks;
-  };
-
-  it('holds frames until the check phase, so that those of one turn leave in one write', async () => {
-    const socket = new PassThrough();
-    const chunks = collected(socket);
-    sendFrame(socket, 'a\n');
-    sendFrame(socket, 'b\n');
-    expect(socket.writableCorked).toBe(1);
-    expect(chunks).toEqual([]);
-    await new Promise((r) => setImmediate(r));
-    expect(socket.writableCorked).toBe(0);
-    await new Promise((r) => setImmediate(r));
-    expect(chunks.join('')).toBe('a\nb\n');
-  });
-
-  it('sends a frame alone (no other call in flight) at once, and one alone after held ones with them', async () => {
-    const socket = new PassThrough();
-    const chunks = collected(socket);
-    sendFrame(socket, 'a\n', true);
-    expect(socket.writableCorked).toBe(0);
-    expect(chunks.join('')).toBe('a\n'); // handed on already, not held
-    sendFrame(socket, 'b\n');
-    sendFrame(socket, 'c\n', true);
-    expect(socket.writableCorked).toBe(1);
-    expect(chunks.join('')).toBe('a\n');
-    await new Promise((r) => setImmediate(r));
-    await new Promise((r) => setImmediate(r));
-    expect(chunks.join('')).toBe('a\nb\nc\n');
   });
 });

@@ -8,7 +8,7 @@
  */
 import http from 'node:http';
 import type { Socket } from 'node:net';
-import { CHANNEL_PATH, CHANNEL_PROTOCOL, InFlight, readFrames, resultTextOf, sendFrame } from '@mcp-fleet/kit';
+import { CHANNEL_PATH, CHANNEL_PROTOCOL, InFlight, readFrames, resultTextOf } from '@mcp-fleet/kit';
 import { answerTooLarge, budgetText, DownstreamFailure, type DownstreamAnswer, type DownstreamRequest } from './downstream';
 
 /** A service without a channel is asked again after this long. */
@@ -99,7 +99,7 @@ export class DownstreamChannel {
         (req.requestId ? `,"requestId":${JSON.stringify(req.requestId)}` : '') +
         (req.traceparent ? `,"traceparent":${JSON.stringify(req.traceparent)}` : '') +
         `,"budgetMs":${budgetText(req.timeoutMs)}`;
-      sendFrame(channel, `{"id":${id}${extra},"call":${req.body ?? '{}'}}\n`, this.pending.size === 1);
+      channel.write(`{"id":${id}${extra},"call":${req.body ?? '{}'}}\n`);
     });
   }
 

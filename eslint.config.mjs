@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/**', '**/dist/**', 'coverage/**', '.data/**', 'monitoring/**', 'compose/**'] },
+  { ignores: ['**/node_modules/**', '**/dist/**', 'dist-base/**', 'coverage/**', '.data/**', 'monitoring/**', 'compose/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

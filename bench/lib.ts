@@ -126,6 +126,11 @@ export interface StartOptions {
    * Otherwise from its TypeScript source through tsx, with Node's default flags.
    */
   built?: boolean;
+  /**
+   * With `built`: the build directory to run instead of dist/ (`pnpm bench build-ab`'s base build).
+   * It must sit at the repository's root, as dist/ does, for its bundles to find node_modules.
+   */
+  distDir?: string;
 }
 
 /** Whether a suite that asks for the build gets it (BENCH_FROM_SOURCE=1: the source through tsx instead). */
@@ -149,7 +154,11 @@ export async function startServiceProcess(
     .filter(Boolean);
   const args =
     options.built && benchBuilt()
-      ? [...nodeArgsOf(id, process.env), ...flags, path.join(REPO_ROOT, DIST_DIR, 'services', id, 'server.js')]
+      ? [
+          ...nodeArgsOf(id, process.env),
+          ...flags,
+          path.join(options.distDir ?? path.join(REPO_ROOT, DIST_DIR), 'services', id, 'server.js'),
+        ]
       : [...flags, '--import', 'tsx', path.join(REPO_ROOT, 'services', id, 'src', 'server.ts')];
   const child = spawn(process.execPath, args, {
     env: { ...process.env, LOG_LEVEL: 'warn', ...env, PORT: String(port) },
@@ -186,4 +195,43 @@ export function stopProcesses(children: ChildProcess[]): Promise<void[]> {
 
 export function markdownTable(head: string[], rows: (string | number)[][]): string {
   return [`| ${head.join(' | ')} |`, `| ${head.map(() => '---').join(' | ')} |`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+}
+
+/**
+ * An MCP session (2025-06-18) at origin + pathName, initialized: the headers its calls carry
+ * (Accept, MCP-Protocol-Version, and Mcp-Session-Id when the server gave one).
+ */
+export async function mcpSession(origin: string, pathName: string): Promise<Record<string, string>> {
+  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  const init = await fetch(origin + pathName, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } },
+    }),
+  });
+  await init.text();
+  const sid = init.headers.get('mcp-session-id');
+  const out: Record<string, string> = { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
+  if (sid) out['mcp-session-id'] = sid;
+  await fetch(origin + pathName, {
+    method: 'POST',
+    headers: { ...headers, ...out },
+    body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+  }).then((r) => r.text());
+  return out;
+}
+
+/** Waits until the gateway at origin lists the tool (its downstreams are found after it starts). */
+export async function waitForTool(origin: string, tool: string, timeoutMs = 20_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end) {
+    const body = (await (await fetch(`${origin}/tools/list`)).json()) as { tools: { name: string }[] };
+    if (body.tools.some((t) => t.name === tool)) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`the gateway at ${origin} did not list ${tool} within ${timeoutMs} ms`);
 }

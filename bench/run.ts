@@ -62,6 +62,8 @@ async function main() {
   const perSuite = path.join(dir, 'suites');
   fs.mkdirSync(perSuite, { recursive: true });
   names.forEach((name, i) => {
+    // a suite that did not run (e.g. build-ab without BENCH_AB_BASE) keeps its last figures
+    if ((results[name] as { skipped?: unknown } | undefined)?.skipped !== undefined) return;
     const header = `<!-- ${startedAt}; ${machine.cpus} × ${machine.cpuModel}, Node ${machine.node} -->\n`;
     fs.writeFileSync(path.join(perSuite, `${name}.md`), header + sections[i] + '\n');
     fs.writeFileSync(

@@ -13,6 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import {
   markdownTable,
+  mcpSession,
   percentile,
   processTreeCpuMs,
   REPO_ROOT,
@@ -20,6 +21,7 @@ import {
   benchBuilt,
   startServiceProcess,
   stopProcesses,
+  waitForTool,
   type LoadResult,
 } from '../lib';
 import { ensureBuilt } from '../../scripts/build/build';
@@ -28,30 +30,6 @@ import { nodeArgsOf } from '../../scripts/fleet/plan';
 /** Issue 29's targets: calls/s over the alternative's at 32 connections, and ms added at p50 at one connection. */
 const TARGET_RATIO = 2.5;
 const TARGET_ADDED_MS = 0.3;
-
-async function session(origin: string, pathName: string): Promise<Record<string, string>> {
-  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-  const init = await fetch(origin + pathName, {
-    method: 'POST',
-    headers,
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 0,
-      method: 'initialize',
-      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } },
-    }),
-  });
-  await init.text();
-  const sid = init.headers.get('mcp-session-id');
-  const out: Record<string, string> = { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
-  if (sid) out['mcp-session-id'] = sid;
-  await fetch(origin + pathName, {
-    method: 'POST',
-    headers: { ...headers, ...out },
-    body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
-  }).then((r) => r.text());
-  return out;
-}
 
 /** Seconds the process behind origin spent in GC pauses so far, by kind (its /metrics, prom-client's default metrics). */
 async function gcSeconds(origin: string): Promise<Record<string, number>> {
@@ -142,13 +120,9 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
   try {
     await waitHttp(`http://127.0.0.1:${sgPort}/healthz`, 30_000).catch(() => waitHttp(`http://127.0.0.1:${sgPort}/mcp`, 10_000));
     const gw = `http://127.0.0.1:${gwPort}`;
-    for (let i = 0; i < 100; i++) {
-      const body = (await (await fetch(`${gw}/tools/list`)).json()) as { tools: { name: string }[] };
-      if (body.tools.some((t) => t.name === 'file_list')) break;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    const ours = await session(gw, '/mcp');
-    const theirs = await session(`http://127.0.0.1:${sgPort}`, '/mcp');
+    await waitForTool(gw, 'file_list');
+    const ours = await mcpSession(gw, '/mcp');
+    const theirs = await mcpSession(`http://127.0.0.1:${sgPort}`, '/mcp');
     let id = 0;
     const ok = (b: string, s: number) => s === 200 && b.includes('"isError":false');
     const okTheirs = (b: string, s: number) => s === 200 && b.includes('file-19.txt') && !b.includes('"isError":true');

@@ -24,6 +24,33 @@ export function percentile(sorted: number[], p: number): number {
   return sorted[i];
 }
 
+/** The median as percentile() has it (the lower of the two middle values of an even count); NaN for none. */
+export function median(values: number[]): number {
+  return percentile(
+    [...values].sort((a, b) => a - b),
+    50,
+  );
+}
+
+/**
+ * `rounds` pairs of windows of two paths, interleaved, the order flipped every pair (the other path
+ * first in the first pair), so that the machine's drift in speed falls on both alike; `report` gets
+ * each pair as (ours, other, round from 1).
+ */
+export async function interleavedPairs<T>(
+  rounds: number,
+  ours: () => Promise<T>,
+  other: () => Promise<T>,
+  report: (ours: T, other: T, round: number) => void,
+): Promise<void> {
+  for (let r = 0; r < rounds; r++) {
+    const oursFirst = r % 2 === 1;
+    const first = await (oursFirst ? ours : other)();
+    const second = await (oursFirst ? other : ours)();
+    report(oursFirst ? first : second, oursFirst ? second : first, r + 1);
+  }
+}
+
 export function summarize(latenciesMs: number[], seconds: number, concurrency: number, errors: number): LoadResult {
   const sorted = [...latenciesMs].sort((a, b) => a - b);
   const round = (n: number) => Math.round(n * 1000) / 1000;
@@ -198,10 +225,10 @@ export function markdownTable(head: string[], rows: (string | number)[][]): stri
 }
 
 /**
- * An MCP session (2025-06-18) at origin + pathName, initialized: the headers its calls carry
+ * An MCP session at origin + pathName, initialized with protocolVersion: the headers its calls carry
  * (Accept, MCP-Protocol-Version, and Mcp-Session-Id when the server gave one).
  */
-export async function mcpSession(origin: string, pathName: string): Promise<Record<string, string>> {
+export async function mcpSession(origin: string, pathName: string, protocolVersion = '2025-06-18'): Promise<Record<string, string>> {
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
   const init = await fetch(origin + pathName, {
     method: 'POST',
@@ -210,12 +237,12 @@ export async function mcpSession(origin: string, pathName: string): Promise<Reco
       jsonrpc: '2.0',
       id: 0,
       method: 'initialize',
-      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } },
+      params: { protocolVersion, capabilities: {}, clientInfo: { name: 'bench', version: '1' } },
     }),
   });
   await init.text();
   const sid = init.headers.get('mcp-session-id');
-  const out: Record<string, string> = { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
+  const out: Record<string, string> = { accept: 'application/json, text/event-stream', 'mcp-protocol-version': protocolVersion };
   if (sid) out['mcp-session-id'] = sid;
   await fetch(origin + pathName, {
     method: 'POST',

@@ -20,9 +20,10 @@ import path from 'node:path';
 import { ensureBuilt } from '../../scripts/build/build';
 import { DIST_DIR } from '../../scripts/build/stamp';
 import {
+  interleavedPairs,
   markdownTable,
   mcpSession,
-  percentile,
+  median,
   processTreeCpuMs,
   REPO_ROOT,
   runLoad,
@@ -41,11 +42,6 @@ interface Stack {
   processes: ChildProcess[];
 }
 
-const median = (values: number[]) =>
-  percentile(
-    [...values].sort((a, b) => a - b),
-    50,
-  );
 const round3 = (n: number) => Math.round(n * 1000) / 1000;
 
 /** A gateway and a filesystem-mcp from distDir, on ports of their own, in an MCP session ready to call file_list. */
@@ -134,17 +130,18 @@ export async function run(): Promise<{ json: unknown; markdown: string }> {
         spent.calls += result.requests + result.errors;
         return result;
       };
-      for (let r = 0; r < rounds; r++) {
-        const [first, second] = r % 2 === 0 ? [base, current] : [current, base];
-        const a = await window(first);
-        const b = await window(second);
-        const [ofBase, ofCurrent] = first === base ? [a, b] : [b, a];
-        ratios.push(Math.round((ofCurrent.throughput / ofBase.throughput) * 1000) / 1000);
-        p50Diffs.push(round3(ofCurrent.p50Ms - ofBase.p50Ms));
-        process.stdout.write(
-          `build-ab c=${concurrency} round ${r + 1}: base ${ofBase.throughput}/s p50 ${ofBase.p50Ms} ms, current ${ofCurrent.throughput}/s p50 ${ofCurrent.p50Ms} ms\n`,
-        );
-      }
+      await interleavedPairs(
+        rounds,
+        () => window(current),
+        () => window(base),
+        (ofCurrent, ofBase, round) => {
+          ratios.push(Math.round((ofCurrent.throughput / ofBase.throughput) * 1000) / 1000);
+          p50Diffs.push(round3(ofCurrent.p50Ms - ofBase.p50Ms));
+          process.stdout.write(
+            `build-ab c=${concurrency} round ${round}: base ${ofBase.throughput}/s p50 ${ofBase.p50Ms} ms, current ${ofCurrent.throughput}/s p50 ${ofCurrent.p50Ms} ms\n`,
+          );
+        },
+      );
       const perCall = (s: Stack) => round3(cpu.get(s)!.ms / Math.max(1, cpu.get(s)!.calls));
       const cell = {
         concurrency,

@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { markdownTable, runLoad, startServiceProcess, stopProcesses, type LoadResult } from '../lib';
+import { markdownTable, mcpSession, runLoad, startServiceProcess, stopProcesses, waitForTool, type LoadResult } from '../lib';
 
 export interface GatewayBench {
   tool: string;
@@ -33,31 +33,8 @@ export async function run(options: { durationMs: number }): Promise<{ json: Gate
   children.push(await startServiceProcess('mega-orchestrator', env, gwPort));
   try {
     const gw = `http://127.0.0.1:${gwPort}`;
-    for (let i = 0; i < 100; i++) {
-      const res = await fetch(`${gw}/tools/list`);
-      const body = (await res.json()) as { tools: { name: string }[] };
-      if (body.tools.some((t) => t.name === 'system_info')) break;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    const init = await fetch(`${gw}/mcp`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 0,
-        method: 'initialize',
-        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '1' } },
-      }),
-    });
-    const sessionId = init.headers.get('mcp-session-id') ?? '';
-    await init.text();
-    const rpcHeaders: Record<string, string> = { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' };
-    if (sessionId) rpcHeaders['mcp-session-id'] = sessionId;
-    await fetch(`${gw}/mcp`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...rpcHeaders },
-      body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
-    });
+    await waitForTool(gw, 'system_info');
+    const rpcHeaders = await mcpSession(gw, '/mcp', '2025-11-25');
 
     let rpcId = 0;
     const calls = {

@@ -12,9 +12,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
+  interleavedPairs,
   markdownTable,
   mcpSession,
-  percentile,
+  median,
   processTreeCpuMs,
   REPO_ROOT,
   runLoad,
@@ -221,21 +222,14 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
     const rounds = Math.max(0, Number(process.env.BENCH_ROUNDS ?? 10));
     const pairMs = Math.max(500, Number(process.env.BENCH_PAIR_MS ?? 1500));
     type Path = (typeof calls)[keyof typeof calls];
-    /** `rounds` pairs of windows of one path and another, interleaved, the order flipped every pair. */
-    const interleaved = async (
-      ours: Path,
-      other: Path,
-      concurrency: number,
-      report: (o: LoadResult, t: LoadResult, round: number) => void,
-    ) => {
-      for (let r = 0; r < rounds; r++) {
-        const oursFirst = r % 2 === 1;
-        const [x, y] = oursFirst ? [ours, other] : [other, ours];
-        const first = await runLoad(x.origin, x.call, concurrency, pairMs, 200);
-        const second = await runLoad(y.origin, y.call, concurrency, pairMs, 200);
-        report(oursFirst ? first : second, oursFirst ? second : first, r + 1);
-      }
-    };
+    /** `rounds` pairs of windows of one path and another at `concurrency` connections (interleavedPairs). */
+    const interleaved = (ours: Path, other: Path, concurrency: number, report: (o: LoadResult, t: LoadResult, round: number) => void) =>
+      interleavedPairs(
+        rounds,
+        () => runLoad(ours.origin, ours.call, concurrency, pairMs, 200),
+        () => runLoad(other.origin, other.call, concurrency, pairMs, 200),
+        report,
+      );
     const pairedRatios: number[] = [];
     let oursCalls = 0;
     let theirsCalls = 0;
@@ -252,18 +246,8 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
       addedPairs.push(Math.round((ours1.p50Ms - direct1.p50Ms) * 1000) / 1000);
       process.stdout.write(`vs-supergateway c=1 round ${round}: gateway p50 ${ours1.p50Ms} ms, direct ${direct1.p50Ms} ms\n`);
     });
-    const addedP50Paired = addedPairs.length
-      ? percentile(
-          [...addedPairs].sort((a, b) => a - b),
-          50,
-        )
-      : undefined;
-    const medianRatio = pairedRatios.length
-      ? percentile(
-          [...pairedRatios].sort((a, b) => a - b),
-          50,
-        )
-      : undefined;
+    const addedP50Paired = addedPairs.length ? median(addedPairs) : undefined;
+    const medianRatio = pairedRatios.length ? median(pairedRatios) : undefined;
     const pooledRatio = theirsCalls > 0 ? Math.round((oursCalls / theirsCalls) * 100) / 100 : undefined;
     const row = (p: string, c: number) => rows.find((r) => r.path === p && r.result.concurrency === c)!;
     const get = (p: string, c: number) => row(p, c).result;

@@ -158,6 +158,8 @@ export interface StartOptions {
    * It must sit at the repository's root, as dist/ does, for its bundles to find node_modules.
    */
   distDir?: string;
+  /** With `built`: the environment whose FLEET_NODE_ARGS / FLEET_GATEWAY_NODE_ARGS give its Node flags (default: this process's). */
+  flagsEnv?: NodeJS.ProcessEnv;
 }
 
 /** Whether a suite that asks for the build gets it (BENCH_FROM_SOURCE=1: the source through tsx instead). */
@@ -182,7 +184,7 @@ export async function startServiceProcess(
   const args =
     options.built && benchBuilt()
       ? [
-          ...nodeArgsOf(id, process.env),
+          ...nodeArgsOf(id, options.flagsEnv ?? process.env),
           ...flags,
           path.join(options.distDir ?? path.join(REPO_ROOT, DIST_DIR), 'services', id, 'server.js'),
         ]

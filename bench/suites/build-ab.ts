@@ -12,6 +12,16 @@
  * ignored by git). BENCH_AB_BASE=dist measures the build against itself: ratios near 1 say how far
  * this machine can be trusted. BENCH_AB_CONNECTIONS (default 32,1), BENCH_ROUNDS (12 pairs),
  * BENCH_PAIR_MS (1500 ms).
+ *
+ * Then "together" rounds (BENCH_AB_TOGETHER, default 8, 0 for none; 3 s each): both stacks under load at
+ * the same time, each with half the connections, so that both meet the same machine at the same moment;
+ * each process's CPU per call is compared round by round (median of the rounds' ratios). On a noisy
+ * VM where the windows above read two identical stacks 0.93-1.02×, these read them 0.98-0.99×, and
+ * they say which of the two processes a change moved.
+ *
+ * Node flags: both stacks run with the fleet's (FLEET_NODE_ARGS, FLEET_GATEWAY_NODE_ARGS), except that
+ * BENCH_AB_NODE_ARGS (filesystem-mcp) and BENCH_AB_GATEWAY_NODE_ARGS (the gateway) replace them for
+ * this build's stack only (`-` for none): with BENCH_AB_BASE=dist, the same build under other flags.
  */
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -19,6 +29,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ensureBuilt } from '../../scripts/build/build';
 import { DIST_DIR } from '../../scripts/build/stamp';
+import { nodeArgsOf } from '../../scripts/fleet/plan';
 import {
   interleavedPairs,
   markdownTable,
@@ -45,7 +56,14 @@ interface Stack {
 const round3 = (n: number) => Math.round(n * 1000) / 1000;
 
 /** A gateway and a filesystem-mcp from distDir, on ports of their own, in an MCP session ready to call file_list. */
-async function startStack(name: string, distDir: string, workspace: string, portBase: number, processes: ChildProcess[]): Promise<Stack> {
+async function startStack(
+  name: string,
+  distDir: string,
+  workspace: string,
+  portBase: number,
+  processes: ChildProcess[],
+  flagsEnv: NodeJS.ProcessEnv = process.env,
+): Promise<Stack> {
   const fsPort = portBase + 1;
   const gwPort = portBase;
   const env = {
@@ -59,7 +77,7 @@ async function startStack(name: string, distDir: string, workspace: string, port
     ['filesystem-mcp', fsPort],
     ['mega-orchestrator', gwPort],
   ] as const) {
-    const child = await startServiceProcess(id, env, port, { built: true, distDir });
+    const child = await startServiceProcess(id, env, port, { built: true, distDir, flagsEnv });
     own.push(child);
     processes.push(child); // stopped at the end even if the next start fails
   }
@@ -79,6 +97,45 @@ async function startStack(name: string, distDir: string, workspace: string, port
         JSON.stringify({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name: 'file_list', arguments: { path: '.' } } }),
       check: (b, s) => s === 200 && b.includes('"isError":false'),
     },
+  };
+}
+
+/** CPU ms per call of one stack's processes (its filesystem-mcp, then its gateway) over a load. */
+async function cpuPerCall(stack: Stack, load: Promise<LoadResult>): Promise<{ service: number; gateway: number; result: LoadResult }> {
+  const [service, gateway] = stack.processes;
+  const before = [processTreeCpuMs(service.pid) ?? NaN, processTreeCpuMs(gateway.pid) ?? NaN];
+  const result = await load;
+  const calls = Math.max(1, result.requests + result.errors);
+  return {
+    service: ((processTreeCpuMs(service.pid) ?? NaN) - before[0]) / calls,
+    gateway: ((processTreeCpuMs(gateway.pid) ?? NaN) - before[1]) / calls,
+    result,
+  };
+}
+
+/**
+ * Both stacks loaded at the same time (half the connections each): each process's CPU per call,
+ * this build's over the base's, median of the rounds; undefined for no rounds.
+ */
+async function togetherRounds(base: Stack, current: Stack, concurrency: number, rounds: number) {
+  if (rounds === 0) return undefined;
+  const each = Math.max(1, Math.floor(concurrency / 2));
+  const ratios = { gateway: [] as number[], service: [] as number[], both: [] as number[], throughput: [] as number[] };
+  for (let r = 0; r < rounds; r++) {
+    const [b, c] = await Promise.all([base, current].map((s) => cpuPerCall(s, runLoad(s.origin, s.call, each, 3000, 0))));
+    ratios.gateway.push(c.gateway / b.gateway);
+    ratios.service.push(c.service / b.service);
+    ratios.both.push((c.gateway + c.service) / (b.gateway + b.service));
+    ratios.throughput.push(c.result.throughput / b.result.throughput);
+  }
+  return {
+    rounds,
+    connectionsEach: each,
+    gateway: round3(median(ratios.gateway)),
+    service: round3(median(ratios.service)),
+    both: round3(median(ratios.both)),
+    throughput: round3(median(ratios.throughput)),
+    ratios: Object.fromEntries(Object.entries(ratios).map(([k, v]) => [k, v.map(round3)])),
   };
 }
 
@@ -103,17 +160,27 @@ export async function run(): Promise<{ json: unknown; markdown: string }> {
     throw new Error(`BENCH_AB_CONNECTIONS takes whole numbers 1-256, comma-separated; got "${process.env.BENCH_AB_CONNECTIONS}"`);
   const rounds = Math.max(2, Number(process.env.BENCH_ROUNDS ?? 12));
   const pairMs = Math.max(500, Number(process.env.BENCH_PAIR_MS ?? 1500));
+  const togetherCount = Math.max(0, Math.floor(Number(process.env.BENCH_AB_TOGETHER ?? 8)) || 0);
 
+  // this build's stack under other flags, if asked (nodeArgsOf reads them as it reads FLEET_NODE_ARGS)
+  const currentFlags: NodeJS.ProcessEnv = {
+    ...process.env,
+    ...(process.env.BENCH_AB_NODE_ARGS ? { FLEET_NODE_ARGS: process.env.BENCH_AB_NODE_ARGS } : {}),
+    ...(process.env.BENCH_AB_GATEWAY_NODE_ARGS ? { FLEET_GATEWAY_NODE_ARGS: process.env.BENCH_AB_GATEWAY_NODE_ARGS } : {}),
+  };
+  const flagsOf = (env: NodeJS.ProcessEnv) =>
+    `the gateway ${nodeArgsOf('mega-orchestrator', env).join(' ') || '(none)'}, filesystem-mcp ${nodeArgsOf('filesystem-mcp', env).join(' ') || '(none)'}`;
   const workspace = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'bench-ab-')));
   for (let i = 0; i < 20; i++) fs.writeFileSync(path.join(workspace, `file-${i}.txt`), `line ${i}\n`);
   const portBase = 3000 + Math.floor(Math.random() * 150) * 100 + 7000;
   const processes: ChildProcess[] = [];
   try {
     const base = await startStack('base', baseDir, workspace, portBase, processes);
-    const current = await startStack('current', path.join(REPO_ROOT, DIST_DIR), workspace, portBase + 10, processes);
+    const current = await startStack('current', path.join(REPO_ROOT, DIST_DIR), workspace, portBase + 10, processes, currentFlags);
     for (const s of [base, current]) await runLoad(s.origin, s.call, 8, 2000, 0);
     const cpuOf = (s: Stack) => s.processes.reduce((sum, p) => sum + (processTreeCpuMs(p.pid) ?? NaN), 0);
     const rows: (string | number)[][] = [];
+    const togetherRows: (string | number)[][] = [];
     const cells: unknown[] = [];
     for (const concurrency of connections) {
       const ratios: number[] = [];
@@ -142,6 +209,7 @@ export async function run(): Promise<{ json: unknown; markdown: string }> {
           );
         },
       );
+      const together = await togetherRounds(base, current, concurrency, togetherCount);
       const perCall = (s: Stack) => round3(cpu.get(s)!.ms / Math.max(1, cpu.get(s)!.calls));
       const cell = {
         concurrency,
@@ -150,8 +218,18 @@ export async function run(): Promise<{ json: unknown; markdown: string }> {
         p50Diffs,
         medianP50DiffMs: median(p50Diffs),
         cpuMsPerCall: { base: perCall(base), current: perCall(current) },
+        together,
       };
       cells.push(cell);
+      if (together)
+        togetherRows.push([
+          concurrency,
+          together.rounds,
+          `**${together.gateway}×**`,
+          `**${together.service}×**`,
+          together.both,
+          together.throughput,
+        ]);
       rows.push([
         concurrency,
         `**${cell.medianRatio}×**`,
@@ -176,9 +254,34 @@ export async function run(): Promise<{ json: unknown; markdown: string }> {
         rows,
       ),
       '',
-      'Both stacks ran at once (a gateway and a filesystem-mcp each, from their builds under plain node with the fleet’s flags); server CPU per call is the two processes’ from /proc, over all windows.',
+      'Both stacks ran at once (a gateway and a filesystem-mcp each, from their builds under plain node); server CPU per call is the two processes’ from /proc, over all windows.',
+      '',
+      ...(togetherRows.length
+        ? [
+            'Together: both stacks under load at once (half the connections each, 3 s rounds); CPU per call of this build over the base, median of the rounds:',
+            '',
+            markdownTable(
+              ['connections (both stacks)', 'rounds', 'gateway CPU/call', 'filesystem-mcp CPU/call', 'both', 'calls/s'],
+              togetherRows,
+            ),
+            '',
+          ]
+        : []),
+      `Node flags: the base ${flagsOf(process.env)}; this build ${flagsOf(currentFlags)}.`,
     ].join('\n');
-    return { json: { base: path.relative(REPO_ROOT, baseDir), rounds, pairMs, cells }, markdown };
+    return {
+      json: {
+        base: path.relative(REPO_ROOT, baseDir),
+        rounds,
+        pairMs,
+        nodeArgs: {
+          base: { gateway: nodeArgsOf('mega-orchestrator', process.env), service: nodeArgsOf('filesystem-mcp', process.env) },
+          current: { gateway: nodeArgsOf('mega-orchestrator', currentFlags), service: nodeArgsOf('filesystem-mcp', currentFlags) },
+        },
+        cells,
+      },
+      markdown,
+    };
   } finally {
     await stopProcesses(processes);
     fs.rmSync(workspace, { recursive: true, force: true });

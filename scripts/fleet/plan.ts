@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { defaultDataDir } from '../../packages/kit/src/config';
 import { parseEnvFile } from '../../packages/kit/src/envfile';
-import { SERVICE_NODE_ARGS } from '../../packages/kit/src/node-args';
+import { HOT_PATH_NODE_ARGS, SERVICE_NODE_ARGS } from '../../packages/kit/src/node-args';
 import {
   FLEET_PROFILES,
   GATEWAY_ID,
@@ -32,8 +32,11 @@ export interface LaunchSpec {
   logFile: string;
 }
 
-/** Every tool service's Node flags (why these: packages/kit/src/node-args.ts; the gateway gives them to its stdio servers too). */
-export { SERVICE_NODE_ARGS };
+/**
+ * Every tool service's Node flags, and those of a service on the agents' hot path (the inventory's
+ * `hotPath`); why these: packages/kit/src/node-args.ts. The gateway gives the first to its stdio servers too.
+ */
+export { HOT_PATH_NODE_ARGS, SERVICE_NODE_ARGS };
 
 /** The gateway's Node flags: its throughput is measured with them (`pnpm bench vs-supergateway`), apart from the idle tool services'. */
 export const GATEWAY_NODE_ARGS: readonly string[] = ['--max-semi-space-size=16'];
@@ -43,7 +46,8 @@ export const LAUNCHER_NODE_ARGS: readonly string[] = ['--max-semi-space-size=1',
 
 /** A process's flags by default (nodeArgsOf without an override). */
 export function defaultNodeArgs(id: string): string[] {
-  return [...(id === GATEWAY_ID ? GATEWAY_NODE_ARGS : SERVICE_NODE_ARGS)];
+  if (id === GATEWAY_ID) return [...GATEWAY_NODE_ARGS];
+  return [...(SERVICES.find((s) => s.id === id)?.hotPath ? HOT_PATH_NODE_ARGS : SERVICE_NODE_ARGS)];
 }
 
 /**

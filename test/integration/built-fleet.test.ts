@@ -14,11 +14,11 @@ import path from 'node:path';
 import { freePort, tempDir } from '@mcp-fleet/testing';
 import { builtCheck, configSource, declaredEnvFile, ensureBuiltApart, readStamp, staleReason } from '../../scripts/build/stamp';
 import { localGet } from '../../scripts/fleet/launcher';
-import { defaultNodeArgs, SERVICE_NODE_ARGS } from '../../scripts/fleet/plan';
+import { defaultNodeArgs, HOT_PATH_NODE_ARGS, SERVICE_NODE_ARGS } from '../../scripts/fleet/plan';
 import { declaredNames } from '../../scripts/fleet/service-env';
 import { getJson, postJson, REPO_ROOT, startFleet, type FleetHandle } from '../support/fleet-process';
 
-const ONLY = ['git-mcp', 'config-mcp', 'code-graph-mcp', 'mqtt-mcp', 'marketplace-mcp', 'secrets-ui'];
+const ONLY = ['filesystem-mcp', 'git-mcp', 'config-mcp', 'code-graph-mcp', 'mqtt-mcp', 'marketplace-mcp', 'secrets-ui'];
 let fleet: FleetHandle;
 let tmp: { dir: string; cleanup: () => void };
 let workspace: string;
@@ -69,10 +69,12 @@ describe('the built fleet', () => {
     for (const s of services) {
       const args = cmdline(s.pid);
       expect(args).toContain(path.join(REPO_ROOT, 'dist', 'services', s.id, 'server.js'));
-      // a young generation capped per semi-space: 1 MiB for a tool service, 8 MiB for the gateway (its throughput)
+      // a young generation capped per semi-space: 1 MiB for an idle tool service, 2 MiB for filesystem-mcp (the
+      // agents' hot path), 16 MiB for the gateway (its throughput)
       expect(args.some((a) => /^--max-semi-space-size=\d+$/.test(a))).toBe(true);
-      // each process's own flags (scripts/fleet/plan.ts): --optimize-for-size for the tool services
+      // each process's own flags (scripts/fleet/plan.ts): --optimize-for-size for the idle tool services
       expect(args.slice(1, -1)).toEqual(defaultNodeArgs(s.id));
+      if (s.id === 'filesystem-mcp') expect(args.slice(1, -1)).toEqual(HOT_PATH_NODE_ARGS);
       expect(args.join(' ')).not.toMatch(/tsx/);
     }
     // the gateway's descendants (its stdio server, in the OS sandbox where there is one)

@@ -7,9 +7,16 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { GATEWAY_ID } from '@mcp-fleet/inventory';
+import { GATEWAY_ID, SERVICES } from '@mcp-fleet/inventory';
 import { tempDir } from '@mcp-fleet/testing';
-import { GATEWAY_NODE_ARGS, LAUNCHER_NODE_ARGS, planFleet, REPO_ROOT, SERVICE_NODE_ARGS } from '../../scripts/fleet/plan';
+import {
+  GATEWAY_NODE_ARGS,
+  HOT_PATH_NODE_ARGS,
+  LAUNCHER_NODE_ARGS,
+  planFleet,
+  REPO_ROOT,
+  SERVICE_NODE_ARGS,
+} from '../../scripts/fleet/plan';
 import { inventoryStdioServers } from '../../services/mega-orchestrator/src/downstream/mcp-servers-config';
 
 const tmp = tempDir('fleet-node-args-');
@@ -19,12 +26,17 @@ const argsById = (env: Record<string, string>) =>
   Object.fromEntries(planFleet({ env: { ...base, ...env } }).specs.map((s) => [s.entry.id, s.nodeArgs]));
 
 describe("the fleet's Node flags", () => {
-  it('tune the tool services for memory and leave the gateway its speed', () => {
+  const hotPath = SERVICES.filter((s) => s.hotPath).map((s) => s.id);
+
+  it('tune the tool services for memory, and leave the gateway and the hot-path services their speed', () => {
     const args = argsById({});
     expect(SERVICE_NODE_ARGS).toEqual(['--max-semi-space-size=1', '--optimize-for-size', '--single-threaded']);
+    expect(HOT_PATH_NODE_ARGS).toEqual(['--max-semi-space-size=2', '--single-threaded']);
     expect(GATEWAY_NODE_ARGS).toEqual(['--max-semi-space-size=16']);
+    expect(hotPath).toEqual(['filesystem-mcp']);
     expect(args[GATEWAY_ID]).toEqual(GATEWAY_NODE_ARGS);
-    const tools = Object.keys(args).filter((id) => id !== GATEWAY_ID);
+    expect(args['filesystem-mcp']).toEqual(HOT_PATH_NODE_ARGS);
+    const tools = Object.keys(args).filter((id) => id !== GATEWAY_ID && !hotPath.includes(id));
     expect(tools.length).toBeGreaterThan(20);
     for (const id of tools) expect([id, args[id]]).toEqual([id, SERVICE_NODE_ARGS]);
   });
@@ -33,6 +45,8 @@ describe("the fleet's Node flags", () => {
     const args = argsById({ FLEET_NODE_ARGS: ' --max-semi-space-size=2   --single-threaded-gc ', FLEET_GATEWAY_NODE_ARGS: '-' });
     expect(args[GATEWAY_ID]).toEqual([]);
     expect(args['system-mcp']).toEqual(['--max-semi-space-size=2', '--single-threaded-gc']);
+    // a hot-path service's own flags are replaced as well
+    expect(args['filesystem-mcp']).toEqual(['--max-semi-space-size=2', '--single-threaded-gc']);
     expect(argsById({ FLEET_GATEWAY_NODE_ARGS: '--optimize-for-size' })[GATEWAY_ID]).toEqual(['--optimize-for-size']);
     // empty is unset, as the services read variables
     expect(argsById({ FLEET_NODE_ARGS: '  ' })['system-mcp']).toEqual(SERVICE_NODE_ARGS);
@@ -80,5 +94,6 @@ describe("the fleet's Node flags", () => {
     expect(started(GATEWAY_ID)).toEqual([...GATEWAY_NODE_ARGS, `dist/services/${GATEWAY_ID}/server.js`]);
     for (const id of ['system-mcp', 'secrets-ui', 'coordinator'])
       expect(started(id)).toEqual([...SERVICE_NODE_ARGS, `dist/services/${id}/server.js`]);
+    for (const id of hotPath) expect(started(id)).toEqual([...HOT_PATH_NODE_ARGS, `dist/services/${id}/server.js`]);
   });
 });

@@ -43,6 +43,11 @@ export interface ServiceEntry {
   storage?: string;
   /** Further ports the service listens on, by the variable that sets each (moved by FLEET_PORT_OFFSET too). */
   extraPorts?: Record<string, number>;
+  /**
+   * On the agents' hot path (called by nearly every session, busy rather than idle): started with
+   * the Node flags for speed (HOT_PATH_NODE_ARGS) instead of the idle tool services' ones.
+   */
+  hotPath?: boolean;
 }
 
 export const SERVICES: readonly ServiceEntry[] = [
@@ -67,6 +72,7 @@ export const SERVICES: readonly ServiceEntry[] = [
     status: 'available',
     http: true,
     storage: 'workspace roots',
+    hotPath: true,
   },
   {
     id: 'git-mcp',

@@ -22,6 +22,8 @@
  * Node flags: both stacks run with the fleet's (FLEET_NODE_ARGS, FLEET_GATEWAY_NODE_ARGS), except that
  * BENCH_AB_NODE_ARGS (filesystem-mcp) and BENCH_AB_GATEWAY_NODE_ARGS (the gateway) replace them for
  * this build's stack only (`-` for none): with BENCH_AB_BASE=dist, the same build under other flags.
+ * BENCH_AB_ENV ("NAME=value ...") sets variables for this build's stack only (e.g. `CHANNEL_SOCKET_DIR=`:
+ * its channel over TCP).
  */
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -63,14 +65,18 @@ async function startStack(
   portBase: number,
   processes: ChildProcess[],
   flagsEnv: NodeJS.ProcessEnv = process.env,
+  extraEnv: Record<string, string> = {},
 ): Promise<Stack> {
   const fsPort = portBase + 1;
   const gwPort = portBase;
   const env = {
     DATA_DIR: `${workspace}.data-${name}`,
+    // as ./fleet up sets it (the channel over a Unix socket); BENCH_AB_ENV may change it for this build's stack
+    CHANNEL_SOCKET_DIR: `${workspace}.data-${name}/run`,
     WORKSPACE_ROOTS: workspace,
     FILESYSTEM_MCP_PORT: String(fsPort),
     HEALTH_POLL_MS: '1000',
+    ...extraEnv,
   };
   const own: ChildProcess[] = [];
   for (const [id, port] of [
@@ -168,6 +174,17 @@ export async function run(): Promise<{ json: unknown; markdown: string }> {
     ...(process.env.BENCH_AB_NODE_ARGS ? { FLEET_NODE_ARGS: process.env.BENCH_AB_NODE_ARGS } : {}),
     ...(process.env.BENCH_AB_GATEWAY_NODE_ARGS ? { FLEET_GATEWAY_NODE_ARGS: process.env.BENCH_AB_GATEWAY_NODE_ARGS } : {}),
   };
+  // BENCH_AB_ENV: variables for this build's stack only ("NAME=value NAME2=", space-separated; an empty value turns a setting off)
+  const currentEnv = Object.fromEntries(
+    (process.env.BENCH_AB_ENV ?? '')
+      .split(/\s+/)
+      .filter(Boolean)
+      .map((pair) => {
+        const eq = pair.indexOf('=');
+        if (eq < 1) throw new Error(`BENCH_AB_ENV takes NAME=value pairs, space-separated; got "${pair}"`);
+        return [pair.slice(0, eq), pair.slice(eq + 1)];
+      }),
+  );
   const flagsOf = (env: NodeJS.ProcessEnv) =>
     `the gateway ${nodeArgsOf('mega-orchestrator', env).join(' ') || '(none)'}, filesystem-mcp ${nodeArgsOf('filesystem-mcp', env).join(' ') || '(none)'}`;
   const workspace = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'bench-ab-')));
@@ -176,7 +193,15 @@ export async function run(): Promise<{ json: unknown; markdown: string }> {
   const processes: ChildProcess[] = [];
   try {
     const base = await startStack('base', baseDir, workspace, portBase, processes);
-    const current = await startStack('current', path.join(REPO_ROOT, DIST_DIR), workspace, portBase + 10, processes, currentFlags);
+    const current = await startStack(
+      'current',
+      path.join(REPO_ROOT, DIST_DIR),
+      workspace,
+      portBase + 10,
+      processes,
+      currentFlags,
+      currentEnv,
+    );
     for (const s of [base, current]) await runLoad(s.origin, s.call, 8, 2000, 0);
     const cpuOf = (s: Stack) => s.processes.reduce((sum, p) => sum + (processTreeCpuMs(p.pid) ?? NaN), 0);
     const rows: (string | number)[][] = [];
@@ -267,13 +292,15 @@ export async function run(): Promise<{ json: unknown; markdown: string }> {
             '',
           ]
         : []),
-      `Node flags: the base ${flagsOf(process.env)}; this build ${flagsOf(currentFlags)}.`,
+      `Node flags: the base ${flagsOf(process.env)}; this build ${flagsOf(currentFlags)}.` +
+        (Object.keys(currentEnv).length ? ` This build's stack also had ${process.env.BENCH_AB_ENV!.trim()}.` : ''),
     ].join('\n');
     return {
       json: {
         base: path.relative(REPO_ROOT, baseDir),
         rounds,
         pairMs,
+        env: currentEnv,
         nodeArgs: {
           base: { gateway: nodeArgsOf('mega-orchestrator', process.env), service: nodeArgsOf('filesystem-mcp', process.env) },
           current: { gateway: nodeArgsOf('mega-orchestrator', currentFlags), service: nodeArgsOf('filesystem-mcp', currentFlags) },

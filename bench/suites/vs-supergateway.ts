@@ -65,7 +65,14 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
   const gwPort = 7000 + offset;
   const sgPort = 7050 + offset;
   // the services' state lives beside the workspace, never in it
-  const env = { DATA_DIR: `${dir}.data`, WORKSPACE_ROOTS: dir, FILESYSTEM_MCP_PORT: String(fsPort), HEALTH_POLL_MS: '1000' };
+  // as ./fleet up sets it: the gateway's channel to filesystem-mcp over its Unix socket (CHANNEL_SOCKET_DIR)
+  const env = {
+    DATA_DIR: `${dir}.data`,
+    CHANNEL_SOCKET_DIR: `${dir}.data/run`,
+    WORKSPACE_ROOTS: dir,
+    FILESYSTEM_MCP_PORT: String(fsPort),
+    HEALTH_POLL_MS: '1000',
+  };
   // Our services as `./fleet up` runs them: the build under plain node with the fleet's Node flags (BENCH_FROM_SOURCE=1: tsx)
   const built = benchBuilt();
   if (built) await ensureBuilt((line) => process.stdout.write(`bench: vs-supergateway: ${line}\n`));

@@ -135,6 +135,8 @@ export function planFleet({ env, only }: FleetOptions): { specs: LaunchSpec[]; d
           : {}),
         HOST: env.HOST ?? '127.0.0.1',
         DATA_DIR: dataDir,
+        // the gateway's channel to each service over a Unix socket in the fleet's own directory (owner-only); "" turns it off
+        CHANNEL_SOCKET_DIR: env.CHANNEL_SOCKET_DIR ?? path.join(dataDir, 'run'),
         LOG_FILE: logFile,
         LOG_ROOTS: set(env.LOG_ROOTS) ?? logDir,
         WORKSPACE_ROOTS: workspaceRoots,

@@ -317,6 +317,17 @@ describe('the fleet through the launcher', () => {
 
   it('drops a killed service from the catalog, fails its calls fast, keeps the rest, and takes it back when the launcher restarts it', async () => {
     const fsState = fleet.state().services.find((s) => s.id === 'filesystem-mcp')!;
+    // the gateway reaches filesystem-mcp's channel over its Unix socket in DATA_DIR/run (CHANNEL_SOCKET_DIR), owner-only
+    const socket = path.join(tmp.dir, 'data', 'run', `channel-${new URL(direct('filesystem-mcp')).port}.sock`);
+    const channelOf = async () => {
+      const { body } = await getJson(`${fleet.gateway}/services`);
+      return (body.services as { id: string; channel?: string }[]).find((x) => x.id === 'filesystem-mcp')?.channel;
+    };
+    expect((await native('file_list', { path: '.' })).body.success).toBe(true);
+    expect(await channelOf()).toBe('unix');
+    expect(fs.lstatSync(socket).isSocket()).toBe(true);
+    expect(fs.lstatSync(socket).mode & 0o777).toBe(0o600);
+    expect(fs.statSync(path.dirname(socket)).mode & 0o777).toBe(0o700);
     process.kill(fsState.pid, 'SIGKILL');
     await waitFor('file_read to leave the catalog', async () => {
       const { body } = await getJson(`${fleet.gateway}/tools/list`);
@@ -341,6 +352,11 @@ describe('the fleet through the launcher', () => {
     );
     const back = await native('file_read', { path: 'notes/hello.txt' });
     expect(back.body).toMatchObject({ success: true, result: { content: 'hello fleet' } });
+    // the killed process's socket was stale; the new one replaced it, and the channel is over it again
+    await waitFor('the channel over the new socket', async () => {
+      await native('file_list', { path: '.' });
+      return (await channelOf()) === 'unix';
+    });
     // fleet.json is rewritten every 2 s.
     const again = await waitFor('the state file to show the restart', async () => {
       const s = fleet.state().services.find((x) => x.id === 'filesystem-mcp')!;

@@ -4,7 +4,7 @@
  * fleet's stores or another process's environment, reach the network, or outlive the call. Each
  * attack is tried in several spellings against the real service and a real bubblewrap.
  */
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -111,15 +111,22 @@ describe('an operator who allows any program and the shell: the sandbox still ho
   let service: ServiceApp;
   let server: http.Server;
   let port: number;
+  // a service's channel socket, where ./fleet up puts them (CHANNEL_SOCKET_DIR = DATA_DIR/run)
+  const channelSocket = path.join(dataDir, 'run', 'channel-7001.sock');
+  let socketServer: http.Server;
   beforeAll(async () => {
     service = await buildApp(ws.dir, { DATA_DIR: dataDir, TERMINAL_ALLOWED_COMMANDS: '*', TERMINAL_ALLOW_SHELL: 'true' });
     server = http.createServer((_req, res) => res.end('REACHED-THE-NETWORK'));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as AddressInfo).port;
+    fs.mkdirSync(path.dirname(channelSocket), { recursive: true, mode: 0o700 });
+    socketServer = http.createServer((_req, res) => res.end('REACHED-THE-NETWORK'));
+    await new Promise<void>((resolve) => socketServer.listen(channelSocket, resolve));
   });
   afterAll(async () => {
     await service.close();
     server.close();
+    socketServer.close();
   });
 
   const escapes = [
@@ -159,10 +166,25 @@ describe('an operator who allows any program and the shell: the sandbox still ho
     `node -e 'fetch("http://127.0.0.1:PORT/").then(r=>r.text()).then(console.log,e=>console.log("refused"))'`,
     'bash -c "cat < /dev/tcp/127.0.0.1/PORT"',
     'curl -s http://127.0.0.1:PORT/',
+    // the services' channel sockets (SOCKET: DATA_DIR/run/channel-7001.sock): a file, which a network
+    // namespace does not hide; DATA_DIR is covered by an empty directory
+    'curl -s --unix-socket SOCKET http://localhost/',
+    'curl -s --unix-socket .data/run/channel-7001.sock http://localhost/',
+    `node -e 'require("http").get({socketPath:"SOCKET",path:"/"},r=>r.pipe(process.stdout)).on("error",e=>console.log(e.code))'`,
   ];
   it.each(network)('%s reaches no network', async (command) => {
-    const text = outcome(await run(service, { command: command.replace('PORT', String(port)) }));
+    const text = outcome(await run(service, { command: command.replace('PORT', String(port)).replace('SOCKET', channelSocket) }));
     expect(text).not.toContain('REACHED-THE-NETWORK');
+  });
+
+  it('would reach the channel socket without the sandbox (so the cases above test something)', async () => {
+    // not execFileSync: this process answers on the socket
+    const text = await new Promise<string>((resolve, reject) =>
+      execFile('curl', ['-s', '--max-time', '10', '--unix-socket', channelSocket, 'http://localhost/'], (err, out) =>
+        err ? reject(err) : resolve(out),
+      ),
+    );
+    expect(text).toBe('REACHED-THE-NETWORK');
   });
 
   const lingering = [

@@ -19,6 +19,7 @@
  * (docs/gateway.md, "Frames leave as they are made").
  */
 import type { IncomingMessage, RequestListener } from 'node:http';
+import path from 'node:path';
 import type { Duplex } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { InFlight } from './in-flight';
@@ -84,6 +85,20 @@ export function resultTextOf(line: string, frame: { resultLength?: unknown; body
   const first = line[start];
   const expected = result === null || typeof result !== 'object' ? first : Array.isArray(result) ? '[' : '{';
   return first === expected ? line.slice(start, end) : undefined;
+}
+
+/** The longest path a Unix socket may have on Linux (sun_path, 108 bytes with its terminating NUL). */
+const MAX_SOCKET_PATH = 107;
+
+/**
+ * Where a service listening on `port` (loopback) also offers its channel over a Unix socket, in the
+ * fleet's CHANNEL_SOCKET_DIR: both ends derive it, the service from its port and the gateway from the
+ * service's URL, so a socket stands for exactly the server behind that port. Undefined when the path
+ * would be too long for a socket.
+ */
+export function channelSocketPath(dir: string, port: number): string | undefined {
+  const file = path.join(path.resolve(dir), `channel-${port}.sock`);
+  return Buffer.byteLength(file) <= MAX_SOCKET_PATH ? file : undefined;
 }
 
 /** True for the upgrade request that opens a channel. */

@@ -27,6 +27,8 @@ export interface RegistryOptions {
   stdioLauncher?: StdioLauncher;
   /** Plain tool calls over kit services' persistent channels (DOWNSTREAM_CHANNEL). */
   channel?: boolean;
+  /** Where loopback kit services offer their channel on a Unix socket too (CHANNEL_SOCKET_DIR). */
+  channelSocketDir?: string;
   /** MCP servers' elicitation, sampling and roots requests go to the caller of the call (MCP_FORWARD_CLIENT_REQUESTS). */
   forwardClientRequests?: boolean;
   /** How long a caller has to answer one of them (MCP_INPUT_TIMEOUT_MS). */
@@ -151,6 +153,7 @@ export class ServiceState {
       : new DownstreamClient(spec.url, {
           connections: options.connections,
           channel: options.channel,
+          channelSocketDir: options.channelSocketDir,
           maxResponseBytes: options.maxResponseBytes,
           connectTimeoutMs: Math.min(options.healthTimeoutMs, 10_000),
           headers: spec.headers,

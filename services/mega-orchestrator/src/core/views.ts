@@ -6,7 +6,7 @@ import type { Catalog } from './catalog';
 import type { GatewayContext } from './context';
 import { inventoryStatus } from './tool-resolver';
 import { MODE_DESCRIPTIONS, RESOURCES, ROUTING_MODES } from './types';
-import { displayUrl } from '../downstream/http-client';
+import { DownstreamClient, displayUrl } from '../downstream/http-client';
 import type { ServiceState } from './registry';
 import { SERVICE_ID, VERSION } from './config';
 
@@ -101,6 +101,8 @@ export function servicesView(ctx: GatewayContext): Record<string, unknown> {
             },
           }
         : {}),
+      // a kit service's persistent channel (DOWNSTREAM_CHANNEL): over its Unix socket, over TCP, or not open now
+      ...(s.upstream instanceof DownstreamClient && s.upstream.channel ? { channel: s.upstream.channel.transport ?? 'closed' } : {}),
       pattern: inv?.pattern ?? (s.spec.mcp ? 'mcp' : 'tool-oriented'),
       ...(inv ? { description: inv.description } : {}),
       status: s.health === 'unknown' ? 'unknown' : s.health,

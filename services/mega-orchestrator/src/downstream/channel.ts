@@ -67,14 +67,28 @@ export class DownstreamChannel {
   private readonly pending = new InFlight<number, PendingCall>();
   private closed = false;
 
+  /** How the open channel reached the service: its Unix socket (CHANNEL_SOCKET_DIR) or TCP. */
+  private via?: 'unix' | 'tcp';
+
   constructor(
-    private readonly target: { hostname: string; port: number; basePath: string },
+    private readonly target: {
+      hostname: string;
+      port: number;
+      basePath: string;
+      /** The service's channel socket (a loopback service, CHANNEL_SOCKET_DIR), tried before TCP. */
+      socketPath?: string;
+    },
     private readonly options: { maxResponseBytes: number; connectTimeoutMs: number },
   ) {}
 
   /** Whether a channel is open now (for /services and tests). */
   get open(): boolean {
     return this.socket !== undefined;
+  }
+
+  /** How the open channel reaches the service (undefined: none open). */
+  get transport(): 'unix' | 'tcp' | undefined {
+    return this.socket ? this.via : undefined;
   }
 
   /** The call's answer over the channel; undefined when there is no channel to use (send it over HTTP). */
@@ -103,37 +117,55 @@ export class DownstreamChannel {
     });
   }
 
-  private connect(): Promise<Socket | undefined> {
+  /**
+   * Opens the channel: over the service's Unix socket when there is one (the same server, without
+   * TCP's cost per frame), else, or when that fails (no socket, a stale one, not offered there), over TCP.
+   */
+  private async connect(): Promise<Socket | undefined> {
+    if (this.target.socketPath) {
+      const opened = await this.upgrade(this.target.socketPath);
+      if (opened.socket) return this.opened(opened.socket, opened.head, 'unix');
+    }
+    const opened = await this.upgrade();
+    if (opened.socket) return this.opened(opened.socket, opened.head, 'tcp');
+    this.retryAt = Date.now() + opened.retryMs;
+    return undefined;
+  }
+
+  private opened(socket: Socket, head: Buffer, via: 'unix' | 'tcp'): Socket | undefined {
+    if (this.closed) {
+      socket.destroy();
+      return undefined;
+    }
+    this.via = via;
+    this.attach(socket, head);
+    return socket;
+  }
+
+  /** One upgrade request, over TCP or the socket at socketPath: the upgraded socket, or when to ask again. */
+  private upgrade(socketPath?: string): Promise<{ socket: Socket; head: Buffer; retryMs?: never } | { socket?: never; retryMs: number }> {
     return new Promise((resolve) => {
-      const notOffered = (retryMs: number) => {
-        this.retryAt = Date.now() + retryMs;
-        resolve(undefined);
-      };
       const out = http.request({
         hostname: this.target.hostname,
         port: this.target.port,
+        ...(socketPath ? { socketPath } : {}),
         path: this.target.basePath + CHANNEL_PATH,
         headers: { Connection: 'Upgrade', Upgrade: CHANNEL_PROTOCOL },
       });
       const timer = setTimeout(() => out.destroy(), this.options.connectTimeoutMs);
       out.once('upgrade', (_res, socket: Socket, head: Buffer) => {
         clearTimeout(timer);
-        if (this.closed) {
-          socket.destroy();
-          return resolve(undefined);
-        }
-        this.attach(socket, head);
-        resolve(socket);
+        resolve({ socket, head });
       });
       // An HTTP answer instead of the switch: not offered here. Refused: the service is down (try again soon).
       out.once('response', (res) => {
         clearTimeout(timer);
         res.resume();
-        notOffered(NOT_OFFERED_RETRY_MS);
+        resolve({ retryMs: NOT_OFFERED_RETRY_MS });
       });
       out.once('error', (err: NodeJS.ErrnoException) => {
         clearTimeout(timer);
-        notOffered(err.code === 'ECONNREFUSED' ? REOPEN_MS : NOT_OFFERED_RETRY_MS);
+        resolve({ retryMs: err.code === 'ECONNREFUSED' ? REOPEN_MS : NOT_OFFERED_RETRY_MS });
       });
       out.end();
     });

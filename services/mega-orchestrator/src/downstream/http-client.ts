@@ -1,6 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
-import { BUDGET_HEADER, InFlight } from '@mcp-fleet/kit';
+import { BUDGET_HEADER, channelSocketPath, InFlight, isLoopbackInterface } from '@mcp-fleet/kit';
 import { DownstreamChannel } from './channel';
 import {
   answerTooLarge,
@@ -115,6 +115,8 @@ export class DownstreamClient implements Downstream {
       headers?: Record<string, string>;
       /** Plain tool calls over the service's persistent channel when it offers one (DOWNSTREAM_CHANNEL). */
       channel?: boolean;
+      /** CHANNEL_SOCKET_DIR: where a loopback service offers its channel on a Unix socket too. */
+      channelSocketDir?: string;
     },
   ) {
     const u = new URL(rawUrl);
@@ -139,7 +141,15 @@ export class DownstreamClient implements Downstream {
     // Loopback-style plain HTTP without credentials or extra headers only: the channel carries none.
     if (options.channel && !secure && !this.authorization && !Object.keys(options.headers ?? {}).length)
       this.channel = new DownstreamChannel(
-        { hostname: this.target.hostname, port: this.port, basePath: this.basePath },
+        {
+          hostname: this.target.hostname,
+          port: this.port,
+          basePath: this.basePath,
+          // a socket stands for the server behind a port of this machine only
+          ...(options.channelSocketDir && isLoopbackInterface(this.target.hostname)
+            ? { socketPath: channelSocketPath(options.channelSocketDir, this.port) }
+            : {}),
+        },
         { maxResponseBytes: options.maxResponseBytes, connectTimeoutMs: options.connectTimeoutMs },
       );
   }

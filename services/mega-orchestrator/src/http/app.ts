@@ -100,6 +100,7 @@ function buildParts(deps: GatewayDeps) {
     healthTimeoutMs: config.HEALTH_TIMEOUT_MS,
     connections: config.DOWNSTREAM_CONNECTIONS,
     channel: config.DOWNSTREAM_CHANNEL,
+    channelSocketDir: config.CHANNEL_SOCKET_DIR,
     maxResponseBytes: config.DOWNSTREAM_MAX_RESPONSE_BYTES,
     breakerFailures: config.BREAKER_FAILURES,
     breakerCooldownMs: config.BREAKER_COOLDOWN_MS,

@@ -16,7 +16,7 @@
  * Then "together" rounds (BENCH_AB_TOGETHER, default 8, 0 for none; 3 s each): both stacks under load at
  * the same time, each with half the connections, so that both meet the same machine at the same moment;
  * each process's CPU per call is compared round by round (median of the rounds' ratios). On a noisy
- * VM where the windows above read two identical stacks 0.93-1.02×, these read them 0.98-0.99×, and
+ * VM where the windows above read two identical stacks 0.93-1.04×, these read them 0.96-1.0×, and
  * they say which of the two processes a change moved.
  *
  * Node flags: both stacks run with the fleet's (FLEET_NODE_ARGS, FLEET_GATEWAY_NODE_ARGS), except that

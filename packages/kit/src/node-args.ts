@@ -24,7 +24,7 @@ export const SERVICE_NODE_ARGS: readonly string[] = ['--max-semi-space-size=1', 
  * The flags of a tool service on the agents' hot path (the inventory's `hotPath`: filesystem-mcp,
  * which nearly every agent session lists and reads through): busy rather than idle, so speed over
  * memory. Not `--optimize-for-size` (less inlining: filesystem-mcp spent 5-9 % more CPU per file_list
- * call with it), a 2 MiB young generation (with both changes 10-15 % less CPU per call than the
+ * call with it), a 2 MiB young generation (with both changes 9-13 % less CPU per call than the
  * idle flags), still `--single-threaded` (GC helper threads cost CPU that three busy processes on
  * two cores do not have). Measured with both flag sets under the same load at the same time
  * (`BENCH_AB_NODE_ARGS=... BENCH_AB_BASE=dist pnpm bench build-ab`, its "together" rounds); the

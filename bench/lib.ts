@@ -162,6 +162,12 @@ export interface StartOptions {
   flagsEnv?: NodeJS.ProcessEnv;
 }
 
+/** The Node flags a gateway + filesystem-mcp stack runs with under `env` (nodeArgsOf), as the suites report them. */
+export function stackFlagsText(env: NodeJS.ProcessEnv = process.env): string {
+  const of = (id: string) => nodeArgsOf(id, env).join(' ') || '(none)';
+  return `the gateway ${of('mega-orchestrator')}, filesystem-mcp ${of('filesystem-mcp')}`;
+}
+
 /** Whether a suite that asks for the build gets it (BENCH_FROM_SOURCE=1: the source through tsx instead). */
 export const benchBuilt = (): boolean => process.env.BENCH_FROM_SOURCE !== '1';
 

@@ -40,6 +40,7 @@ import {
   processTreeCpuMs,
   REPO_ROOT,
   runLoad,
+  stackFlagsText,
   startServiceProcess,
   stopProcesses,
   waitForTool,
@@ -185,8 +186,6 @@ export async function run(): Promise<{ json: unknown; markdown: string }> {
         return [pair.slice(0, eq), pair.slice(eq + 1)];
       }),
   );
-  const flagsOf = (env: NodeJS.ProcessEnv) =>
-    `the gateway ${nodeArgsOf('mega-orchestrator', env).join(' ') || '(none)'}, filesystem-mcp ${nodeArgsOf('filesystem-mcp', env).join(' ') || '(none)'}`;
   const workspace = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'bench-ab-')));
   for (let i = 0; i < 20; i++) fs.writeFileSync(path.join(workspace, `file-${i}.txt`), `line ${i}\n`);
   const portBase = 3000 + Math.floor(Math.random() * 150) * 100 + 7000;
@@ -292,7 +291,7 @@ export async function run(): Promise<{ json: unknown; markdown: string }> {
             '',
           ]
         : []),
-      `Node flags: the base ${flagsOf(process.env)}; this build ${flagsOf(currentFlags)}.` +
+      `Node flags: the base ${stackFlagsText(process.env)}; this build ${stackFlagsText(currentFlags)}.` +
         (Object.keys(currentEnv).length ? ` This build's stack also had ${process.env.BENCH_AB_ENV!.trim()}.` : ''),
     ].join('\n');
     return {

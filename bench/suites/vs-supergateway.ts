@@ -20,13 +20,13 @@ import {
   REPO_ROOT,
   runLoad,
   benchBuilt,
+  stackFlagsText,
   startServiceProcess,
   stopProcesses,
   waitForTool,
   type LoadResult,
 } from '../lib';
 import { ensureBuilt } from '../../scripts/build/build';
-import { nodeArgsOf } from '../../scripts/fleet/plan';
 
 /** Issue 29's targets: calls/s over the alternative's at 32 connections, and ms added at p50 at one connection. */
 const TARGET_RATIO = 2.5;
@@ -79,7 +79,7 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
   const children = [await startServiceProcess('filesystem-mcp', env, fsPort, { built })];
   children.push(await startServiceProcess('mega-orchestrator', env, gwPort, { built }));
   const ran = built
-    ? `from the build (dist/, plain node) with the fleet's Node flags: the gateway ${nodeArgsOf('mega-orchestrator', process.env).join(' ') || '(none)'}, filesystem-mcp ${nodeArgsOf('filesystem-mcp', process.env).join(' ') || '(none)'}`
+    ? `from the build (dist/, plain node) with the fleet's Node flags: ${stackFlagsText()}`
     : "from the TypeScript source through tsx (BENCH_FROM_SOURCE=1), with Node's default flags";
   const bin = (name: string) => path.join(REPO_ROOT, 'node_modules', '.bin', name);
   const sg = spawn(

@@ -4,6 +4,7 @@
  * envelopes and statuses, the request id, time limits (the kit's call aborted), and a service that
  * goes away and comes back. A service that offers no channel (its own middleware) is served over HTTP.
  */
+import http from 'node:http';
 import { createServiceApp, defineTool, listen, type RunningServer } from '@mcp-fleet/kit';
 import { z } from 'zod';
 import { serve, tempDir, testConfig, testLogger } from '@mcp-fleet/testing';
@@ -24,6 +25,9 @@ import type { DownstreamClient } from '../src/downstream/http-client';
 describe('the persistent channel to kit services (DOWNSTREAM_CHANNEL)', () => {
   const tmp = tempDir('mcp-fleet-channel-');
   const calls = new Map<string, number>();
+  /** The tags of wait_abort calls that reached the service, and of those whose signal aborted there. */
+  const started: string[] = [];
+  const aborted: string[] = [];
   let alpha: RunningServer;
   let alphaPort = 0;
   let beta: Downstream;
@@ -39,11 +43,33 @@ describe('the persistent channel to kit services (DOWNSTREAM_CHANNEL)', () => {
       annotations: { readOnlyHint: true },
       handler: ({ kb }) => ({ text: 'x'.repeat(kb * 1024) }),
     });
+    const waitAbort = defineTool({
+      name: 'wait_abort',
+      description: 'Waits until its call is aborted (at most 5 s) and notes its tag.',
+      input: z.object({ tag: z.string() }).strict(),
+      annotations: { readOnlyHint: true },
+      handler: async ({ tag }, ctx) => {
+        started.push(tag);
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, 5000);
+          ctx.signal.addEventListener(
+            'abort',
+            () => {
+              clearTimeout(timer);
+              aborted.push(tag);
+              resolve();
+            },
+            { once: true },
+          );
+        });
+        return { tag };
+      },
+    });
     const app = createServiceApp({
       service: 'alpha-mcp',
       config: testConfig,
       logger: testLogger('alpha'),
-      tools: [...alphaTools(calls), big],
+      tools: [...alphaTools(calls), big, waitAbort],
     });
     alpha = alphaPort ? await listen(app.app, { host: '127.0.0.1', port: alphaPort, shutdownTimeoutMs: 200 }) : await serve(app.app);
     alphaPort = alpha.port;
@@ -145,6 +171,69 @@ describe('the persistent channel to kit services (DOWNSTREAM_CHANNEL)', () => {
   it('carries the caller’s request id to the tool', async () => {
     const res = await call(withChannel, 'request_id', {}, { 'x-request-id': 'chan-req-1' });
     expect(res.body.result).toEqual({ requestId: 'chan-req-1' });
+  });
+
+  it('cancels a 2025 session’s call at the service when its client goes away or sends notifications/cancelled', async () => {
+    // DOWNSTREAM_TIMEOUT_MS is 400 here: a longer one, so that only the caller can end these calls
+    const g = await startGateway([{ id: 'alpha-mcp', url: alpha.url }], tmp.dir, { DOWNSTREAM_CHANNEL: 'true' });
+    try {
+      const sid = await initSession(g.url);
+      const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sid };
+      const body = (id: string, tag: string) =>
+        JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'wait_abort', arguments: { tag } } });
+      const echo = (id: string) =>
+        request(g.url)
+          .post('/mcp')
+          .set(headers)
+          .send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { text: id } } });
+      // the channel is open before the calls below: they go over it
+      expect((await echo('e-0')).body.result.structuredContent).toEqual({ text: 'e-0' });
+      expect(channelOf(g, 'alpha-mcp')?.open).toBe(true);
+      // the client goes away: its connection closes mid-call
+      const gone = http.request(`${g.url}/mcp`, { method: 'POST', headers });
+      gone.on('error', () => undefined);
+      gone.end(body('g-1', 'gone'));
+      await until(() => started.includes('gone'));
+      expect(aborted).not.toContain('gone');
+      gone.destroy();
+      await until(() => aborted.includes('gone'));
+      // notifications/cancelled names the call
+      const running = request(g.url)
+        .post('/mcp')
+        .set(headers)
+        .send(body('c-1', 'cancelled'))
+        .then((r) => r);
+      await until(() => started.includes('cancelled'));
+      await request(g.url)
+        .post('/mcp')
+        .set(headers)
+        .send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'c-1', reason: 'user' } })
+        .expect(202);
+      await until(() => aborted.includes('cancelled'));
+      expect((await running).body).toMatchObject({ id: 'c-1', result: { isError: true } });
+      // the channel stays open, and a call that is not cancelled runs to its end
+      expect(channelOf(g, 'alpha-mcp')?.open).toBe(true);
+      expect((await echo('e-1')).body.result.structuredContent).toEqual({ text: 'e-1' });
+      // and the gateway makes no AbortSignal on its way (Node 20 takes microseconds to make one; downstream/cancel.ts)
+      const signalOf = Object.getOwnPropertyDescriptor(AbortController.prototype, 'signal')!;
+      let read = 0;
+      Object.defineProperty(AbortController.prototype, 'signal', {
+        ...signalOf,
+        get(this: AbortController) {
+          // the service's kit (in this process too) gives its tool one: only the gateway's reads count
+          if (/mega-orchestrator[\\/]src/.test(new Error().stack ?? '')) read++;
+          return signalOf.get!.call(this);
+        },
+      });
+      try {
+        for (let i = 2; i < 12; i++) expect((await echo(`e-${i}`)).body.result.structuredContent).toEqual({ text: `e-${i}` });
+      } finally {
+        Object.defineProperty(AbortController.prototype, 'signal', signalOf);
+      }
+      expect(read).toBe(0);
+    } finally {
+      await g.stop();
+    }
   });
 
   it('times a call out at the gateway’s limit (the service is told to cancel it) and keeps the channel', async () => {

@@ -18,6 +18,7 @@ import type { GatewayStats } from './stats';
 import type { RoutingMode, Transport } from './types';
 import { DownstreamFailure, type ClientRequester, type LogListener, type ProgressListener, type RpcError } from '../downstream/http-client';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallCancel } from '../downstream/cancel';
 
 export interface CallRequest {
   tool: string;
@@ -29,7 +30,9 @@ export interface CallRequest {
   service?: string;
   sessionId?: string;
   contextId?: string;
+  /** Aborted when the caller goes away; or, without an AbortSignal, `cancel` (downstream/cancel.ts: signalOf). */
   signal?: AbortSignal;
+  cancel?: CallCancel;
   timeoutMs?: number;
   /** The caller's W3C traceparent: the gateway's span becomes its child. */
   traceparent?: string;
@@ -279,6 +282,7 @@ export class Dispatcher {
           traceparent,
           timeoutMs: this.timeoutOf(req, service),
           signal: req.signal,
+          cancel: req.cancel,
           onProgress: req.onProgress,
           onClientRequest: req.onClientRequest,
           onLog: req.onLog,

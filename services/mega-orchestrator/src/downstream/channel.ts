@@ -9,6 +9,7 @@
 import http from 'node:http';
 import type { Socket } from 'node:net';
 import { CHANNEL_PATH, CHANNEL_PROTOCOL, InFlight, readFrames, resultTextOf } from '@mcp-fleet/kit';
+import { CallCancel } from './cancel';
 import { answerTooLarge, budgetText, DownstreamFailure, type DownstreamAnswer, type DownstreamRequest } from './downstream';
 
 /** A service without a channel is asked again after this long. */
@@ -19,8 +20,9 @@ const REOPEN_MS = 1000;
 const MAX_FRAME_BODY = 64 * 1024;
 
 /**
- * One call in flight on a channel: its time limit, its caller's abort (it is the signal's listener,
- * handleEvent) and its settling, in one object instead of closures made per call.
+ * One call in flight on a channel: its time limit, its caller's abort (it is the listener,
+ * handleEvent, of the call's CallCancel or signal) and its settling, in one object instead of
+ * closures made per call.
  */
 class PendingCall {
   private readonly timer: NodeJS.Timeout;
@@ -30,7 +32,7 @@ class PendingCall {
     /** The socket it went out on. */
     readonly socket: Socket,
     private readonly pending: InFlight<number, PendingCall>,
-    private readonly signal: AbortSignal | undefined,
+    private readonly abort: CallCancel | AbortSignal | undefined,
     private readonly resolve: (answer: DownstreamAnswer) => void,
     private readonly reject: (failure: DownstreamFailure) => void,
     timeoutMs: number,
@@ -38,7 +40,7 @@ class PendingCall {
     this.timer = setTimeout(expire, timeoutMs, this, timeoutMs);
   }
 
-  /** The caller's signal aborted. */
+  /** The caller's call was aborted. */
   handleEvent(): void {
     this.finish(new DownstreamFailure('aborted', 'the caller went away', true), true);
   }
@@ -47,7 +49,8 @@ class PendingCall {
   finish(outcome: DownstreamAnswer | DownstreamFailure, cancel = false): void {
     if (!this.pending.delete(this.id)) return;
     clearTimeout(this.timer);
-    this.signal?.removeEventListener('abort', this);
+    if (this.abort instanceof CallCancel) this.abort.unlisten(this);
+    else this.abort?.removeEventListener('abort', this);
     if (cancel && !this.socket.destroyed) this.socket.write(`{"id":${this.id},"cancel":true}\n`);
     if (outcome instanceof DownstreamFailure) this.reject(outcome);
     else this.resolve(outcome);
@@ -105,10 +108,13 @@ export class DownstreamChannel {
     const id = ++this.seq;
     const channel = socket;
     return new Promise<DownstreamAnswer>((resolve, reject) => {
-      const call = new PendingCall(id, channel, this.pending, req.signal, resolve, reject, req.timeoutMs);
+      // the call's CallCancel when it has one: no AbortSignal is made for a call that is not aborted
+      const abort = req.cancel ?? req.signal;
+      const call = new PendingCall(id, channel, this.pending, abort, resolve, reject, req.timeoutMs);
       this.pending.set(id, call);
-      if (req.signal?.aborted) return call.handleEvent();
-      req.signal?.addEventListener('abort', call, { once: true });
+      if (abort?.aborted) return call.handleEvent();
+      if (abort instanceof CallCancel) abort.listen(call);
+      else abort?.addEventListener('abort', call, { once: true });
       const extra =
         (req.requestId ? `,"requestId":${JSON.stringify(req.requestId)}` : '') +
         (req.traceparent ? `,"traceparent":${JSON.stringify(req.traceparent)}` : '') +

@@ -5,6 +5,7 @@
  * so each imports it without an import cycle (issue 29).
  */
 import type { CallToolResult, CompleteResult, GetPromptResult, ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallCancel } from './cancel';
 
 /** URL without credentials or query string, safe to show in /services and errors. */
 export function displayUrl(raw: string): string {
@@ -158,6 +159,12 @@ export interface CallOptions {
   timeoutMs: number;
   /** Aborted when the caller goes away (the operation is cancelled at the downstream). */
   signal?: AbortSignal;
+  /**
+   * The same cancellation without an AbortSignal (a 2025 session's hot path; then `signal` is
+   * undefined): the channel listens here, and what needs a real signal makes it with signalOf
+   * (cancel.ts).
+   */
+  cancel?: CallCancel;
   requestId?: string;
   /** W3C traceparent of the gateway's span for this call. */
   traceparent?: string;

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { BUDGET_HEADER, channelSocketPath, InFlight, isLoopbackInterface } from '@mcp-fleet/kit';
+import { signalOf } from './cancel';
 import { DownstreamChannel } from './channel';
 import {
   answerTooLarge,
@@ -214,6 +215,7 @@ export class DownstreamClient implements Downstream {
       traceparent: o.traceparent,
       timeoutMs: o.timeoutMs,
       signal: o.signal,
+      cancel: o.cancel,
       onProgress: o.onProgress,
       onClientRequest: o.onClientRequest,
       onLog: o.onLog,
@@ -236,8 +238,9 @@ export class DownstreamClient implements Downstream {
     };
     const timer = setTimeout(halt, req.timeoutMs, 'timeout');
     const onAbort = () => halt('aborted');
-    if (req.signal?.aborted) onAbort();
-    else req.signal?.addEventListener('abort', onAbort, { once: true });
+    const signal = signalOf(req);
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener('abort', onAbort, { once: true });
     const headers: Record<string, string> = { accept: 'application/json' };
     if (req.body !== undefined) {
       headers['content-type'] = 'application/json';
@@ -259,7 +262,7 @@ export class DownstreamClient implements Downstream {
       throw this.classify(err, stop, req.timeoutMs);
     } finally {
       clearTimeout(timer);
-      req.signal?.removeEventListener('abort', onAbort);
+      signal?.removeEventListener('abort', onAbort);
     }
   }
 

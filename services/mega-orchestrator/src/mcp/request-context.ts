@@ -7,6 +7,7 @@
 import type { IncomingMessage } from 'node:http';
 import { header, requestIdFrom, type HttpResponse } from '@mcp-fleet/kit';
 import type { Principal } from '../auth/auth';
+import type { CallCancel } from '../downstream/cancel';
 import type { ClientRequester, LogListener, ProgressListener } from '../downstream/http-client';
 
 /** The two revisions the endpoint speaks: the session-based one (and the older versions it reads the same way), and the stateless one. */
@@ -31,6 +32,11 @@ export interface RequestContext {
   clientCapabilities?: unknown;
   /** Aborted when the caller cancels or goes away. */
   signal: AbortSignal;
+  /**
+   * The same cancellation without an AbortSignal, where the transport made one (a 2025 session's hot
+   * path): `signal` is then made from it when first read (downstream/cancel.ts).
+   */
+  cancel?: CallCancel;
   /** Where what the request streams goes (progress, log messages of an MCP server, its requests to the client). */
   onProgress?: ProgressListener;
   onLog?: LogListener;

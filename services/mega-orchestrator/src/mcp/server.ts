@@ -10,6 +10,7 @@ import {
   type ToolAnnotations,
 } from '@mcp-fleet/kit';
 import { allows, type Principal } from '../auth/auth';
+import type { CallCancel } from '../downstream/cancel';
 import type { ClientRequester, LogListener, ProgressListener } from '../downstream/http-client';
 import { callersMeta, type CompleteParams } from '../downstream/downstream';
 import { McpError, type CallToolResult, type GetPromptResult } from '@modelcontextprotocol/sdk/types.js';
@@ -163,6 +164,7 @@ export async function callTool(
   call: {
     requestId: string;
     signal?: AbortSignal;
+    cancel?: CallCancel;
     traceparent?: string;
     sessionId?: string;
     principal?: Principal;
@@ -196,7 +198,9 @@ export async function callTool(
     // Sessionless clients may name a session in _meta to have their calls recorded.
     sessionId: call.sessionId ?? (typeof meta.session_id === 'string' && ID.test(meta.session_id) ? meta.session_id : undefined),
     contextId,
-    signal: call.signal,
+    // a call with a CallCancel goes on with it alone: its AbortSignal is made only where one is needed (signalOf)
+    signal: call.cancel ? undefined : call.signal,
+    cancel: call.cancel,
     traceparent: call.traceparent,
     principal: call.principal,
     onProgress: call.onProgress,

@@ -170,7 +170,9 @@ export class McpDownstream implements Downstream, EraHost {
   }
 
   callTool(name: string, args: Record<string, unknown>, options: CallOptions): Promise<ToolAnswer> {
-    return this.run(options, async (s, call) => toolAnswer(this.id, await s.callTool(name, args, call)));
+    // the SDK's client takes a real AbortSignal: made here when the call came with a CallCancel alone (cancel.ts)
+    const withSignal = options.cancel && !options.signal ? { ...options, signal: options.cancel.signal } : options;
+    return this.run(withSignal, async (s, call) => toolAnswer(this.id, await s.callTool(name, args, call)));
   }
 
   getPrompt(name: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<PromptAnswer> {

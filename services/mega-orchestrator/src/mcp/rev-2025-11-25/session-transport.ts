@@ -1,3 +1,4 @@
+import { CallCancel } from '../../downstream/cancel';
 import type { ClientRequester, LogListener, ProgressListener } from '../../downstream/http-client';
 import { CALL_STREAM, LazyEventStream, progressNotification, replayEnded } from '../event-stream';
 import { SessionEventStore } from './event-store';
@@ -38,7 +39,7 @@ interface LiveSession {
   /** Request ids awaiting their answer: the SDK maps answers by id, so a reused id would never be answered. */
   inFlight: InFlight<string | number, true>;
   /** The fast path's running tools/call requests by id, for notifications/cancelled to abort. */
-  running: InFlight<string | number, AbortController>;
+  running: InFlight<string | number, CallCancel>;
   /** Requests the gateway put to the client (an MCP server's elicitation, sampling, roots), awaiting its answer by id. */
   asking: Map<string, { resolve(result: Record<string, unknown>): void; reject(err: unknown): void }>;
   /** The session's SSE events, for a client that resumes a stream (GET with Last-Event-ID). */
@@ -372,13 +373,14 @@ export class McpSessionTransport {
     acceptsEvents: boolean,
   ): Promise<void> {
     const id = idOf(msg);
-    const controller = new AbortController();
+    // no AbortSignal unless something on the call's way needs one (downstream/cancel.ts)
+    const cancel = new CallCancel();
     // A client that lost a resumable stream comes back for the rest (GET with Last-Event-ID): the call
     // goes on. Any other closed connection abandons it.
     res.on('close', () => {
-      if (!res.writableFinished && !stream.resumable) controller.abort();
+      if (!res.writableFinished && !stream.resumable) cancel.abort();
     });
-    if (id !== null) live.running.set(id, controller);
+    if (id !== null) live.running.set(id, cancel);
     let payload: Record<string, unknown>;
     const params = (msg.params ?? {}) as Record<string, unknown>;
     // A progressToken (and a client that takes SSE) turns this answer into an event stream: the
@@ -398,13 +400,13 @@ export class McpSessionTransport {
     const onLog: LogListener = (log) => {
       if (!sessionIgnores(live, log.level)) stream.send({ jsonrpc: '2.0', method: 'notifications/message', params: log });
     };
-    const onClientRequest = this.asker(live, stream, controller.signal);
+    const onClientRequest = this.asker(live, stream, cancel);
     try {
       const result = await this.options.answer!(msg.method as DirectMethod, params, {
         sessionId: live.id,
         req,
         res,
-        signal: controller.signal,
+        cancel,
         onProgress,
         onClientRequest,
         onLog,
@@ -427,7 +429,7 @@ export class McpSessionTransport {
    * a POST of its own (settleAnswer). A client that did not declare the capability, or whose POST did
    * not accept an event stream, cannot be asked: the server is told so.
    */
-  private asker(live: LiveSession, stream: LazyEventStream, callSignal: AbortSignal): ClientRequester {
+  private asker(live: LiveSession, stream: LazyEventStream, call: CallCancel): ClientRequester {
     const capabilities = live.server.getClientCapabilities();
     const ask: ClientRequester = (method, params, signal) => {
       if (!clientCan(capabilities, method, params)) return Promise.reject(cannotAnswer(method, params));
@@ -440,7 +442,7 @@ export class McpSessionTransport {
           ),
         );
       const id = `mcp-fleet-${randomUUID()}`;
-      const both = AbortSignal.any([signal, callSignal]);
+      const both = AbortSignal.any([signal, call.signal]);
       const { answer, settle } = awaitAnswer<Record<string, unknown>>(both, () => {
         live.asking.delete(id);
         stream.send({

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { AppError, defineTool, invokeTool, type ToolContext } from '../src';
-import { testLogger } from '../src/test-support';
+import { abortSignalReads, testLogger } from '../src/test-support';
 
 /** A tool that waits for its abort and reports the signal it was given. */
 function waiter(timeoutMs: number) {
@@ -48,6 +48,33 @@ describe('invokeTool', () => {
     caller.abort(new AppError('TIMEOUT', 'The client closed the connection.'));
     await expect(pending).rejects.toMatchObject({ message: 'The client closed the connection.' });
     expect(second.signal().aborted).toBe(true);
+  });
+
+  it('makes the handler’s signal only when it reads it, aborted already when the call was', async () => {
+    // a handler that never reads ctx.signal: no AbortSignal made for it
+    const plain = defineTool({ name: 'plain', description: 'Answers.', input: z.object({}), handler: (_a, ctx) => ctx.requestId });
+    const reads = await abortSignalReads(async () => {
+      await expect(invokeTool(plain, {}, base)).resolves.toBe('r1');
+      await expect(invokeTool(plain, {}, { ...base, controller: new AbortController() })).resolves.toBe('r1');
+    });
+    expect(reads).toBe(0);
+    // a handler that reads it only after its time limit passed finds it aborted with TIMEOUT
+    let late: AbortSignal | undefined;
+    const slow = defineTool({
+      name: 'slow',
+      description: 'Reads its signal late.',
+      input: z.object({}),
+      timeoutMs: 30,
+      handler: async (_a, ctx) => {
+        await new Promise((r) => setTimeout(r, 80));
+        late = ctx.signal;
+        return ctx.progress(1) ?? 'done';
+      },
+    });
+    await expect(invokeTool(slow, {}, base)).rejects.toMatchObject({ code: 'TIMEOUT' });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(late?.aborted).toBe(true);
+    expect((late?.reason as AppError).code).toBe('TIMEOUT');
   });
 
   it('answers what the handler answers, and validates the arguments first', async () => {

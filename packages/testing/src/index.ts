@@ -55,7 +55,17 @@ export function describeWithBackend(name: BackendName, title: string, fn: () => 
   }
 }
 
-export { countsAdded, requestCounts, serve, tempDir, testConfig, testEnv, testLogger, unmatchedAs } from '@mcp-fleet/kit/test-support';
+export {
+  abortSignalReads,
+  countsAdded,
+  requestCounts,
+  serve,
+  tempDir,
+  testConfig,
+  testEnv,
+  testLogger,
+  unmatchedAs,
+} from '@mcp-fleet/kit/test-support';
 export * from './tools';
 export * from './support';
 export * from './media';

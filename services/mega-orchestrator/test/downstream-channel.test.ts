@@ -7,7 +7,7 @@
 import http from 'node:http';
 import { createServiceApp, defineTool, listen, type RunningServer } from '@mcp-fleet/kit';
 import { z } from 'zod';
-import { serve, tempDir, testConfig, testLogger } from '@mcp-fleet/testing';
+import { abortSignalReads, serve, tempDir, testConfig, testLogger } from '@mcp-fleet/testing';
 import request from 'supertest';
 import {
   alphaTools,
@@ -214,23 +214,15 @@ describe('the persistent channel to kit services (DOWNSTREAM_CHANNEL)', () => {
       // the channel stays open, and a call that is not cancelled runs to its end
       expect(channelOf(g, 'alpha-mcp')?.open).toBe(true);
       expect((await echo('e-1')).body.result.structuredContent).toEqual({ text: 'e-1' });
-      // and the gateway makes no AbortSignal on its way (Node 20 takes microseconds to make one; downstream/cancel.ts)
-      const signalOf = Object.getOwnPropertyDescriptor(AbortController.prototype, 'signal')!;
-      let read = 0;
-      Object.defineProperty(AbortController.prototype, 'signal', {
-        ...signalOf,
-        get(this: AbortController) {
-          // the service's kit (in this process too) gives its tool one: only the gateway's reads count
-          if (/mega-orchestrator[\\/]src/.test(new Error().stack ?? '')) read++;
-          return signalOf.get!.call(this);
+      // and the gateway makes no AbortSignal on its way (Node 20 takes microseconds to make one; downstream/cancel.ts);
+      // the service's kit is in this process too: only the gateway's reads count
+      const reads = await abortSignalReads(
+        async () => {
+          for (let i = 2; i < 12; i++) expect((await echo(`e-${i}`)).body.result.structuredContent).toEqual({ text: `e-${i}` });
         },
-      });
-      try {
-        for (let i = 2; i < 12; i++) expect((await echo(`e-${i}`)).body.result.structuredContent).toEqual({ text: `e-${i}` });
-      } finally {
-        Object.defineProperty(AbortController.prototype, 'signal', signalOf);
-      }
-      expect(read).toBe(0);
+        (stack) => /mega-orchestrator[\\/]src/.test(stack),
+      );
+      expect(reads).toBe(0);
     } finally {
       await g.stop();
     }

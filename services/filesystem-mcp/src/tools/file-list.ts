@@ -77,7 +77,8 @@ export function createFileListTool(deps: FsDeps) {
         ws: deps.ws,
         maxDepth: args.recursive ? args.maxDepth : 1,
         includeHidden: args.includeHidden,
-        signal: ctx.signal,
+        // only a recursive walk looks at it (between directories): a plain listing makes no AbortSignal (ctx.signal is made when read)
+        signal: args.recursive ? ctx.signal : undefined,
       };
       const take = (entry: WalkEntry) => {
         if (found.length >= cap) truncated = true;

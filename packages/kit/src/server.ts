@@ -96,14 +96,6 @@ export async function listen(handler: http.RequestListener, options: ListenOptio
 }
 
 /**
- * The channel's Unix socket (CHANNEL_SOCKET_DIR): the same HTTP server on <dir>/channel-<port>.sock,
- * so that the gateway's frames to a service on this machine skip the TCP stack (two processes each
- * spent 5-9 % less CPU per call: docs/gateway.md, "The channel over a Unix socket"). The directory
- * is made owner-only (a file's permissions are what guard a socket) and must be this user's; a
- * stale socket of an earlier run is replaced, anything else at the path is left alone. Any failure
- * leaves the service on TCP alone, with a warning: the gateway then reaches the channel over TCP.
- */
-/**
  * lstat of the socket's path, as BigInt stats. Node 20's fs.realpathSync reads the shared array the
  * last number-valued stat filled, and stops resolving a path at any cached segment when that array
  * says "socket": after a plain stat of this socket, require() took
@@ -112,6 +104,14 @@ export async function listen(handler: http.RequestListener, options: ListenOptio
  */
 const socketStat = (file: string) => fs.lstatSync(file, { bigint: true, throwIfNoEntry: false });
 
+/**
+ * The channel's Unix socket (CHANNEL_SOCKET_DIR): the same HTTP server on <dir>/channel-<port>.sock,
+ * so that the gateway's frames to a service on this machine skip the TCP stack (two processes each
+ * spent 5-9 % less CPU per call: docs/gateway.md, "The channel over a Unix socket"). The directory
+ * is made owner-only (a file's permissions are what guard a socket) and must be this user's; a
+ * stale socket of an earlier run is replaced, anything else at the path is left alone. Any failure
+ * leaves the service on TCP alone, with a warning: the gateway then reaches the channel over TCP.
+ */
 async function listenChannelSocket(
   server: http.Server,
   dir: string,

@@ -9,6 +9,7 @@
  * limits, history and metrics treat it like any other service.
  */
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { signalOf } from '../cancel';
 import type { Logger } from '@mcp-fleet/kit';
 import {
   answerTooLarge,
@@ -171,7 +172,8 @@ export class McpDownstream implements Downstream, EraHost {
 
   callTool(name: string, args: Record<string, unknown>, options: CallOptions): Promise<ToolAnswer> {
     // the SDK's client takes a real AbortSignal: made here when the call came with a CallCancel alone (cancel.ts)
-    const withSignal = options.cancel && !options.signal ? { ...options, signal: options.cancel.signal } : options;
+    const signal = signalOf(options);
+    const withSignal = signal === options.signal ? options : { ...options, signal };
     return this.run(withSignal, async (s, call) => toolAnswer(this.id, await s.callTool(name, args, call)));
   }
 

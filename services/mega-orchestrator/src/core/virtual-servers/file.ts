@@ -1,8 +1,12 @@
 /**
  * VIRTUAL_SERVERS_FILE: read at start (a bad file stops the start, naming the line), read again when
- * it changes (fs.watch on its directory, 100 ms debounce, and a 2 s stat poll for file systems
- * without change events); a bad file then is refused with the line named and the running
- * definitions kept. The admin API's writes go through here: one at a time, on the file as it is on
+ * it changes (fs.watch on the file itself, followed to the new file when one is renamed over it, 100 ms
+ * debounce, and a 2 s stat poll that sees a file appear and serves file systems without change
+ * events); a bad file then is refused with the line named and the running definitions kept.
+ *
+ * Not its directory: that is DATA_DIR/gateway by default, where the call history's SQLite file is
+ * written many times a second under load, and a directory watch woke the gateway's event loop for
+ * each of those writes (about one more wake-up and two more reads per call). The admin API's writes go through here: one at a time, on the file as it is on
  * disk, replaced atomically (a temporary file renamed over it), and applied at once.
  */
 import fs from 'node:fs';
@@ -45,6 +49,8 @@ export class DefinitionFile {
   private loadedAt = new Date().toISOString();
   private error?: FileStatus['error'];
   private watcher?: fs.FSWatcher;
+  /** The inode the watcher follows: another one at the path means the file was replaced. */
+  private watchedIno?: number;
   private timer?: NodeJS.Timeout;
   private writing: Promise<unknown> = Promise.resolve();
   private closed = false;
@@ -55,23 +61,46 @@ export class DefinitionFile {
     initialText: string,
     private readonly apply: (servers: Map<string, VirtualServerDef>) => void,
     private readonly logger: Logger,
+    private readonly pollMs = POLL_MS,
   ) {
     this.text = initialText;
   }
 
   /** Starts following the file's changes. */
   watch(): void {
-    const dir = path.dirname(this.file);
-    const base = path.basename(this.file);
+    this.follow();
+    fs.watchFile(this.file, { persistent: false, interval: this.pollMs }, this.polled);
+  }
+
+  /**
+   * Watches the file now at the path, unless it is the one watched already: after an editor or
+   * change() renamed a new file over it, the old watcher follows a file no longer there. No file, or
+   * no change events for it: the poll follows it.
+   */
+  private follow(): void {
+    if (this.closed) return;
+    let ino: number | undefined;
     try {
-      this.watcher = fs.watch(dir, { persistent: false }, (_event, name) => {
-        if (!name || name.toString() === base) this.soon();
-      });
-      this.watcher.on('error', () => undefined); // the poll below still follows it
-    } catch (err) {
-      this.logger.debug('VIRTUAL_SERVERS_FILE: no change events for its directory; polling it', { err: (err as Error).message });
+      ino = fs.statSync(this.file).ino;
+    } catch {
+      ino = undefined;
     }
-    fs.watchFile(this.file, { persistent: false, interval: POLL_MS }, this.polled);
+    if (this.watcher && ino === this.watchedIno) return;
+    this.watcher?.close();
+    this.watcher = undefined;
+    this.watchedIno = undefined;
+    if (ino === undefined) return;
+    try {
+      const watcher = fs.watch(this.file, { persistent: false }, () => this.soon());
+      watcher.on('error', () => {
+        watcher.close();
+        if (this.watcher === watcher) this.watcher = undefined;
+      });
+      this.watcher = watcher;
+      this.watchedIno = ino;
+    } catch (err) {
+      this.logger.debug('VIRTUAL_SERVERS_FILE: no change events for it; polling it', { err: (err as Error).message });
+    }
   }
 
   status(): FileStatus {
@@ -81,7 +110,14 @@ export class DefinitionFile {
   private soon(): void {
     if (this.closed) return;
     clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.serial(async () => this.reload()), DEBOUNCE_MS);
+    this.timer = setTimeout(
+      () =>
+        void this.serial(async () => {
+          this.follow();
+          this.reload();
+        }),
+      DEBOUNCE_MS,
+    );
     this.timer.unref();
   }
 
@@ -154,6 +190,7 @@ export class DefinitionFile {
           },
         );
       }
+      this.follow(); // the file renamed over the old one
       this.accept(text, after.servers);
       return after.servers;
     });

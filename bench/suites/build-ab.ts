@@ -72,8 +72,10 @@ async function startStack(
   const gwPort = portBase;
   const env = {
     DATA_DIR: `${workspace}.data-${name}`,
-    // as ./fleet up sets it (the channel over a Unix socket); BENCH_AB_ENV may change it for this build's stack
+    // as `./fleet up --only filesystem-mcp` sets them (the channel over a Unix socket; the one service
+    // polled); BENCH_AB_ENV may change them for this build's stack
     CHANNEL_SOCKET_DIR: `${workspace}.data-${name}/run`,
+    FLEET_SERVICES: 'filesystem-mcp',
     WORKSPACE_ROOTS: workspace,
     FILESYSTEM_MCP_PORT: String(fsPort),
     HEALTH_POLL_MS: '1000',

@@ -4,8 +4,10 @@
  * both listing the same directory in an MCP session. Also direct on filesystem-mcp, so the gateway's
  * own cost shows. Targets (issue 29; issue 14 asked 2x and 1 ms): our gateway at 2.5x the alternative's
  * calls/s at 32 connections, and under 0.3 ms added at p50 at one connection. Also the floor: the same two hops in bare node:http,
- * which shows what this machine's loopback and scheduler cost any design. The one-connection target is read from
- * paired rounds against filesystem-mcp directly, after every path was warmed alike.
+ * which shows what this machine's loopback and scheduler cost any design; and a bare front over the gateway's
+ * own channel to the same filesystem-mcp (bare-front), the least a Node front adds to that service here, so
+ * that the gateway's own work is the difference. The one-connection target is read from paired rounds
+ * against filesystem-mcp directly, after every path was warmed alike.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -26,6 +28,7 @@ import {
   waitForTool,
   type LoadResult,
 } from '../lib';
+import { channelSocketPath } from '@mcp-fleet/kit';
 import { ensureBuilt } from '../../scripts/build/build';
 
 /** Issue 29's targets: calls/s over the alternative's at 32 connections, and ms added at p50 at one connection. */
@@ -116,6 +119,14 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
     stdio: 'ignore',
   });
   children.push(channelBack, channelFront);
+  // A bare front over the gateway's channel to the same filesystem-mcp, through its Unix socket.
+  const barePort = floorPort + 4;
+  const bareFront = spawn(
+    process.execPath,
+    [floorScript, 'front-service', String(barePort), channelSocketPath(env.CHANNEL_SOCKET_DIR, fsPort) ?? ''],
+    { stdio: ['ignore', 'ignore', 'inherit'] },
+  );
+  children.push(bareFront);
   // The processes that serve each path (supergateway's tree includes the filesystem server it spawned).
   const [fsChild, gwChild] = children;
   const serving: Record<string, (ChildProcess | undefined)[]> = {
@@ -123,6 +134,7 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
     gateway: [gwChild, fsChild],
     floor: [floorFront, floorBack],
     'floor-channel': [channelFront, channelBack],
+    'bare-front': [bareFront, fsChild],
     direct: [fsChild],
   };
   const cpuOf = (name: string) => {
@@ -180,6 +192,15 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
           body: () =>
             JSON.stringify({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name: 'file_list', arguments: { path: '.' } } }),
           check: (b: string, s: number) => s === 200 && b.includes('file-19.txt'),
+        },
+      },
+      'bare-front': {
+        origin: `http://127.0.0.1:${barePort}`,
+        call: {
+          path: '/mcp',
+          body: () =>
+            JSON.stringify({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name: 'file_list', arguments: { path: '.' } } }),
+          check: ok,
         },
       },
       direct: {
@@ -258,6 +279,13 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
       process.stdout.write(`vs-supergateway c=1 round ${round}: gateway p50 ${ours1.p50Ms} ms, direct ${direct1.p50Ms} ms\n`);
     });
     const addedP50Paired = addedPairs.length ? median(addedPairs) : undefined;
+    // The same for the bare front: what any Node front adds to filesystem-mcp on this machine.
+    const bareAddedPairs: number[] = [];
+    await interleaved(calls['bare-front'], calls.direct, 1, (bare1, direct1, round) => {
+      bareAddedPairs.push(Math.round((bare1.p50Ms - direct1.p50Ms) * 1000) / 1000);
+      process.stdout.write(`vs-supergateway c=1 round ${round}: bare front p50 ${bare1.p50Ms} ms, direct ${direct1.p50Ms} ms\n`);
+    });
+    const bareAddedP50Paired = bareAddedPairs.length ? median(bareAddedPairs) : undefined;
     const medianRatio = pairedRatios.length ? median(pairedRatios) : undefined;
     const pooledRatio = theirsCalls > 0 ? Math.round((oursCalls / theirsCalls) * 100) / 100 : undefined;
     const row = (p: string, c: number) => rows.find((r) => r.path === p && r.result.concurrency === c)!;
@@ -309,6 +337,12 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
             '',
           ]
         : []),
+      ...(bareAddedPairs.length
+        ? [
+            `A bare node:http front over the gateway's channel to the same filesystem-mcp (bare-front: the same frames over its Unix socket, no sessions, checks, routing, metrics or history; bench/fixtures/floor.mjs front-service), paired the same way against filesystem-mcp directly: p50 added ${bareAddedPairs.join(', ')} ms; median **${bareAddedP50Paired} ms**, the least a Node front adds to this service on this machine; the gateway's own work adds ${addedP50Paired !== undefined && bareAddedP50Paired !== undefined ? Math.round((addedP50Paired - bareAddedP50Paired) * 1000) / 1000 : '-'} ms more. At 32 connections the gateway reached ${Math.round((get('gateway', 32).throughput / get('bare-front', 32).throughput) * 100) / 100} of the bare front's calls/s${cpu32('bare-front') !== undefined && cpu32('gateway') !== undefined ? ` (server CPU per call ${cpu32('gateway')} against ${cpu32('bare-front')} ms, filesystem-mcp included in both)` : ''}.`,
+            '',
+          ]
+        : []),
       `The floor (bare node:http front and back, no framework, validation, metrics or logs; bench/fixtures/floor.mjs) adds ${floorAddedP50} ms at one connection on this machine; the gateway reaches ${floorShare32} of its calls/s at 32 connections, and the floor itself ${floorRatio32}× the alternative's.`,
       '',
       `${TARGET_RATIO}× the alternative would be ${target32} calls/s at 32 connections; the floor reached ${get('floor', 32).throughput}${get('floor', 32).throughput < target32 ? ', so in this run the target lies above what any design of two processes over loopback HTTP reached on this machine with the load generator beside them' : ''}.`,
@@ -342,6 +376,8 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
         addedP50,
         addedPairs,
         addedP50Paired,
+        bareAddedPairs,
+        bareAddedP50Paired,
         warmMs,
         floorAddedP50,
         floorShare32,

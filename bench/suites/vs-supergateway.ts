@@ -150,6 +150,14 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
     let id = 0;
     const ok = (b: string, s: number) => s === 200 && b.includes('"isError":false');
     const okTheirs = (b: string, s: number) => s === 200 && b.includes('file-19.txt') && !b.includes('"isError":true');
+    const listed = (b: string, s: number) => s === 200 && b.includes('file-19.txt');
+    /** MCP tools/call of file_list on the workspace's root, each with the next id. */
+    const fileList = (check: (b: string, s: number) => boolean) => ({
+      path: '/mcp',
+      body: () =>
+        JSON.stringify({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name: 'file_list', arguments: { path: '.' } } }),
+      check,
+    });
     const calls = {
       supergateway: {
         origin: `http://127.0.0.1:${sgPort}`,
@@ -166,49 +174,16 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
           check: okTheirs,
         },
       },
-      gateway: {
-        origin: gw,
-        call: {
-          path: '/mcp',
-          headers: ours,
-          body: () =>
-            JSON.stringify({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name: 'file_list', arguments: { path: '.' } } }),
-          check: ok,
-        },
-      },
-      floor: {
-        origin: `http://127.0.0.1:${floorPort}`,
-        call: {
-          path: '/mcp',
-          body: () =>
-            JSON.stringify({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name: 'file_list', arguments: { path: '.' } } }),
-          check: (b: string, s: number) => s === 200 && b.includes('file-19.txt'),
-        },
-      },
-      'floor-channel': {
-        origin: `http://127.0.0.1:${channelPort}`,
-        call: {
-          path: '/mcp',
-          body: () =>
-            JSON.stringify({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name: 'file_list', arguments: { path: '.' } } }),
-          check: (b: string, s: number) => s === 200 && b.includes('file-19.txt'),
-        },
-      },
-      'bare-front': {
-        origin: `http://127.0.0.1:${barePort}`,
-        call: {
-          path: '/mcp',
-          body: () =>
-            JSON.stringify({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name: 'file_list', arguments: { path: '.' } } }),
-          check: ok,
-        },
-      },
+      gateway: { origin: gw, call: { ...fileList(ok), headers: ours } },
+      floor: { origin: `http://127.0.0.1:${floorPort}`, call: fileList(listed) },
+      'floor-channel': { origin: `http://127.0.0.1:${channelPort}`, call: fileList(listed) },
+      'bare-front': { origin: `http://127.0.0.1:${barePort}`, call: fileList(ok) },
       direct: {
         origin: `http://127.0.0.1:${fsPort}`,
         call: {
           path: '/tools/file_list',
           body: JSON.stringify({ path: '.' }),
-          check: (b: string, s: number) => s === 200 && b.includes('file-19.txt'),
+          check: listed,
         },
       },
     };

@@ -71,7 +71,7 @@ export async function run(options: { durationMs: number }): Promise<{ json: unkn
   // as `./fleet up --only filesystem-mcp` sets it: the gateway's channel to filesystem-mcp over its Unix
   // socket (CHANNEL_SOCKET_DIR), and FLEET_SERVICES naming the one service there is (without it the
   // gateway polled 23 services that are not running, a refused connection each a second: 10% of its CPU
-  // per call at one connection, docs/gateway.md "The bench's gateway polls what runs")
+  // per call at one connection, docs/gateway.md "What the gateway woke for besides calls")
   const env = {
     DATA_DIR: `${dir}.data`,
     CHANNEL_SOCKET_DIR: `${dir}.data/run`,

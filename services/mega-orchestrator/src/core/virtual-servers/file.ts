@@ -2,12 +2,13 @@
  * VIRTUAL_SERVERS_FILE: read at start (a bad file stops the start, naming the line), read again when
  * it changes (fs.watch on the file itself, followed to the new file when one is renamed over it, 100 ms
  * debounce, and a 2 s stat poll that sees a file appear and serves file systems without change
- * events); a bad file then is refused with the line named and the running definitions kept.
+ * events); a bad file then is refused with the line named and the running definitions kept. The
+ * admin API's writes go through here: one at a time, on the file as it is on disk, replaced
+ * atomically (a temporary file renamed over it), and applied at once.
  *
- * Not its directory: that is DATA_DIR/gateway by default, where the call history's SQLite file is
- * written many times a second under load, and a directory watch woke the gateway's event loop for
- * each of those writes (about one more wake-up and two more reads per call). The admin API's writes go through here: one at a time, on the file as it is on
- * disk, replaced atomically (a temporary file renamed over it), and applied at once.
+ * Not a watch of its directory: that is DATA_DIR/gateway by default, where the call history's SQLite
+ * file is written many times a second under load, and a directory watch woke the gateway's event
+ * loop for each of those writes.
  */
 import fs from 'node:fs';
 import path from 'node:path';

@@ -21,6 +21,7 @@ import { freeOffset } from '../../test/support/fleet-process';
 import { DIST_DIR } from '../../scripts/build/stamp';
 import { LAUNCHER_NODE_ARGS } from '../../scripts/fleet/plan';
 import { markdownTable, processTreeCpuMs, REPO_ROOT } from '../lib';
+import { markerWatch } from '@mcp-fleet/testing';
 
 export type Mode = 'tsx' | 'built';
 const MODES: Mode[] = ['tsx', 'built'];
@@ -133,9 +134,11 @@ export async function startFleet(
       child.kill('SIGINT');
       reject(new Error(`fleet (${mode}) not ready in ${timeoutMs} ms:\n${output.slice(-30).join('')}`));
     }, timeoutMs);
+    const sawReady = markerWatch('fleet ready:');
     child.stdout!.on('data', (b: Buffer) => {
-      output.push(b.toString());
-      if (b.toString().includes('fleet ready:') || output.join('').includes('fleet ready:')) {
+      const text = b.toString();
+      output.push(text);
+      if (sawReady(text)) {
         clearTimeout(timer);
         readyCpuMs = processTreeCpuMs(child.pid) ?? 0;
         resolve(performance.now() - t0);

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { REFERENCE_PORTS, SERVICES } from '@mcp-fleet/inventory';
+import { markerWatch } from '@mcp-fleet/testing';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
 
@@ -98,9 +99,11 @@ export async function startFleet(options: {
       () => reject(new Error(`fleet not ready in time:\n${output.slice(-40).join('')}`)),
       options.timeoutMs ?? 90_000,
     );
+    const sawReady = markerWatch('fleet ready:');
     const onData = (buf: Buffer) => {
-      output.push(buf.toString());
-      if (output.join('').includes('fleet ready:')) {
+      const text = buf.toString();
+      output.push(text);
+      if (sawReady(text)) {
         clearTimeout(timer);
         resolve();
       }

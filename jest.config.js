@@ -8,6 +8,12 @@ module.exports = {
   // Jest reads testTimeout only here, not per project: 30 s is generous for a 2-core machine under load; tests that
   // need longer say so themselves.
   testTimeout: 30000,
+  // Test files run in a worker process, started afresh once its heap passes this after a file (it forces
+  // workers even where jest would run in band, as on 2 cores). In band, the one process grew to 3 GB over
+  // the suite: a CPU profile of a whole run put 190 s in its garbage collector and 67 s in spawning children
+  // (a fork copies the parent's page tables), and a full collection stalled the in-process services of
+  // test/integration/coordinator.test.ts past a 500 ms health check.
+  workerIdleMemoryLimit: '512MB',
   reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
   projects: [
     {

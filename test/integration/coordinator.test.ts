@@ -59,8 +59,9 @@ describe('coordinator through the real gateway and services (in-process)', () =>
         ...testConfig,
         DATA_DIR: path.join(tmp.dir, 'gateway'),
         // one health check decides (no poll comes before the tests end): the services answer in this
-        // process, so a long pause of its own (a full collection of the test runner's heap) must not
-        // read as a service down (database-mcp's refused connection fails at once all the same)
+        // process, so a long pause of its own (a collection of the test runner's heap, most likely, when
+        // 500 ms once failed here) must not read as a service down (database-mcp's refused connection
+        // fails at once all the same)
         HEALTH_POLL_MS: '60000',
         HEALTH_TIMEOUT_MS: '10000',
       }),

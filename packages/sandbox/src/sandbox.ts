@@ -93,6 +93,10 @@ const ETC_FILES = [
   '/etc/ssl/certs',
   '/etc/ca-certificates',
   '/etc/pki/tls/certs',
+  // Debian's /usr/bin/chromium is a script that reads its flags from here and stops without them: a
+  // browser MCP server (Playwright MCP, Puppeteer's) runs it. Default flags and preferences, no secrets.
+  '/etc/chromium.d',
+  '/etc/chromium',
 ];
 /** Only with the network: name resolution. */
 const ETC_NETWORK = ['/etc/resolv.conf', '/etc/hosts', '/etc/host.conf', '/etc/gai.conf', '/etc/services', '/etc/protocols'];

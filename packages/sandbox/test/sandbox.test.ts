@@ -115,6 +115,19 @@ describe('Sandbox (real bubblewrap)', () => {
     }
   });
 
+  // A browser MCP server (Playwright MCP) starts Debian's /usr/bin/chromium, a script that reads
+  // /etc/chromium.d and exits 2 without it ("cannot open /etc/chromium.d/*"): seen with Playwright
+  // MCP behind the gateway, whose stdio servers run in this sandbox.
+  it('runs the system chromium headless (its wrapper reads /etc/chromium.d) and renders a page', async () => {
+    const cmd = sandbox.command(
+      'chromium',
+      ['--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--dump-dom', 'data:text/html,<p>rendered inside</p>'],
+      { cwd: root, env: { PATH: '/usr/bin:/bin' }, readOnly: [root] },
+    );
+    const { stdout } = await run(cmd.file, cmd.args, { timeout: 60_000 });
+    expect(stdout).toContain('<p>rendered inside</p>');
+  }, 90_000);
+
   it('ends every process of the sandbox when its first process exits', async () => {
     const marker = `${Math.floor(Math.random() * 1000) + 1000}.123`;
     await sh(sandbox, `(sleep ${marker} &) ; sleep ${marker} & echo started`);

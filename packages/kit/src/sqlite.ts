@@ -1,16 +1,32 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import fs from 'node:fs';
 import path from 'node:path';
 import sqlite3 from 'sqlite3';
 
 export type SqlParams = unknown[] | Record<string, unknown>;
 
+export interface BatchStatement {
+  sql: string;
+  params?: SqlParams;
+}
+
+/** The statements of an open SqliteDb.transaction(): they run inside it (see transaction()). */
+export interface SqliteTx {
+  run(sql: string, params?: SqlParams): Promise<{ lastID: number; changes: number }>;
+  get<T = Record<string, unknown>>(sql: string, params?: SqlParams): Promise<T | undefined>;
+  all<T = Record<string, unknown>>(sql: string, params?: SqlParams): Promise<T[]>;
+  exec(sql: string): Promise<void>;
+  /** The statements in order, as part of this transaction. */
+  batch(statements: readonly BatchStatement[]): Promise<void>;
+  /** Nested: runs fn with this same handle, in this same transaction. */
+  transaction<T>(fn: (tx: SqliteTx) => Promise<T>): Promise<T>;
+}
+
 /**
  * A small promise wrapper over sqlite3, opened in WAL mode with a busy timeout. One connection:
- * while a transaction() runs, statements from other callers wait for it instead of joining it.
+ * while a transaction() or batch() runs, statements on the SqliteDb wait for it instead of joining
+ * it; a transaction's own statements go through the handle it gets.
  */
 export class SqliteDb {
-  private readonly inTransaction = new AsyncLocalStorage<true>();
   private idle: Promise<void> = Promise.resolve();
 
   private constructor(
@@ -35,9 +51,8 @@ export class SqliteDb {
     return wrapped;
   }
 
-  /** Waits for another caller's open transaction; statements inside a transaction go straight through. */
+  /** Waits for any open transaction (a transaction's own statements go through its handle, never here). */
   private async gate(): Promise<void> {
-    if (this.inTransaction.getStore()) return;
     let current: Promise<void>;
     do {
       current = this.idle;
@@ -47,6 +62,25 @@ export class SqliteDb {
 
   async run(sql: string, params: SqlParams = []): Promise<{ lastID: number; changes: number }> {
     await this.gate();
+    return this.rawRun(sql, params);
+  }
+
+  async get<T = Record<string, unknown>>(sql: string, params: SqlParams = []): Promise<T | undefined> {
+    await this.gate();
+    return this.rawGet<T>(sql, params);
+  }
+
+  async all<T = Record<string, unknown>>(sql: string, params: SqlParams = []): Promise<T[]> {
+    await this.gate();
+    return this.rawAll<T>(sql, params);
+  }
+
+  async exec(sql: string): Promise<void> {
+    await this.gate();
+    return this.rawExec(sql);
+  }
+
+  private rawRun(sql: string, params: SqlParams): Promise<{ lastID: number; changes: number }> {
     return new Promise((resolve, reject) => {
       this.db.run(sql, params, function (this: sqlite3.RunResult, err: Error | null) {
         if (err) reject(err);
@@ -55,63 +89,94 @@ export class SqliteDb {
     });
   }
 
-  async get<T = Record<string, unknown>>(sql: string, params: SqlParams = []): Promise<T | undefined> {
-    await this.gate();
+  private rawGet<T>(sql: string, params: SqlParams): Promise<T | undefined> {
     return new Promise((resolve, reject) => {
       this.db.get(sql, params, (err, row) => (err ? reject(err) : resolve(row as T | undefined)));
     });
   }
 
-  async all<T = Record<string, unknown>>(sql: string, params: SqlParams = []): Promise<T[]> {
-    await this.gate();
+  private rawAll<T>(sql: string, params: SqlParams): Promise<T[]> {
     return new Promise((resolve, reject) => {
       this.db.all(sql, params, (err, rows) => (err ? reject(err) : resolve(rows as T[])));
     });
-  }
-
-  async exec(sql: string): Promise<void> {
-    await this.gate();
-    return this.rawExec(sql);
   }
 
   private rawExec(sql: string): Promise<void> {
     return new Promise((resolve, reject) => this.db.exec(sql, (err) => (err ? reject(err) : resolve())));
   }
 
-  /** Runs fn inside BEGIN IMMEDIATE ... COMMIT (ROLLBACK on error); transactions never overlap. */
-  async transaction<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.inTransaction.getStore()) return fn(); // nested: part of the outer transaction
-    const previous = this.idle;
-    let release!: () => void;
-    this.idle = new Promise<void>((r) => (release = r));
-    await previous;
-    try {
-      return await this.inTransaction.run(true, async () => {
-        await this.rawExec('BEGIN IMMEDIATE');
-        try {
-          const out = await fn();
-          await this.rawExec('COMMIT');
-          return out;
-        } catch (err) {
-          await this.rawExec('ROLLBACK').catch(() => undefined);
-          throw err;
-        }
-      });
-    } finally {
-      release();
+  private async rawBatch(statements: readonly BatchStatement[]): Promise<void> {
+    for (const s of statements) {
+      await new Promise<void>((resolve, reject) => this.db.run(s.sql, s.params ?? [], (err) => (err ? reject(err) : resolve())));
     }
   }
 
   /**
-   * Runs writes known up front in one BEGIN IMMEDIATE ... COMMIT (ROLLBACK on error), in order.
-   * Unlike transaction() it needs no async context (whose promise hooks, once on, tax every
-   * await in the process); inside a transaction() the statements simply join it.
+   * Runs fn inside BEGIN IMMEDIATE ... COMMIT (ROLLBACK on error, then the error is rethrown);
+   * transactions never overlap. fn's statements go through `tx`, straight to the connection inside
+   * the transaction; this SqliteDb's own methods, whoever calls them meanwhile, wait until the
+   * transaction has ended. So inside fn use only `tx`: a statement on the SqliteDb itself awaited
+   * there waits for the transaction it is part of, which never ends (a deadlock).
+   *
+   * Nested: `tx.transaction(g)` runs g(tx) in the same transaction (no savepoint; g's error, if fn
+   * lets it through, rolls back the whole transaction). `tx` rejects every call once fn has settled.
+   *
+   * The handle is passed explicitly rather than found through an AsyncLocalStorage: in Node 20 the
+   * first AsyncLocalStorage.run() turns on promise hooks for the rest of the process, and they
+   * make every later await there about three times as costly.
    */
-  async batch(statements: readonly { sql: string; params?: SqlParams }[]): Promise<void> {
-    if (this.inTransaction.getStore()) {
-      for (const s of statements) await this.run(s.sql, s.params);
-      return;
-    }
+  async transaction<T>(fn: (tx: SqliteTx) => Promise<T>): Promise<T> {
+    let open = true;
+    const check = (): void => {
+      if (!open) throw new Error('SqliteDb: a transaction handle was used after its transaction ended');
+    };
+    const tx: SqliteTx = {
+      run: async (sql, params = []) => {
+        check();
+        return this.rawRun(sql, params);
+      },
+      get: async <R>(sql: string, params: SqlParams = []) => {
+        check();
+        return this.rawGet<R>(sql, params);
+      },
+      all: async <R>(sql: string, params: SqlParams = []) => {
+        check();
+        return this.rawAll<R>(sql, params);
+      },
+      exec: async (sql) => {
+        check();
+        return this.rawExec(sql);
+      },
+      batch: async (statements) => {
+        check();
+        return this.rawBatch(statements);
+      },
+      transaction: async (inner) => {
+        check();
+        return inner(tx);
+      },
+    };
+    return this.exclusive(async () => {
+      try {
+        return await fn(tx);
+      } finally {
+        // before COMMIT: a later call, by something fn started and left running, is refused, not run outside the transaction
+        open = false;
+      }
+    });
+  }
+
+  /**
+   * Runs writes known up front in one BEGIN IMMEDIATE ... COMMIT (ROLLBACK on error), in order,
+   * apart from other callers' statements as a transaction() is. Inside a transaction() use
+   * `tx.batch`, which runs them as part of it.
+   */
+  batch(statements: readonly BatchStatement[]): Promise<void> {
+    return this.exclusive(() => this.rawBatch(statements));
+  }
+
+  /** Waits for the open transaction, if any, then runs body between BEGIN IMMEDIATE and COMMIT (ROLLBACK on error). */
+  private async exclusive<T>(body: () => Promise<T>): Promise<T> {
     const previous = this.idle;
     let release!: () => void;
     this.idle = new Promise<void>((r) => (release = r));
@@ -119,10 +184,9 @@ export class SqliteDb {
     try {
       await this.rawExec('BEGIN IMMEDIATE');
       try {
-        for (const s of statements) {
-          await new Promise<void>((resolve, reject) => this.db.run(s.sql, s.params ?? [], (err) => (err ? reject(err) : resolve())));
-        }
+        const out = await body();
         await this.rawExec('COMMIT');
+        return out;
       } catch (err) {
         await this.rawExec('ROLLBACK').catch(() => undefined);
         throw err;

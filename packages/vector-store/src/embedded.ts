@@ -240,9 +240,9 @@ export class EmbeddedVectorStore implements VectorStore {
     const checked = checkCollectionName(name);
     return this.exclusive(async () => {
       if (!this.collections.has(checked)) return false;
-      await this.db.transaction(async () => {
-        await this.db.run('DELETE FROM points WHERE collection = ?', [checked]);
-        await this.db.run('DELETE FROM collections WHERE name = ?', [checked]);
+      await this.db.transaction(async (tx) => {
+        await tx.run('DELETE FROM points WHERE collection = ?', [checked]);
+        await tx.run('DELETE FROM collections WHERE name = ?', [checked]);
       });
       this.collections.delete(checked);
       return true;
@@ -284,9 +284,9 @@ export class EmbeddedVectorStore implements VectorStore {
           `Collection "${col.name}" would exceed ${this.maxPointsPerCollection} points in the embedded store; delete points or configure Qdrant (QDRANT_URL).`,
         );
       }
-      await this.db.transaction(async () => {
+      await this.db.transaction(async (tx) => {
         for (const chunk of chunks(rows, SQL_CHUNK)) {
-          await this.db.run(
+          await tx.run(
             `INSERT INTO points (collection, id, vector, payload) VALUES ${chunk.map(() => '(?, ?, ?, ?)').join(', ')}
              ON CONFLICT (collection, id) DO UPDATE SET vector = excluded.vector, payload = excluded.payload`,
             chunk.flatMap((r) => [col.name, idToKey(r.id), toBlob(r.vector), r.payload.json]),
@@ -357,9 +357,9 @@ export class EmbeddedVectorStore implements VectorStore {
           { details: missing.slice(0, 100).map((id) => ({ path: 'points', message: `unknown id ${id}` })) },
         );
       }
-      await this.db.transaction(async () => {
+      await this.db.transaction(async (tx) => {
         for (const [id, u] of pending) {
-          await this.db.run('UPDATE points SET vector = ?, payload = ? WHERE collection = ? AND id = ?', [
+          await tx.run('UPDATE points SET vector = ?, payload = ? WHERE collection = ? AND id = ?', [
             toBlob(u.vector),
             u.json,
             col.name,
@@ -390,9 +390,9 @@ export class EmbeddedVectorStore implements VectorStore {
         ? [...new Set(byIds)].filter((id) => col.rowOf.has(id))
         : col.ids.slice(0, col.count).filter((id, row) => matchesFilter(filter!, id, col.payloads[row]));
       if (doomed.length === 0) return { deleted: 0 };
-      await this.db.transaction(async () => {
+      await this.db.transaction(async (tx) => {
         for (const chunk of chunks(doomed, SQL_CHUNK)) {
-          await this.db.run(`DELETE FROM points WHERE collection = ? AND id IN (${chunk.map(() => '?').join(', ')})`, [
+          await tx.run(`DELETE FROM points WHERE collection = ? AND id IN (${chunk.map(() => '?').join(', ')})`, [
             col.name,
             ...chunk.map(idToKey),
           ]);

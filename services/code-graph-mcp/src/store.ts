@@ -4,7 +4,7 @@ import type fs from 'node:fs/promises';
 import path from 'node:path';
 import { buildGraph, parsePython, walkPythonFiles, type GraphEdge, type GraphNode, type ParsedFile } from '@mcp-fleet/code-graph';
 import { AppError } from '@mcp-fleet/kit';
-import { SqliteDb } from '@mcp-fleet/kit/sqlite';
+import { SqliteDb, type SqliteTx } from '@mcp-fleet/kit/sqlite';
 import type { Workspace } from '@mcp-fleet/kit/workspace';
 
 const SCHEMA = `
@@ -163,15 +163,15 @@ export class GraphStore {
     }
     for (const f of parsedFiles) f.parsed ??= JSON.parse(f.stored!) as ParsedFile;
     const graph = buildGraph(parsedFiles as { path: string; parsed: ParsedFile }[], { rootPackage: rootPackageOf(root, walk.files) });
-    await this.db.transaction(async () => {
-      await this.db.run(
+    await this.db.transaction(async (tx) => {
+      await tx.run(
         'INSERT INTO projects (id, root, indexed_at, files, truncated) VALUES (?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET indexed_at = excluded.indexed_at, files = excluded.files, truncated = excluded.truncated',
         [project, root, new Date().toISOString(), parsedFiles.length, walk.truncated ? 1 : 0],
       );
-      for (const rel of removed) await this.db.run('DELETE FROM files WHERE project = ? AND path = ?', [project, rel]);
+      for (const rel of removed) await tx.run('DELETE FROM files WHERE project = ? AND path = ?', [project, rel]);
       for (const f of parsedFiles) {
         if (!f.changed || !f.parsed) continue;
-        await this.db.run('INSERT OR REPLACE INTO files (project, path, hash, parsed, error) VALUES (?, ?, ?, ?, ?)', [
+        await tx.run('INSERT OR REPLACE INTO files (project, path, hash, parsed, error) VALUES (?, ?, ?, ?, ?)', [
           project,
           f.path,
           f.hash,
@@ -179,14 +179,16 @@ export class GraphStore {
           f.parsed.error ? JSON.stringify(f.parsed.error) : null,
         ]);
       }
-      await this.db.run('DELETE FROM nodes WHERE project = ?', [project]);
-      await this.db.run('DELETE FROM edges WHERE project = ?', [project]);
+      await tx.run('DELETE FROM nodes WHERE project = ?', [project]);
+      await tx.run('DELETE FROM edges WHERE project = ?', [project]);
       await this.insertMany(
+        tx,
         'INSERT OR REPLACE INTO nodes (project, id, kind, name, module, file, line, end_line) VALUES ',
         8,
         graph.nodes.map((n) => [project, n.id, n.kind, n.name, n.module, n.file, n.line, n.endLine]),
       );
       await this.insertMany(
+        tx,
         'INSERT INTO edges (project, src, dst, target, kind, file, line) VALUES ',
         7,
         graph.edges.map((e) => [project, e.src, e.dst, e.target, e.kind, e.file, e.line]),
@@ -207,12 +209,12 @@ export class GraphStore {
     };
   }
 
-  private async insertMany(prefix: string, width: number, rows: unknown[][]): Promise<void> {
+  private async insertMany(tx: SqliteTx, prefix: string, width: number, rows: unknown[][]): Promise<void> {
     const per = Math.floor(900 / width);
     const placeholder = `(${new Array(width).fill('?').join(',')})`;
     for (let i = 0; i < rows.length; i += per) {
       const chunk = rows.slice(i, i + per);
-      await this.db.run(prefix + chunk.map(() => placeholder).join(','), chunk.flat());
+      await tx.run(prefix + chunk.map(() => placeholder).join(','), chunk.flat());
     }
   }
 

@@ -202,7 +202,7 @@ export class SqliteMemoryStore implements MemoryStore {
 
   storeMany(inputs: MemoryInput[]): Promise<{ created: number; updated: number }> {
     return this.serial(async () => {
-      const counts = await this.db.transaction(async () => {
+      const counts = await this.db.transaction(async (tx) => {
         const rows = lastPerKey(inputs);
         let created = 0;
         const now = Date.now();
@@ -211,7 +211,7 @@ export class SqliteMemoryStore implements MemoryStore {
           const ids = chunk.map(() => randomUUID());
           const placeholders = chunk.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ');
           const params = chunk.flatMap((m, n) => rowParams(ids[n], m, now));
-          const returned = await this.db.all<{ id: string }>(
+          const returned = await tx.all<{ id: string }>(
             `INSERT INTO memories (${COLUMNS}) VALUES ${placeholders} ${UPSERT_TAIL} RETURNING id`,
             params,
           );

@@ -350,6 +350,32 @@ describe('a stdio server declared to no era: server/discover first', () => {
     expect(echo).toMatchObject({ status: 200, json: { success: true, mcp: { content: [{ type: 'text', text: 'Echo: hi' }] } } });
   }, 60_000);
 
+  it('a 2025-only server that prints a banner on stderr (as most do) starts without a warning that it stopped', async () => {
+    // a 2025 server by hand: initialize, ping and tools/list; -32601 for anything else (server/discover)
+    const server = `
+      process.stderr.write('Demo MCP Server running on stdio\\n');
+      require('node:readline').createInterface({ input: process.stdin }).on('line', (line) => {
+        const m = JSON.parse(line);
+        if (m.id === undefined) return;
+        const answer = m.method === 'initialize'
+          ? { result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'banner', version: '1' } } }
+          : m.method === 'ping' ? { result: {} }
+          : m.method === 'tools/list' ? { result: { tools: [{ name: 'hello', inputSchema: { type: 'object' } }] } }
+          : { error: { code: -32601, message: 'Method not found' } };
+        process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: m.id, ...answer }) + '\\n');
+      });`;
+    const warned = jest.spyOn(logger, 'warn');
+    try {
+      const d = open('banner', { transport: 'stdio', command: process.execPath, args: ['-e', server], env: {} });
+      expect(await d.health({ timeoutMs: 30_000 })).toMatchObject({ status: 200 });
+      expect(d.protocolEra).toBe('2025-11-25');
+      // its discover sibling printed the banner too and was refused (-32601): an answer, not a stop
+      expect(warned.mock.calls.map((c) => String(c[0]))).not.toContainEqual(expect.stringMatching(/banner wrote to stderr/));
+    } finally {
+      warned.mockRestore();
+    }
+  }, 60_000);
+
   it('a server that answers neither server/discover nor initialize is a startup error that says so', async () => {
     // reads its stdin and never answers
     const mute = open('mute', { transport: 'stdio', command: process.execPath, args: ['-e', 'process.stdin.resume()'], env: {} });

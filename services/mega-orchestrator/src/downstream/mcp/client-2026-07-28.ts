@@ -246,8 +246,12 @@ export class Rev2026Client {
     return this.session?.pid;
   }
 
-  /** The connected session (server/discover on first use, and again after a failure). */
-  connected(timeoutMs: number): Promise<Rev2026Session> {
+  /**
+   * The connected session (server/discover on first use, and again after a failure). `probing`: the
+   * question whether a server declared to no era speaks this revision; its failure is an answer
+   * (the server is spoken to in 2025), so what the process wrote to stderr is not logged as a stop.
+   */
+  connected(timeoutMs: number, probing = false): Promise<Rev2026Session> {
     const { host } = this;
     if (host.closed) return Promise.reject(new DownstreamFailure('refused', `${host.id} is stopped`, false));
     if (this.connecting) return this.connecting;
@@ -292,7 +296,7 @@ export class Rev2026Client {
       },
       (err: Error) => {
         if (this.connecting === connecting) this.connecting = undefined;
-        supervisor.lastProblem = `${err.message}${refusalHint(err, err.message)}${supervisor.stderrTail()}`;
+        supervisor.lastProblem = `${err.message}${refusalHint(err, err.message)}${supervisor.stderrTail(!probing)}`;
         throw new DownstreamFailure('refused', `${host.id} did not answer server/discover: ${supervisor.lastProblem}`, false, {
           cause: err,
         });

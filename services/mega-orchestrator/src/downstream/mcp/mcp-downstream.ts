@@ -320,7 +320,7 @@ export class McpDownstream implements Downstream, EraHost {
   /** Whether this server answers server/discover (then it is spoken to in 2026-07-28 from now on); `why` for the log. */
   private async found(why: string, timeoutMs: number): Promise<boolean> {
     try {
-      await this.rev2026.connected(timeoutMs);
+      await this.rev2026.connected(timeoutMs, true);
     } catch (err) {
       const cause = (err as Error).cause;
       this.discoverProblem = (cause instanceof Error ? cause : (err as Error)).message;

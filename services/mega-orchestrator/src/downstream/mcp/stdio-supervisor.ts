@@ -74,12 +74,14 @@ export class StdioSupervisor {
   /**
    * What a stdio server wrote to stderr before it failed: its last lines go to the operator's log
    * only (they may echo its environment); the text that reaches /services, errors and sessions says
-   * no more than that there were some.
+   * no more than that there were some. `log: false` where the failure is no stop (a server declared
+   * to no era that does not answer server/discover: it is spoken to in 2025, its banner on stderr
+   * no warning).
    */
-  stderrTail(): string {
+  stderrTail(log = true): string {
     const hint = this.sandboxHint();
     if (this.stderr.length === 0) return hint;
-    this.options.logger.warn(`${this.id} wrote to stderr before it stopped`, { stderr: this.stderr.slice(-5) });
+    if (log) this.options.logger.warn(`${this.id} wrote to stderr before it stopped`, { stderr: this.stderr.slice(-5) });
     return ` (${this.stderr.length} line${this.stderr.length === 1 ? '' : 's'} on its stderr: see the gateway's log)${hint}`;
   }
 

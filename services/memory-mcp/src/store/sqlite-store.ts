@@ -177,8 +177,9 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   /**
-   * One connection is shared, so a transaction would swallow any statement issued while it is
-   * open; every write therefore waits its turn.
+   * Every write waits its turn: each keeps `total` from what its statement returned and then decides
+   * on compaction (compactIfDue), which another write run between those steps would make wrong.
+   * (Other callers' statements wait for an open transaction on the one connection: SqliteDb.)
    */
   private serial<T>(fn: () => Promise<T>): Promise<T> {
     const next = this.writes.then(fn, fn);

@@ -43,11 +43,37 @@ export async function runConformanceScenario(
 ): Promise<ConformanceCheck[]> {
   const dir = path.join(outDir, `${scenario}-${Math.random().toString(36).slice(2, 8)}`);
   const version = options.specVersion ? ['--spec-version', options.specVersion, '--force'] : [];
-  const { code, output } = await runCli(['server', '--url', url, '--scenario', scenario, ...version, '-o', dir], outDir);
+  return checksOf(
+    `conformance ${scenario}`,
+    dir,
+    await runCli(['server', '--url', url, '--scenario', scenario, ...version, '-o', dir], outDir),
+  );
+}
+
+/** The checks a run wrote to its one results file under dir (its output in the error when there is none). */
+function checksOf(what: string, dir: string, run: { code: number | null; output: string }): ConformanceCheck[] {
   const results = fs.existsSync(dir) ? fs.readdirSync(dir).map((d) => path.join(dir, d, 'checks.json')) : [];
   if (results.length !== 1 || !fs.existsSync(results[0]))
-    throw new Error(`conformance ${scenario} wrote no results (exit ${code}):\n${output.slice(-3000)}`);
+    throw new Error(`${what} wrote no results (exit ${run.code}):\n${run.output.slice(-3000)}`);
   return JSON.parse(fs.readFileSync(results[0], 'utf8')) as ConformanceCheck[];
+}
+
+/**
+ * Runs one client scenario: the suite starts its server and runs `command <serverUrl>` as the client
+ * under test (MCP_CONFORMANCE_SCENARIO, MCP_CONFORMANCE_PROTOCOL_VERSION, MCP_CONFORMANCE_CONTEXT in
+ * its environment); its checks come from the results file it writes under outDir.
+ */
+export async function runConformanceClientScenario(
+  command: string,
+  scenario: string,
+  outDir: string,
+  options: { specVersion?: string; timeoutMs?: number } = {},
+): Promise<ConformanceCheck[]> {
+  const dir = path.join(outDir, `client-${scenario}-${Math.random().toString(36).slice(2, 8)}`);
+  const version = options.specVersion ? ['--spec-version', options.specVersion] : [];
+  const timeout = ['--timeout', String(options.timeoutMs ?? 60_000)];
+  const args = ['client', '--command', command, '--scenario', scenario, ...version, ...timeout, '-o', dir];
+  return checksOf(`conformance client ${scenario}`, dir, await runCli(args, outDir));
 }
 
 /** Runs the scenarios one at a time (each is a node process; the machine has two cores): their checks by scenario. */
@@ -73,11 +99,21 @@ export type SpecRevision = '2025-11-25' | '2026-07-28';
 
 /** The server scenarios a spec revision requires, as the suite lists them (frozen at its release). */
 export function requiredServerScenarios(revision: SpecRevision): string[] {
-  const out = spawnSync(process.execPath, ['--import', REGISTER, CLI, 'list', '--server', '--requirements', revision], {
+  return requiredScenarios('server', revision);
+}
+
+/** The client scenarios a spec revision requires, as the suite lists them (frozen at its release). */
+export function requiredClientScenarios(revision: SpecRevision): string[] {
+  return requiredScenarios('client', revision);
+}
+
+function requiredScenarios(side: 'server' | 'client', revision: SpecRevision): string[] {
+  const out = spawnSync(process.execPath, ['--import', REGISTER, CLI, 'list', `--${side}`, '--requirements', revision], {
     encoding: 'utf8',
     env: CLI_ENV,
   }).stdout;
-  const section = out.slice(out.indexOf('Server scenarios'), out.indexOf('\n\n', out.indexOf('Server scenarios')));
+  const heading = side === 'server' ? 'Server scenarios' : 'Client scenarios';
+  const section = out.slice(out.indexOf(heading), out.indexOf('\n\n', out.indexOf(heading)));
   return [...section.matchAll(/^\s+- (\S+)$/gm)].map((m) => m[1]);
 }
 

@@ -11,6 +11,7 @@ import { conformanceProblems, runConformanceScenario } from '@mcp-fleet/testing/
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client as V2Client, StreamableHTTPClientTransport as V2Transport } from '@modelcontextprotocol/client';
+import { mirroredParamHeaders } from '../src/downstream/mcp/param-headers';
 import { decodeParamValue, scanParamHeaders } from '../src/mcp/rev-2026-07-28/param-headers';
 import { post2026, startGatewayWithStdioServer, type RunningGateway } from './helpers';
 
@@ -85,6 +86,53 @@ describe('x-mcp-header declarations', () => {
     expect(decodeParamValue('=?base64?SGVsbG8?=')).toBeUndefined(); // padding missing
     expect(decodeParamValue('=?base64?SGVs!!!bG8=?=')).toBeUndefined(); // not the alphabet
     expect(decodeParamValue('=?base64?/w==?=')).toBeUndefined(); // not UTF-8
+  });
+
+  it('encodes what the gateway sends a server: plain ASCII as it is, anything else in Base64, numbers and booleans as text, null left out', () => {
+    const scan = scanParamHeaders({
+      type: 'object',
+      properties: {
+        region: { type: 'string', 'x-mcp-header': 'Region' },
+        padded: { type: 'string', 'x-mcp-header': 'Padded' },
+        city: { type: 'string', 'x-mcp-header': 'City' },
+        lines: { type: 'string', 'x-mcp-header': 'Lines' },
+        empty: { type: 'string', 'x-mcp-header': 'Empty' },
+        priority: { type: 'integer', 'x-mcp-header': 'Priority' },
+        ratio: { type: 'number', 'x-mcp-header': 'Ratio' },
+        debug: { type: 'boolean', 'x-mcp-header': 'Debug' },
+        verbose: { type: 'boolean', 'x-mcp-header': 'Verbose' },
+        target: { type: 'object', properties: { zone: { type: 'string', 'x-mcp-header': 'Zone' } } },
+        query: { type: 'string' },
+      },
+    });
+    if (!scan.valid) throw new Error(scan.reason);
+    const sent = mirroredParamHeaders(scan.headers, {
+      region: 'us west 1',
+      padded: ' us-west1',
+      city: '東京',
+      lines: 'a\r\nb',
+      empty: '',
+      priority: 42,
+      ratio: 3.5,
+      debug: false,
+      verbose: null,
+      target: { zone: 'b' },
+      query: 'SELECT 1',
+    });
+    expect(sent).toEqual({
+      'Mcp-Param-Region': 'us west 1',
+      'Mcp-Param-Padded': b64(' us-west1'),
+      'Mcp-Param-City': b64('東京'),
+      'Mcp-Param-Lines': b64('a\r\nb'),
+      'Mcp-Param-Empty': '',
+      'Mcp-Param-Priority': '42',
+      'Mcp-Param-Ratio': '3.5',
+      'Mcp-Param-Debug': 'false',
+      'Mcp-Param-Zone': 'b',
+    });
+    // what the gateway's own check (the server side) reads back is the argument
+    for (const value of Object.values(sent)) expect(decodeParamValue(value)).not.toBeUndefined();
+    expect(decodeParamValue(sent['Mcp-Param-City'])).toBe('東京');
   });
 });
 

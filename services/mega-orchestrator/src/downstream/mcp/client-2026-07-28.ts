@@ -28,6 +28,7 @@ import {
   type EraSession,
   type Scope,
 } from './calls';
+import { mirroredParamHeaders, scanParamHeaders, type ParamHeader } from './param-headers';
 import { followTask, offersTasks, RawRequests } from './server-tasks';
 import { schemaValidator } from './schema-validator';
 import { readInbound } from './tolerant';
@@ -239,8 +240,24 @@ export class Rev2026Client {
   private rewatchTimer?: NodeJS.Timeout;
   /** How long after the next listen stream that ends early it is opened again (1 s doubling to 30 s; 1 s after one that lasted STABLE_MS). */
   private listenDelayMs = 1000;
+  /**
+   * The Mcp-Param headers (SEP-2243) each of the server's tools declares, from its latest listing
+   * (kept across reconnections): its calls carry them. A tool whose declarations break the rules
+   * has none here; the gateway does not offer it over MCP (../../mcp/rev-2026-07-28/param-headers.ts).
+   */
+  readonly paramHeaders = new Map<string, ParamHeader[]>();
 
   constructor(private readonly host: EraHost) {}
+
+  /** Reads the x-mcp-header declarations of a tools/list's items. */
+  declaredParamHeaders(tools: readonly unknown[]): void {
+    this.paramHeaders.clear();
+    for (const tool of tools) {
+      if (!isPlainObject(tool) || typeof tool.name !== 'string') continue;
+      const scan = scanParamHeaders(tool.inputSchema);
+      if (scan.valid && scan.headers.length > 0) this.paramHeaders.set(tool.name, scan.headers);
+    }
+  }
 
   get pid(): number | undefined {
     return this.session?.pid;
@@ -423,8 +440,13 @@ class Rev2026Session extends SessionBase<Client> implements EraSession {
   }
 
   /** The SDK's options of a request (the gateway polls the lists itself: the v2 client's response cache is not used). */
-  private opts(call: Scope, inputRequired = false) {
-    return { ...call.opts, cacheMode: 'bypass' as const, ...(inputRequired ? { allowInputRequired: true } : {}) } as never;
+  private opts(call: Scope, inputRequired = false, headers?: Record<string, string>) {
+    return {
+      ...call.opts,
+      cacheMode: 'bypass' as const,
+      ...(inputRequired ? { allowInputRequired: true } : {}),
+      ...(headers ? { headers } : {}),
+    } as never;
   }
 
   /**
@@ -478,8 +500,10 @@ class Rev2026Session extends SessionBase<Client> implements EraSession {
     return { status: 'healthy', transport: this.host.spec.transport, protocolVersion: REV_2026 };
   }
 
-  list(kind: ListName, call: Scope, max?: number) {
-    return this.pages(kind, call, this.opts(call), max);
+  async list(kind: ListName, call: Scope, max?: number) {
+    const answer = await this.pages(kind, call, this.opts(call), max);
+    if (kind === 'tools' && answer.value) this.owner.declaredParamHeaders(answer.value.items);
+    return answer;
   }
 
   async callTool(name: string, args: Record<string, unknown>, call: Scope): Promise<CallToolResult> {
@@ -494,11 +518,16 @@ class Rev2026Session extends SessionBase<Client> implements EraSession {
       arguments: args,
       _meta: { ...this.meta(call, tasks), ...(progressToken ? { progressToken } : {}) },
     };
-    const opts = this.opts(call, true);
+    // its x-mcp-header arguments as Mcp-Param headers (SEP-2243), as the server's listing declares them
+    const declared = this.owner.paramHeaders.get(name);
+    const headers = declared ? mirroredParamHeaders(declared, args) : undefined;
+    const opts = this.opts(call, true, headers);
     const what = `The tool ${name}`;
     try {
       return await this.rounds<CallToolResult>(name, what, call, (extra, ask) =>
-        tasks ? this.callAsRequester(what, { ...params, ...extra }, call, ask) : this.client.callTool({ ...params, ...extra }, opts),
+        tasks
+          ? this.callAsRequester(what, { ...params, ...extra }, call, ask, headers)
+          : this.client.callTool({ ...params, ...extra }, opts),
       );
     } finally {
       if (progressToken) progress.delete(progressToken);
@@ -511,8 +540,14 @@ class Rev2026Session extends SessionBase<Client> implements EraSession {
    * (followTask); input_required goes back to the rounds; a complete result is checked as the SDK
    * would have.
    */
-  private async callAsRequester(what: string, params: Record<string, unknown>, call: Scope, ask: InputAsker): Promise<unknown> {
-    const result = await this.raw.request('tools/call', params, call.signal);
+  private async callAsRequester(
+    what: string,
+    params: Record<string, unknown>,
+    call: Scope,
+    ask: InputAsker,
+    headers?: Record<string, string>,
+  ): Promise<unknown> {
+    const result = await this.raw.request('tools/call', params, call.signal, headers);
     const type = result.resultType ?? 'complete';
     if (type === 'input_required') return result;
     if (type === 'complete') return CallToolResultSchema.parse(result) && result;

@@ -24,7 +24,10 @@ const TERMINAL: ReadonlySet<unknown> = new Set(['completed', 'failed', 'cancelle
 
 /** What of a transport the raw requests use (the v2 SDK's Transport, both of its kinds). */
 interface RawTransport {
-  send(message: unknown, options?: { requestSignal?: AbortSignal; onRequestStreamEnd?: () => void }): Promise<void>;
+  send(
+    message: unknown,
+    options?: { requestSignal?: AbortSignal; onRequestStreamEnd?: () => void; headers?: Record<string, string> },
+  ): Promise<void>;
   /** Streamable HTTP: each request has its own response stream, closed to cancel it (2026-07-28). */
   readonly hasPerRequestStream?: boolean;
 }
@@ -70,8 +73,13 @@ export class RawRequests {
     return true;
   };
 
-  /** One request and its result (an McpError for the server's error); the signal withdraws it. */
-  request(method: string, params: Record<string, unknown>, signal: AbortSignal): Promise<Record<string, unknown>> {
+  /** One request and its result (an McpError for the server's error); the signal withdraws it. `headers`: HTTP headers of its POST (a tools/call's Mcp-Param ones). */
+  request(
+    method: string,
+    params: Record<string, unknown>,
+    signal: AbortSignal,
+    headers?: Record<string, string>,
+  ): Promise<Record<string, unknown>> {
     const transport = this.transport();
     if (!transport) return Promise.reject(closedError('the connection to the server is closed'));
     if (signal.aborted) return Promise.reject(signal.reason);
@@ -103,12 +111,14 @@ export class RawRequests {
       // a response stream that ends without this request's answer (its answer, if any, was delivered before the end)
       const onRequestStreamEnd = () =>
         setImmediate(() => this.waiting.get(id)?.reject(closedError(`the server ended the stream of ${method} without answering it`)));
-      transport.send(message, { requestSignal: stream?.signal, onRequestStreamEnd }).catch((err: unknown) => {
-        const waiting = this.waiting.get(id);
-        if (!waiting) return;
-        this.waiting.delete(id);
-        waiting.reject(err);
-      });
+      transport
+        .send(message, { requestSignal: stream?.signal, onRequestStreamEnd, ...(headers ? { headers } : {}) })
+        .catch((err: unknown) => {
+          const waiting = this.waiting.get(id);
+          if (!waiting) return;
+          this.waiting.delete(id);
+          waiting.reject(err);
+        });
     });
   }
 

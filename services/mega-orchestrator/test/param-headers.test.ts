@@ -102,6 +102,7 @@ describe('x-mcp-header declarations', () => {
         debug: { type: 'boolean', 'x-mcp-header': 'Debug' },
         verbose: { type: 'boolean', 'x-mcp-header': 'Verbose' },
         target: { type: 'object', properties: { zone: { type: 'string', 'x-mcp-header': 'Zone' } } },
+        lookalike: { type: 'string', 'x-mcp-header': 'Lookalike' },
         query: { type: 'string' },
       },
     });
@@ -117,6 +118,7 @@ describe('x-mcp-header declarations', () => {
       debug: false,
       verbose: null,
       target: { zone: 'b' },
+      lookalike: '=?base64?SGVsbG8=?=',
       query: 'SELECT 1',
     });
     expect(sent).toEqual({
@@ -129,10 +131,13 @@ describe('x-mcp-header declarations', () => {
       'Mcp-Param-Ratio': '3.5',
       'Mcp-Param-Debug': 'false',
       'Mcp-Param-Zone': 'b',
+      // a plain value that looks like the sentinel is itself encoded, or it would be read as "Hello"
+      'Mcp-Param-Lookalike': b64('=?base64?SGVsbG8=?='),
     });
     // what the gateway's own check (the server side) reads back is the argument
     for (const value of Object.values(sent)) expect(decodeParamValue(value)).not.toBeUndefined();
     expect(decodeParamValue(sent['Mcp-Param-City'])).toBe('東京');
+    expect(decodeParamValue(sent['Mcp-Param-Lookalike'])).toBe('=?base64?SGVsbG8=?=');
   });
 });
 

@@ -128,13 +128,17 @@ export function valueAt(args: Record<string, unknown>, path: string[]): unknown 
   return node;
 }
 
-/** Whether a string goes in Base64: a character outside printable ASCII (a control character, a non-ASCII one), or whitespace at either end. */
+/**
+ * Whether a string goes in Base64: a character outside printable ASCII (a control character, a
+ * non-ASCII one), whitespace at either end, or a value that itself looks like the sentinel (sent as
+ * it is, it would be read as Base64).
+ */
 function needsBase64(value: string): boolean {
   for (let i = 0; i < value.length; i++) {
     const c = value.charCodeAt(i);
     if (c < 0x20 || c > 0x7e) return true;
   }
-  return value !== value.trim();
+  return value !== value.trim() || (value.startsWith(SENTINEL_START) && value.endsWith(SENTINEL_END));
 }
 
 /**

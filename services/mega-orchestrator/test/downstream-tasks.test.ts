@@ -112,6 +112,21 @@ describe.each([
     expect(gets[0].params._meta['io.modelcontextprotocol/protocolVersion']).toBe(V);
   });
 
+  it('a tools/call the server runs as its task carries the Mcp-Param headers of its x-mcp-header arguments (SEP-2243)', async () => {
+    const client = await client2025(f.g.url);
+    try {
+      const done = (await client.callTool({ name: 'region_report', arguments: { region: 'São Paulo' } })) as CallToolResult;
+      expect(text(done)).toBe('Report for São Paulo.');
+    } finally {
+      await client.close();
+    }
+    const calls = received(f.server, 'tools/call').filter((r) => r.params.name === 'region_report');
+    expect(calls.length).toBe(1);
+    expect(declaresTasks(calls[0])).toBe(true); // the raw request of a task call, not the SDK client's
+    // not printable ASCII: Base64 of its UTF-8
+    expect(calls[0].headers['mcp-param-region']).toBe(`=?base64?${Buffer.from('São Paulo', 'utf8').toString('base64')}?=`);
+  });
+
   it('a 2025-era client gets the result too, a tool error as the tool’s error, a failed task as its error', async () => {
     const client = await client2025(f.g.url);
     try {

@@ -106,9 +106,7 @@ export class SqliteDb {
   }
 
   private async rawBatch(statements: readonly BatchStatement[]): Promise<void> {
-    for (const s of statements) {
-      await new Promise<void>((resolve, reject) => this.db.run(s.sql, s.params ?? [], (err) => (err ? reject(err) : resolve())));
-    }
+    for (const s of statements) await this.rawRun(s.sql, s.params ?? []);
   }
 
   /**

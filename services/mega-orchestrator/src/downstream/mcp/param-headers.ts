@@ -149,10 +149,11 @@ function needsBase64(value: string): boolean {
 export function mirroredParamHeaders(headers: readonly ParamHeader[], args: Record<string, unknown>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const declared of headers) {
-    const text = asHeaderText(valueAt(args, declared.path));
+    const value = valueAt(args, declared.path);
+    const text = asHeaderText(value);
     if (text === undefined) continue;
     out[`Mcp-Param-${declared.name}`] =
-      typeof valueAt(args, declared.path) === 'string' && needsBase64(text)
+      typeof value === 'string' && needsBase64(text)
         ? `${SENTINEL_START}${Buffer.from(text, 'utf8').toString('base64')}${SENTINEL_END}`
         : text;
   }

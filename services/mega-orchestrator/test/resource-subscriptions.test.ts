@@ -89,11 +89,15 @@ describe('resources of an MCP server behind the gateway, watched', () => {
   });
 
   it('2026-07-28 listen streams: a server’s resource is acknowledged and watched while the stream is open; unknown ones are left out', async () => {
-    const stream = await openListen(g.url, { notifications: { resourceSubscriptions: [WATCHED, 'test://nowhere', 'mega://health'] } });
+    // test://nowhere no list shows: asked of the only server behind the gateway, which agrees (as directly);
+    // mega://nowhere is the gateway's own scheme and unknown
+    const stream = await openListen(g.url, {
+      notifications: { resourceSubscriptions: [WATCHED, 'test://nowhere', 'mega://nowhere', 'mega://health'] },
+    });
     const ack = await stream.next();
     expect(ack.method).toBe('notifications/subscriptions/acknowledged');
-    expect(ack.params.notifications.resourceSubscriptions).toEqual([WATCHED, 'mega://health']);
-    expect(await subscribedThere()).toEqual([WATCHED]);
+    expect(ack.params.notifications.resourceSubscriptions).toEqual([WATCHED, 'test://nowhere', 'mega://health']);
+    expect(await subscribedThere()).toEqual(['test://nowhere', WATCHED]);
     await tool('test_touch_resource');
     let update = await stream.next();
     while (update.params.uri !== WATCHED) update = await stream.next(); // mega://health may change too
@@ -139,7 +143,7 @@ describe('resources of an MCP server behind the gateway, watched', () => {
 
   it('refuses what cannot be watched: an unknown URI (-32002), no session (-32602)', async () => {
     const s = await session();
-    await expect(s.client.subscribeResource({ uri: 'test://nowhere' })).rejects.toThrow(/Resource not found: test:\/\/nowhere/);
+    await expect(s.client.subscribeResource({ uri: 'mega://nowhere' })).rejects.toThrow(/Resource not found: mega:\/\/nowhere/);
     await s.client.close();
     const sessionless = await fetch(`${g.url}/mcp`, {
       method: 'POST',

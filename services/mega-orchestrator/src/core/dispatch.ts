@@ -4,6 +4,7 @@ import {
   errorEnvelope,
   getProcessTracer,
   isErrorCode,
+  JSONRPC_CODES,
   toAppError,
   type FleetSpan,
   type FleetTracer,
@@ -93,6 +94,9 @@ export interface DispatcherOptions {
 function isEnvelope(v: unknown): v is Envelope {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && typeof (v as { success?: unknown }).success === 'boolean';
 }
+
+/** What a tool its server does not list is taken to be, for the caller's scopes. */
+const UNLISTED = { destructiveHint: true } as const;
 
 const round = (ms: number) => Math.round(ms * 100) / 100;
 
@@ -209,12 +213,17 @@ export class Dispatcher {
     }
   }
 
-  /** The candidates the caller's scopes allow; none: FORBIDDEN naming the scopes that would. */
+  /**
+   * The candidates the caller's scopes allow; none: FORBIDDEN naming the scopes that would. A tool
+   * its server does not list (tool-resolver.ts: answersUnlisted) is judged as a destructive one:
+   * nothing says it only reads.
+   */
   private permitted(route: Route, req: CallRequest): Route {
-    const candidates = route.candidates.filter((t) => allows(req.principal, t.service.id, t.tool?.annotations));
+    const hints = (t: Target) => (t.tool ? t.tool.annotations : UNLISTED);
+    const candidates = route.candidates.filter((t) => allows(req.principal, t.service.id, hints(t)));
     if (candidates.length || !route.candidates.length) return { candidates };
     const first = route.candidates[0];
-    const requiredScopes = scopesFor(first.service.id, first.tool?.annotations);
+    const requiredScopes = scopesFor(first.service.id, hints(first));
     throw new AppError(
       'FORBIDDEN',
       `This token may not call ${req.tool.slice(0, 100)}; it needs one of the scopes: ${requiredScopes.join(', ')}.`,
@@ -295,6 +304,12 @@ export class Dispatcher {
           // to everyone (a caller could otherwise open the breaker at will).
           service.heardAt = performance.now();
           service.breaker.onSuccess();
+          // a name it does not list, refused by it as MCP refuses an unknown tool (-32602): the caller's unknown tool, in its words
+          if (!target.tool && answer.rpcError?.code === JSONRPC_CODES.INVALID_PARAMS)
+            return {
+              kind: 'answer',
+              result: this.failure(new AppError('UNKNOWN_TOOL', `${service.id}: ${answer.rpcError.message.slice(0, 300)}`), service.id),
+            };
           const ok = answer.json.success === true && answer.status < 400;
           return {
             kind: 'answer',

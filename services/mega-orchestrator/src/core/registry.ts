@@ -252,6 +252,11 @@ export interface ServiceChange {
  */
 export class Registry extends EventEmitter {
   readonly services: ServiceState[];
+  /**
+   * The third-party MCP server behind the gateway when there is exactly one (the fleet's own services
+   * aside): a tool name or resource URI no list shows can be only its own, and goes to it.
+   */
+  readonly soleServer?: ServiceState;
   private readonly byId = new Map<string, ServiceState>();
   catalog: Catalog;
   private timer?: NodeJS.Timeout;
@@ -297,6 +302,8 @@ export class Registry extends EventEmitter {
       if (this.byId.has(s.id)) throw new Error(`downstream ${s.id} is registered twice`);
       this.byId.set(s.id, s);
     }
+    const strangers = this.services.filter((s) => s.tier === 'third-party');
+    if (strangers.length === 1) this.soleServer = strangers[0];
     this.catalog = this.build();
     this.publishedHealth = this.services.map((s) => s.health).join(',');
   }

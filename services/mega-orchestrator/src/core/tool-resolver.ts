@@ -34,10 +34,26 @@ export function inventoryStatus(entry: ServiceEntry): string {
 
 const unavailable = (message: string, retryAfter: number) => new AppError('UPSTREAM_UNAVAILABLE', message, { retryAfter });
 
+/** A tool name as MCP spells one (1-128 printable ASCII characters, no space): only such a name goes to a server that does not list it. */
+const NAME_AS_MCP_ALLOWS = /^[\x21-\x7e]{1,128}$/;
+
+/**
+ * Whether a call of a name `service` does not list goes to it all the same (docs/gateway.md,
+ * "Names and URIs no list shows"): a third-party MCP server answers for its own names, as it would
+ * directly (a tool it does not list, or lists only later). Never a fleet service (its tools are the
+ * contract's), never a tool withheld by its pin (that answers below), never a server whose list the
+ * gateway's limits cut short (the name may be one the operator's limits refused).
+ */
+export function answersUnlisted(service: ServiceState, name: string): boolean {
+  return service.tier === 'third-party' && !service.refusals.tools && !service.held.has(name) && NAME_AS_MCP_ALLOWS.test(name);
+}
+
 /** Name + mode -> the services to call. Map lookups only: this is the hot path. */
 export class ToolResolver {
   private absent: Map<string, ServiceEntry[]>;
   private readonly inventoryById: Map<string, ServiceEntry>;
+  /** The contract's tool names: never sent to a third-party server that does not list them. */
+  private readonly fleetNames: Set<string>;
 
   constructor(
     private readonly registry: Registry,
@@ -46,6 +62,7 @@ export class ToolResolver {
   ) {
     this.absent = unregisteredOwners(inventory, registry);
     this.inventoryById = new Map(inventory.map((e) => [e.id, e]));
+    this.fleetNames = new Set(inventory.flatMap((e) => e.tools));
   }
 
   resolve(name: string, mode: RoutingMode): Route {
@@ -68,6 +85,10 @@ export class ToolResolver {
           this.pollSeconds,
         );
       }
+      // the only MCP server behind the gateway answers for a name nobody lists, as it would directly
+      const sole = this.registry.soleServer;
+      if (sole?.healthy && !this.fleetNames.has(name) && answersUnlisted(sole, name))
+        return { candidates: [{ service: sole, toolName: name }] };
       throw new AppError(
         'UNKNOWN_TOOL',
         `No service offers a tool named "${name.slice(0, 100)}"; GET /tools/list shows the tools available now.`,
@@ -109,6 +130,8 @@ export class ToolResolver {
           `${service.id} changed the definition of ${toolName} (${held.changed.join(', ')}) since it was pinned; the tool is withheld until an operator approves the change (GET /admin/pins).`,
           { details: { pinned: held.pinnedHash, listed: held.hash } },
         );
+      // a third-party server named by the call (a qualified name, POST /mcp/{service}) answers for its own names
+      if (answersUnlisted(service, toolName)) return { service, toolName };
       throw new AppError(
         'UNKNOWN_TOOL',
         `${service.id} has no tool named "${toolName.slice(0, 100)}"; GET /tools/list shows the tools available now.`,

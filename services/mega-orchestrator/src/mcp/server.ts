@@ -399,8 +399,31 @@ export function listResourceTemplates(ctx: GatewayContext, principal?: Principal
   };
 }
 
+/** URIs that are the gateway's own to answer (its views, skill files): never another server's. */
+const GATEWAYS_OWN = /^(mega|skill):/i;
+
 /** The service behind the gateway that serves a URI: a listed resource, else the first template it matches. */
 export function resourceOwner(ctx: GatewayContext, uri: string, principal: Principal | undefined): string | undefined {
+  const owner = listedOwner(ctx, uri);
+  return owner !== undefined && mayRead(principal, owner) ? owner : undefined;
+}
+
+/**
+ * The service to watch a URI at (resources/subscribe, a listen stream's resourceSubscriptions): its
+ * owner, else (no list or template shows it) the only third-party MCP server behind the gateway
+ * when it offers resources (lists some, none refused by the limits), which decides whether it
+ * watches a URI of its own it does not list, as it would directly (docs/gateway.md, "Names and
+ * URIs no list shows"). Reading such a URI stays not found: the gateway reads only what is listed.
+ */
+export function watchedOwner(ctx: GatewayContext, uri: string, principal: Principal | undefined): string | undefined {
+  const owner = listedOwner(ctx, uri);
+  if (owner !== undefined) return mayRead(principal, owner) ? owner : undefined;
+  const sole = ctx.registry.soleServer;
+  if (!sole?.healthy || GATEWAYS_OWN.test(uri) || sole.refusals.resources || sole.refusals.resourceTemplates) return undefined;
+  return (sole.resources.length || sole.resourceTemplates.length) && mayRead(principal, sole.id) ? sole.id : undefined;
+}
+
+function listedOwner(ctx: GatewayContext, uri: string): string | undefined {
   const { resources, templates } = ctx.registry.resourceCatalog();
   const listed = resources.find((e) => (e.resource as { uri: string }).uri === uri);
   const owner =
@@ -412,7 +435,7 @@ export function resourceOwner(ctx: GatewayContext, uri: string, principal: Princ
         return false; // a template the SDK cannot parse matches nothing
       }
     });
-  return owner && mayRead(principal, owner.service) ? owner.service : undefined;
+  return owner?.service;
 }
 
 /**

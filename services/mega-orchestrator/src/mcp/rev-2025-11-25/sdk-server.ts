@@ -16,7 +16,7 @@ import type { GatewayContext } from '../../core/context';
 import { RESOURCE_URIS } from '../../core/views';
 import { METHODS, runMethod, type Method } from '../methods';
 import type { RequestContext } from '../request-context';
-import { CAPABILITIES, callTool, checkCallParams, INSTRUCTIONS, knownResource, resourceNotFound, resourceOwner } from '../server';
+import { CAPABILITIES, callTool, checkCallParams, INSTRUCTIONS, knownResource, resourceNotFound, watchedOwner } from '../server';
 import { progressNotification } from '../event-stream';
 import { cannotAnswer, clientCan } from '../client-requests';
 import type { ClientRequester, LogListener } from '../../downstream/downstream';
@@ -96,9 +96,10 @@ async function startTask(
 
 /**
  * resources/subscribe (on) or unsubscribe of a 2025-era session: one of the gateway's own views (the
- * URI itself), or a resource of an MCP server behind the gateway the caller may read, subscribed to
- * at that server through ResourceWatch (-32602 when the server offers no subscriptions, or without a
- * session). Anything else is not found (-32002).
+ * URI itself), or a resource of an MCP server behind the gateway the caller may read (watchedOwner:
+ * a URI it serves, or one nobody lists at the only server), subscribed to at that server through
+ * ResourceWatch (-32602 when the server offers no subscriptions, or without a session). Anything
+ * else is not found (-32002).
  */
 async function subscribe(
   ctx: GatewayContext,
@@ -108,8 +109,8 @@ async function subscribe(
   on: boolean,
 ): Promise<string> {
   if (typeof uri !== 'string' || RESOURCE_URIS.has(uri) || uri.length > 2048) return knownResource(uri);
-  const service = resourceOwner(ctx, uri, principal);
-  // no server lists it or a template of it (what the lists show, not only the gateway's three)
+  const service = watchedOwner(ctx, uri, principal);
+  // no server lists it or a template of it, and no sole server answers for it
   if (!service) throw resourceNotFound(uri, JSONRPC_CODES.RESOURCE_NOT_FOUND);
   if (!watcher)
     throw new McpError(

@@ -25,7 +25,7 @@ import { rpcErrorWithStatus } from '../errors';
 import { parseFilter } from '../subscriptions';
 import { forwardToPeer, HeldElsewhere, wasForwarded } from './peer-forward';
 import { checkParamHeaders, paramHeaderScans } from './param-headers';
-import { CAPABILITIES, callTool, checkCallParams, INSTRUCTIONS, resourceOwner } from '../server';
+import { CAPABILITIES, callTool, checkCallParams, INSTRUCTIONS, watchedOwner } from '../server';
 import { isMethod, runMethod } from '../methods';
 import type { RequestContext } from '../request-context';
 import { RESOURCE_URIS } from '../../core/views';
@@ -227,7 +227,7 @@ async function watchResources(
   const theirs = [...new Set(uris ?? [])].filter((uri) => !RESOURCE_URIS.has(uri) && uri.length <= 2048).slice(0, 100);
   await Promise.all(
     theirs.map(async (uri) => {
-      const service = resourceOwner(ctx, uri, principal);
+      const service = watchedOwner(ctx, uri, principal);
       if (!service) return;
       try {
         await ctx.watch.add(watcher, uri, service);

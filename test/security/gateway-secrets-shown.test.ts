@@ -27,6 +27,10 @@ const SECRETS = {
   SPACED_TOKEN: 'spaced token/6d0e',
   CHILD_API_KEY: 'child-api-key-5e3b71d2',
   CHILD_ARG: 'child-arg-secret-7a0c',
+  // written into an entry as they are, not as ${VAR}: a database URL's password, a credential flag, a token variable
+  LITERAL_URL_PASS: 'literal-pass-4c2e9d',
+  LITERAL_FLAG: 'literal-flag-key-9f3a',
+  LITERAL_ENV: 'literal-env-key-77b1',
 };
 const STDERR_TEXT = 'config loaded from /opt/evil/settings.yml';
 const log = captureLogger('gateway');
@@ -65,12 +69,20 @@ beforeAll(async () => {
         modern: { url: `http://${base(http2026.url)}/x/\${SPACED_TOKEN}/mcp`, protocolVersion: '2026-07-28' },
         'dying-old': stdioEntry(dying('2025'), { env: { API_KEY: '${CHILD_API_KEY}' }, args: [...ARGS, '--token=${CHILD_ARG}'] }),
         'dying-modern': stdioEntry(dying('2026'), { env: { API_KEY: '${CHILD_API_KEY}' }, args: [...ARGS, '--token=${CHILD_ARG}'] }),
+        // as server-postgres's README runs it: the password in the argument's URL
+        literal: stdioEntry(
+          { ...dying('2025'), stderrArgs: true },
+          {
+            env: { API_KEY: SECRETS.LITERAL_ENV },
+            args: [...ARGS, `postgresql://app:${SECRETS.LITERAL_URL_PASS}@db.invalid/x`, '--api-key', SECRETS.LITERAL_FLAG],
+          },
+        ),
       },
       env: SECRETS,
       logger: log.logger,
       overrides: { MCP_RESTART_BACKOFF_MS: '60000' },
     },
-    (gw) => ['old', 'modern', 'dying-old'].every((id) => gw.registry.get(id)!.healthy),
+    (gw) => ['old', 'modern', 'dying-old', 'literal'].every((id) => gw.registry.get(id)!.healthy),
   );
 }, 60_000);
 
@@ -111,6 +123,7 @@ it('/services, the status page and the debug views show the declared templates, 
   expect(byId.old.url).toBe(`http://${new URL(http2025.url).host}/\${PATH_TOKEN}/mcp`);
   expect(byId.modern.url).toBe(`http://${new URL(http2026.url).host}/x/\${SPACED_TOKEN}/mcp`);
   expect(byId['dying-old'].url).toMatch(/^stdio:.*malicious-catalog-server\.ts --token=\$\{CHILD_ARG\}$/);
+  expect(byId.literal.url).toMatch(/^stdio:.*malicious-catalog-server\.ts postgresql:\/\/app:\*\*\*@db\.invalid\/x --api-key \*\*\*$/);
   for (const route of ['/services', '/', '/debug/cache', '/health', '/mcp/schema', '/modes'])
     expectNoSecret(route, await (await fetch(`${g.url}${route}`)).text());
 });
@@ -195,5 +208,32 @@ it('a stdio child that prints its environment to stderr and dies: clients see th
   const lines = log.lines.join('\n');
   expect(lines).toContain(STDERR_TEXT);
   expect(lines).toContain('API_KEY=***');
+  expectNoSecret('the log', lines);
+}, 60_000);
+
+it('credentials written into an entry as they are (not as ${VAR}) are masked as ${VAR} values are: /services, errors, the log', async () => {
+  const client = await victim(g.url);
+  // the server got them (it prints its arguments and API_KEY to stderr; the log below has the lines)
+  await client.callTool({ name: 'literal__die', arguments: {} });
+  await until(
+    'it to be seen exited',
+    async () => {
+      await g.gw.refresh();
+      return /exited/.test(g.gw.registry.get('literal')!.reason ?? '');
+    },
+    20_000,
+  );
+  const answer = JSON.stringify(await client.callTool({ name: 'literal__die', arguments: {} }));
+  expect(answer).toMatch(/UPSTREAM_UNAVAILABLE/);
+  await client.close();
+  for (const [where, text] of [
+    ['call', answer],
+    ['/services', await (await fetch(`${g.url}/services`)).text()],
+    ['status page', await (await fetch(`${g.url}/`)).text()],
+  ])
+    expectNoSecret(where, text);
+  const lines = log.lines.join('\n');
+  expect(lines).toContain('started with postgresql://app:***@db.invalid/x --api-key ***');
+  expect(lines).toMatch(/API_KEY=\*\*\*/);
   expectNoSecret('the log', lines);
 }, 60_000);

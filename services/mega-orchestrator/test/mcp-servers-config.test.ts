@@ -71,6 +71,41 @@ describe('MCP server configuration', () => {
     expect(undeclared.mcp).toEqual({ transport: 'streamable-http', url: 'http://h/mcp', headers: {} });
   });
 
+  it('masks credentials written as they are (not as ${VAR}): a URL password in an argument, credential flags, token variables and headers', () => {
+    const [stdio, http] = configuredMcpServers({
+      PW: 'expanded-pw-1234',
+      MCP_SERVERS: JSON.stringify({
+        pg: {
+          command: 'mcp-server-postgres',
+          args: [
+            'postgresql://app:p%40ss-w0rd@db:5432/x',
+            '--token=tok-3a9f',
+            '--api-key',
+            'key-77c2',
+            '--port',
+            '5432',
+            '--secret=${PW}',
+            '--verbose',
+          ],
+          env: { GITHUB_TOKEN: 'ghp_literal1', NODE_ENV: 'production', DB_PASSWORD: 'pw-9911' },
+        },
+        web: { url: 'http://h/mcp', headers: { Authorization: 'Bearer bearer-5e1d', 'X-Api-Key': 'xkey-0c4b', Accept: 'text/plain' } },
+      }),
+    });
+    // the password as written and decoded; a flag's value joined or separate; the variables and headers whose names say credential
+    expect(stdio.secrets).toEqual(
+      expect.arrayContaining(['p%40ss-w0rd', 'p@ss-w0rd', 'tok-3a9f', 'key-77c2', 'ghp_literal1', 'pw-9911', 'expanded-pw-1234']),
+    );
+    expect(stdio.secrets).not.toEqual(expect.arrayContaining(['5432']));
+    expect(stdio.secrets).not.toContain('production');
+    expect(stdio.secrets).not.toContain('--verbose');
+    expect(stdio.url).toBe(
+      'stdio:mcp-server-postgres postgresql://app:***@db:5432/x --token=*** --api-key *** --port 5432 --secret=${PW} --verbose',
+    );
+    expect(http.secrets).toEqual(expect.arrayContaining(['Bearer bearer-5e1d', 'bearer-5e1d', 'xkey-0c4b']));
+    expect(http.secrets).not.toContain('text/plain');
+  });
+
   it('keeps protocolVersion "2026-07-28" of a stdio server too', () => {
     const [spec] = configuredMcpServers({
       MCP_SERVERS: JSON.stringify({ modern: { command: 'modern-server', args: ['--stdio'], protocolVersion: '2026-07-28' } }),

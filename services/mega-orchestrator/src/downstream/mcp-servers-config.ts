@@ -18,7 +18,7 @@ import { SERVICES, type ServiceEntry } from '@mcp-fleet/inventory';
 import YAML from 'yaml';
 import { z } from 'zod';
 import { PIN_MODES, type McpServerEntry } from './mcp/spec';
-import { shownUrl, VARIABLE } from './secret-mask';
+import { literalSecrets, maskSecrets, shownUrl, VARIABLE } from './secret-mask';
 
 const SERVICE_ID = 'mega-orchestrator';
 export const MCP_SERVER_ID = /^[a-z0-9][a-z0-9-]{0,39}$/;
@@ -297,10 +297,15 @@ export function configuredMcpServers(env: Env, inventory: readonly ServiceEntry[
                 ...(entry.sandbox.readOnly ? { readOnly: within(entry.sandbox.readOnly, 'readOnly') } : {}),
                 ...(entry.sandbox.writable ? { writable: within(entry.sandbox.writable, 'writable') } : {}),
               };
+        // credentials written as they are (a database URL's password, --api-key X, GITHUB_TOKEN) are masked as ${VAR} values are
+        const literal = literalSecrets({ args: entry.args, env: entry.env });
+        secrets.push(...literal);
         specs.push({
           id,
           // shown as declared: an argument's ${VAR} stays a name
-          url: `stdio:${[entry.command, ...entry.args].map((a) => (/\s/.test(a) ? JSON.stringify(a) : a)).join(' ')}`.slice(0, 300),
+          url: maskSecrets(literal)(
+            `stdio:${[entry.command, ...entry.args].map((a) => (/\s/.test(a) ? JSON.stringify(a) : a)).join(' ')}`,
+          ).slice(0, 300),
           ...declared,
           ...(secrets.length ? { secrets } : {}),
           mcp: {
@@ -334,6 +339,7 @@ export function configuredMcpServers(env: Env, inventory: readonly ServiceEntry[
         }
         const headers: Record<string, string> = {};
         for (const [k, v] of Object.entries(entry.headers)) headers[k] = expand(v, env, `${where}.headers.${k}`, problems, secrets);
+        secrets.push(...literalSecrets({ headers: entry.headers }));
         // `user:password@` becomes Basic authorization (fetch refuses a URL with credentials), unless one is declared
         const target = new URL(url);
         if (target.username || target.password) {

@@ -32,6 +32,53 @@ export function shownUrl(template: string, expanded: string, secrets: readonly s
   return shown.replace(/zzmcpfleetvar(\d+)zz/g, (_, i: string) => `\${${names[Number(i)]}}`);
 }
 
+/** A name that says its value is a credential: an environment variable, a header, a command-line flag. */
+const SECRET_NAME = /pass(word|wd)?|secret|token|api[-_]?key|private[-_]?key|access[-_]?key|credential|auth/i;
+/** A URL's password (`scheme://user:password@host`), anywhere in a text. */
+const URL_PASSWORD = /[a-z][a-z0-9+.-]*:\/\/[^\s/@:]*:([^\s/@]+)@/gi;
+
+/**
+ * Credentials written into an entry as they are, not as `${VAR}` (issue 33, item 7): a URL's
+ * password in an argument (`postgresql://user:pw@host/db`, as server-postgres is run), the value of
+ * an argument flag whose name says credential (`--api-key X`, `--token=X`), and the values of
+ * environment variables and headers whose names say so (`GITHUB_TOKEN`, `Authorization`). They are
+ * masked as `${VAR}` values are; a URL's password decoded too. The rest of an entry is shown as written.
+ */
+export function literalSecrets(entry: {
+  args?: readonly string[];
+  env?: Record<string, string>;
+  headers?: Record<string, string>;
+}): string[] {
+  const found: string[] = [];
+  const args = entry.args ?? [];
+  args.forEach((arg, i) => {
+    for (const m of arg.matchAll(URL_PASSWORD)) {
+      found.push(m[1]);
+      try {
+        found.push(decodeURIComponent(m[1]));
+      } catch {
+        // a password that is no valid percent-encoding is masked as written
+      }
+    }
+    const flag = /^--?([A-Za-z][\w-]*)(?:=(.*))?$/s.exec(arg);
+    if (!flag || !SECRET_NAME.test(flag[1])) return;
+    if (flag[2] !== undefined) found.push(flag[2]);
+    else if (i + 1 < args.length && !args[i + 1].startsWith('-')) found.push(args[i + 1]);
+  });
+  for (const values of [entry.env, entry.headers])
+    for (const [name, value] of Object.entries(values ?? {})) {
+      if (!SECRET_NAME.test(name)) continue;
+      found.push(value);
+      // `Bearer <token>`, `Basic <credentials>`: the credential alone too
+      const scheme = /^[A-Za-z]+ (\S+)$/.exec(value);
+      if (scheme) found.push(scheme[1]);
+    }
+  // a value with a `${VAR}` in it is masked where it is expanded (the variable's name is no secret)
+  return [...new Set(found.filter((v) => v.length >= MIN_SECRET && !HAS_VARIABLE.test(v)))];
+}
+
+const HAS_VARIABLE = /\$\{(?:env:)?[A-Za-z_][A-Za-z0-9_]*\}/;
+
 /** A function that replaces every secret value (and its URL-encoded spellings) in a text with ***. */
 export function maskSecrets(secrets: readonly string[]): (text: string) => string {
   const spellings = new Set<string>();

@@ -198,3 +198,30 @@ describe('a tool no list shows, with authorization on', () => {
     expect(restText(allowed.body)).toBe('hidden_tool ran with {"text":"t"}');
   });
 });
+
+describe('MCP_FORWARD_UNLISTED=false', () => {
+  const tmp = tempDir('mcp-fleet-unlisted-off-');
+  let g: RunningGateway;
+  beforeAll(async () => {
+    g = await startGatewayWithMcpServer('notes', server, tmp.dir, 'listed_echo', { MCP_FORWARD_UNLISTED: 'false' });
+  });
+  afterAll(async () => {
+    await g?.stop();
+    tmp.cleanup();
+  });
+
+  it('keeps every name no list shows unknown and every such URI not found; nothing reaches the server', async () => {
+    for (const tool of ['hidden_tool', 'notes__hidden_tool']) {
+      const res = await request(g.url).post('/mcp').send({ tool, arguments: {} });
+      expect({ tool, status: res.status, code: res.body.code }).toEqual({ tool, status: 404, code: 'UNKNOWN_TOOL' });
+    }
+    const client = await mcpClient(g);
+    try {
+      await expect(client.callTool({ name: 'hidden_tool', arguments: {} })).rejects.toMatchObject({ code: -32602 });
+      await expect(client.subscribeResource({ uri: 'note://unlisted' })).rejects.toMatchObject({ code: -32002 });
+    } finally {
+      await client.close();
+    }
+    expect(await callsSeen(g)).not.toContain('hidden_tool');
+  });
+});

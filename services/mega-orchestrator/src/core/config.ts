@@ -159,6 +159,9 @@ export const configSchema = z.object({
   MCP_FORWARD_CLIENT_REQUESTS: bool(true).describe(
     "MCP servers behind the gateway may ask the caller of a tool call something (elicitation/create, sampling/createMessage, roots/list): put to a 2025-era session's client on the call's event stream, to a 2026-07-28 client as an input_required result. false: the gateway declares none of these client capabilities to its MCP servers.",
   ),
+  MCP_FORWARD_UNLISTED: bool(true).describe(
+    'A tool name no list shows goes to the only third-party MCP server behind the gateway (or the one a qualified name or POST /mcp/{id} names), and a URI no list shows may be watched there: the server answers for its own names as it would directly. Never a fleet tool name, a tool held by its pin, or a read. false: such names are UNKNOWN_TOOL and such URIs not found.',
+  ),
   MCP_INPUT_TIMEOUT_MS: ms(300_000, 1000, 24 * 3_600_000).describe(
     "How long the caller of a tool call has to answer one such request (its call's own time limit stops meanwhile); then the MCP server gets a timeout error, and a 2026-07-28 requestState expires.",
   ),

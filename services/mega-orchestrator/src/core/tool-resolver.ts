@@ -59,6 +59,8 @@ export class ToolResolver {
     private readonly registry: Registry,
     private readonly inventory: readonly ServiceEntry[],
     private readonly pollSeconds: number,
+    /** MCP_FORWARD_UNLISTED: names no list shows go to the server they can only be (answersUnlisted). */
+    private readonly unlisted = true,
   ) {
     this.absent = unregisteredOwners(inventory, registry);
     this.inventoryById = new Map(inventory.map((e) => [e.id, e]));
@@ -87,7 +89,7 @@ export class ToolResolver {
       }
       // the only MCP server behind the gateway answers for a name nobody lists, as it would directly
       const sole = this.registry.soleServer;
-      if (sole?.healthy && !this.fleetNames.has(name) && answersUnlisted(sole, name))
+      if (this.unlisted && sole?.healthy && !this.fleetNames.has(name) && answersUnlisted(sole, name))
         return { candidates: [{ service: sole, toolName: name }] };
       throw new AppError(
         'UNKNOWN_TOOL',
@@ -131,7 +133,7 @@ export class ToolResolver {
           { details: { pinned: held.pinnedHash, listed: held.hash } },
         );
       // a third-party server named by the call (a qualified name, POST /mcp/{service}) answers for its own names
-      if (answersUnlisted(service, toolName)) return { service, toolName };
+      if (this.unlisted && answersUnlisted(service, toolName)) return { service, toolName };
       throw new AppError(
         'UNKNOWN_TOOL',
         `${service.id} has no tool named "${toolName.slice(0, 100)}"; GET /tools/list shows the tools available now.`,

@@ -126,7 +126,7 @@ function buildParts(deps: GatewayDeps) {
       "MCP_INSTANCE_URL is set without MCP_STATE_SECRET: other instances cannot check this one's requestState, so they refuse the retries of its input_required calls instead of forwarding them; set one MCP_STATE_SECRET on every instance",
     );
   const inventory = deps.inventory ?? INVENTORY;
-  const resolver = new ToolResolver(registry, inventory, Math.max(1, Math.ceil(config.HEALTH_POLL_MS / 1000)));
+  const resolver = new ToolResolver(registry, inventory, Math.max(1, Math.ceil(config.HEALTH_POLL_MS / 1000)), config.MCP_FORWARD_UNLISTED);
   const history = new CallHistory({
     file: config.SESSION_DB ?? path.join(dataDir, 'gateway', 'contexts.sqlite'),
     databaseUrl: config.SESSION_DATABASE_URL,

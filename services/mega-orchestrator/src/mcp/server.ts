@@ -418,7 +418,7 @@ export function resourceOwner(ctx: GatewayContext, uri: string, principal: Princ
 export function watchedOwner(ctx: GatewayContext, uri: string, principal: Principal | undefined): string | undefined {
   const owner = listedOwner(ctx, uri);
   if (owner !== undefined) return mayRead(principal, owner) ? owner : undefined;
-  const sole = ctx.registry.soleServer;
+  const sole = ctx.config.MCP_FORWARD_UNLISTED ? ctx.registry.soleServer : undefined;
   if (!sole?.healthy || GATEWAYS_OWN.test(uri) || sole.refusals.resources || sole.refusals.resourceTemplates) return undefined;
   return (sole.resources.length || sole.resourceTemplates.length) && mayRead(principal, sole.id) ? sole.id : undefined;
 }

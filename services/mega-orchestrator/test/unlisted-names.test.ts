@@ -97,6 +97,15 @@ describe('a name or URI no list shows, with one MCP server behind the gateway', 
     for (const [tool] of refused) expect(seen).not.toContain(tool);
   });
 
+  it('counts every such name under one label: random names cannot grow the metrics', async () => {
+    for (let i = 0; i < 20; i++) await request(g.url).post('/mcp').send({ tool: `made_up_${i}`, arguments: {} }).expect(404);
+    await request(g.url).post('/mcp').send({ tool: 'hidden_tool', arguments: {} }).expect(200);
+    const metrics = (await request(g.url).get('/metrics').expect(200)).text;
+    expect(metrics).toMatch(/tool="\(unlisted\)"/);
+    expect(metrics).not.toMatch(/made_up_|hidden_tool/);
+    expect(JSON.stringify((await request(g.url).get('/stats').expect(200)).body)).not.toMatch(/made_up_|hidden_tool/);
+  });
+
   it('watches a URI it does not list there (the server decides), and still reads only what it lists', async () => {
     const updated: string[] = [];
     client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => void updated.push(n.params.uri));

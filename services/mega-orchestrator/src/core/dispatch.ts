@@ -77,6 +77,8 @@ export interface CallResult {
   rpcError?: RpcError;
   code?: string;
   service?: string;
+  /** The tool was none its service lists (tool-resolver.ts: answersUnlisted): counted as `(unlisted)`, so random names cannot grow the metrics. */
+  unlisted?: boolean;
   durationMs: number;
   retryAfter?: number;
 }
@@ -94,6 +96,9 @@ export interface DispatcherOptions {
 function isEnvelope(v: unknown): v is Envelope {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && typeof (v as { success?: unknown }).success === 'boolean';
 }
+
+/** The one name the metrics count every tool no list shows under. */
+const UNLISTED_TOOL = '(unlisted)';
 
 /** What a tool its server does not list is taken to be, for the caller's scopes. */
 const UNLISTED = { destructiveHint: true } as const;
@@ -173,7 +178,7 @@ export class Dispatcher {
     });
     this.stats.call({
       transport: req.transport,
-      tool: req.tool,
+      tool: result.unlisted ? UNLISTED_TOOL : req.tool,
       service: result.service,
       ok: result.ok,
       code: result.code,
@@ -252,6 +257,7 @@ export class Dispatcher {
       const target = route.candidates[i];
       if (i > 0) this.stats.failovers += 1;
       const outcome = await this.callTarget(target, req, argsJson, i < route.candidates.length - 1, span.traceparent);
+      if (!target.tool) outcome.result.unlisted = true;
       if (outcome.kind === 'answer') return outcome.result;
       last = outcome.result;
       if (outcome.kind === 'final') return last;

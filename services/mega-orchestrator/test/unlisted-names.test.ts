@@ -98,7 +98,11 @@ describe('a name or URI no list shows, with one MCP server behind the gateway', 
   });
 
   it('counts every such name under one label: random names cannot grow the metrics', async () => {
-    for (let i = 0; i < 20; i++) await request(g.url).post('/mcp').send({ tool: `made_up_${i}`, arguments: {} }).expect(404);
+    for (let i = 0; i < 20; i++)
+      await request(g.url)
+        .post('/mcp')
+        .send({ tool: `made_up_${i}`, arguments: {} })
+        .expect(404);
     await request(g.url).post('/mcp').send({ tool: 'hidden_tool', arguments: {} }).expect(200);
     const metrics = (await request(g.url).get('/metrics').expect(200)).text;
     expect(metrics).toMatch(/tool="\(unlisted\)"/);

@@ -13,6 +13,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { newApiKey } from '../src/auth/auth';
+import { MAX_WATCHED } from '../src/downstream/resource-watch';
 import type { McpServerSpec } from '../src/core/types';
 import { post2026, startGateway, startGatewayWithMcpServer, until, type RunningGateway } from './helpers';
 
@@ -123,6 +124,23 @@ describe('a name or URI no list shows, with one MCP server behind the gateway', 
     // reading it: not found (the gateway reads only what a server listed); a listed one is read
     await expect(client.readResource({ uri: 'note://unlisted' })).rejects.toMatchObject({ code: -32002 });
     expect((await client.readResource({ uri: 'note://listed' })).contents[0]).toMatchObject({ text: 'the note note://listed' });
+  });
+
+  it('lets one session watch at most MAX_WATCHED resources: it cannot make the gateway and the server keep as many as it can name', async () => {
+    const watcher = await mcpClient(g);
+    try {
+      for (let i = 0; i < MAX_WATCHED; i++) await watcher.subscribeResource({ uri: `note://many/${i}` });
+      await expect(watcher.subscribeResource({ uri: 'note://many/one-more' })).rejects.toMatchObject({
+        code: -32602,
+        message: expect.stringContaining(`watches ${MAX_WATCHED} resources already`),
+      });
+      // one it watches already, again: fine; one given up makes room
+      await watcher.subscribeResource({ uri: 'note://many/0' });
+      await watcher.unsubscribeResource({ uri: 'note://many/0' });
+      await watcher.subscribeResource({ uri: 'note://many/one-more' });
+    } finally {
+      await watcher.close();
+    }
   });
 
   it('never calls a tool its pin holds: the pin answers', async () => {

@@ -21,6 +21,9 @@ interface Watched {
   ready: Promise<void>;
 }
 
+/** How many resources one session or listen stream may watch at once (a listen stream names at most this many too). */
+export const MAX_WATCHED = 100;
+
 export class ResourceWatch {
   private readonly byUri = new Map<string, Watched>();
   private readonly byWatcher = new Map<string, Set<string>>();
@@ -51,6 +54,15 @@ export class ResourceWatch {
 
   /** `watcher` watches `uri`, served by `service`: subscribed at the server unless already; -32602 when it cannot be. */
   async add(watcher: string, uri: string, service: string): Promise<void> {
+    // a bound on what one client makes the gateway (and the servers) keep: a template or the only
+    // server's unlisted URIs would otherwise let it watch as many as it can name
+    const mine = this.byWatcher.get(watcher);
+    if (mine && mine.size >= MAX_WATCHED && !mine.has(uri))
+      throw new McpError(
+        JSONRPC_CODES.INVALID_PARAMS,
+        `This session watches ${MAX_WATCHED} resources already, as many as one may; unsubscribe from one (resources/unsubscribe) first.`,
+        { uri: uri.slice(0, 200) },
+      );
     let entry = this.byUri.get(uri);
     if (!entry || entry.service !== service) {
       const created: Watched = { service, watchers: new Set(), ready: this.send(service, 'subscribe', uri) };

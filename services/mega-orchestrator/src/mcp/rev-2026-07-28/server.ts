@@ -35,6 +35,7 @@ import { ownerOf } from '../../auth/ownership';
 import { LazyEventStream } from '../event-stream';
 import type { CallListeners, Escalation } from '../client-requests';
 import type { ClientRequester } from '../../downstream/http-client';
+import { MAX_WATCHED } from '../../downstream/resource-watch';
 import { callListeners, decodeRequest, encodeFailure, encodeResult, idOfBody, STATELESS_VERSION, SUPPORTED_VERSIONS } from './codec';
 import { SERVICE_ID, VERSION } from '../../core/config';
 
@@ -224,7 +225,7 @@ async function watchResources(
 ): Promise<{ uris: ReadonlySet<string>; onEnd: () => void }> {
   const watcher = `listen:${randomUUID()}`;
   const watched = new Set<string>();
-  const theirs = [...new Set(uris ?? [])].filter((uri) => !RESOURCE_URIS.has(uri) && uri.length <= 2048).slice(0, 100);
+  const theirs = [...new Set(uris ?? [])].filter((uri) => !RESOURCE_URIS.has(uri) && uri.length <= 2048).slice(0, MAX_WATCHED);
   await Promise.all(
     theirs.map(async (uri) => {
       const service = watchedOwner(ctx, uri, principal);

@@ -85,6 +85,9 @@ describe('MCP server configuration', () => {
             '--port',
             '5432',
             '--secret=${PW}',
+            '--passthrough',
+            'plain-value',
+            '--author=someone',
             '--verbose',
           ],
           env: { GITHUB_TOKEN: 'ghp_literal1', NODE_ENV: 'production', DB_PASSWORD: 'pw-9911' },
@@ -99,8 +102,11 @@ describe('MCP server configuration', () => {
     expect(stdio.secrets).not.toEqual(expect.arrayContaining(['5432']));
     expect(stdio.secrets).not.toContain('production');
     expect(stdio.secrets).not.toContain('--verbose');
+    // names that only look like one (pass..., auth...) are not taken
+    expect(stdio.secrets).not.toContain('plain-value');
+    expect(stdio.secrets).not.toContain('someone');
     expect(stdio.url).toBe(
-      'stdio:mcp-server-postgres postgresql://app:***@db:5432/x --token=*** --api-key *** --port 5432 --secret=${PW} --verbose',
+      'stdio:mcp-server-postgres postgresql://app:***@db:5432/x --token=*** --api-key *** --port 5432 --secret=${PW} --passthrough plain-value --author=someone --verbose',
     );
     expect(http.secrets).toEqual(expect.arrayContaining(['Bearer bearer-5e1d', 'bearer-5e1d', 'xkey-0c4b']));
     expect(http.secrets).not.toContain('text/plain');

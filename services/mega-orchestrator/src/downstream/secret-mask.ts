@@ -33,7 +33,8 @@ export function shownUrl(template: string, expanded: string, secrets: readonly s
 }
 
 /** A name that says its value is a credential: an environment variable, a header, a command-line flag. */
-const SECRET_NAME = /pass(word|wd)?|secret|token|api[-_]?key|private[-_]?key|access[-_]?key|credential|auth/i;
+const SECRET_NAME =
+  /pass(word|wd|phrase)?([-_]|$)|secret|token|api[-_]?key|private[-_]?key|access[-_]?key|credential|authori[sz]ation|(^|[-_])auth([-_]|$)/i;
 /** A URL's password (`scheme://user:password@host`), anywhere in a text. */
 const URL_PASSWORD = /[a-z][a-z0-9+.-]*:\/\/[^\s/@:]*:([^\s/@]+)@/gi;
 

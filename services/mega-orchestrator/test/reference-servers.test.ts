@@ -12,9 +12,8 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
-import { tempDir } from '@mcp-fleet/testing';
+import { freePort, tempDir } from '@mcp-fleet/testing';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -75,15 +74,6 @@ async function answer(client: Client, name: string, args: Record<string, unknown
  */
 function untimed(content: unknown): unknown {
   return JSON.parse(JSON.stringify(content ?? null).replace(/created at \d{1,2}:\d{2}:\d{2}( [AP]M)?/g, 'created at <time>'));
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 describe('@modelcontextprotocol/server-everything behind the gateway', () => {

@@ -11,8 +11,7 @@ import { conformanceProblems, runConformanceScenario } from '@mcp-fleet/testing/
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client as V2Client, StreamableHTTPClientTransport as V2Transport } from '@modelcontextprotocol/client';
-import { mirroredParamHeaders } from '../src/downstream/mcp/param-headers';
-import { decodeParamValue, scanParamHeaders } from '../src/mcp/rev-2026-07-28/param-headers';
+import { decodeParamValue, mirroredParamHeaders, scanParamHeaders } from '../src/downstream/mcp/param-headers';
 import { post2026, startGatewayWithStdioServer, type RunningGateway } from './helpers';
 
 const V = '2026-07-28';

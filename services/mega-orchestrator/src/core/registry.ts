@@ -275,7 +275,7 @@ export class Registry extends EventEmitter {
   /** How many catalogs were built (build() found its inputs changed), for /debug/cache. */
   private builds = 0;
   /** The fleet's tool names (the inventory's): a third-party tool of such a name is never plain. */
-  private readonly fleetNames: ReadonlySet<string>;
+  readonly fleetNames: ReadonlySet<string>;
   /** Tool pins (usePins): third-party tool definitions as first seen or approved. */
   private pins?: PinStore;
   /** The pinned tool names, known from the first poll on (a restarted gateway gives no plain name away meanwhile). */

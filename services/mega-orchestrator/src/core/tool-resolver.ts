@@ -52,8 +52,6 @@ export function answersUnlisted(service: ServiceState, name: string): boolean {
 export class ToolResolver {
   private absent: Map<string, ServiceEntry[]>;
   private readonly inventoryById: Map<string, ServiceEntry>;
-  /** The contract's tool names: never sent to a third-party server that does not list them. */
-  private readonly fleetNames: Set<string>;
 
   constructor(
     private readonly registry: Registry,
@@ -64,7 +62,6 @@ export class ToolResolver {
   ) {
     this.absent = unregisteredOwners(inventory, registry);
     this.inventoryById = new Map(inventory.map((e) => [e.id, e]));
-    this.fleetNames = new Set(inventory.flatMap((e) => e.tools));
   }
 
   resolve(name: string, mode: RoutingMode): Route {
@@ -87,9 +84,9 @@ export class ToolResolver {
           this.pollSeconds,
         );
       }
-      // the only MCP server behind the gateway answers for a name nobody lists, as it would directly
+      // the only MCP server behind the gateway answers for a name nobody lists, as it would directly (never a fleet name)
       const sole = this.registry.soleServer;
-      if (this.unlisted && sole?.healthy && !this.fleetNames.has(name) && answersUnlisted(sole, name))
+      if (this.unlisted && sole?.healthy && !this.registry.fleetNames.has(name) && answersUnlisted(sole, name))
         return { candidates: [{ service: sole, toolName: name }] };
       throw new AppError(
         'UNKNOWN_TOOL',

@@ -78,7 +78,8 @@ export function literalSecrets(entry: {
   return [...new Set(found.filter((v) => v.length >= MIN_SECRET && !HAS_VARIABLE.test(v)))];
 }
 
-const HAS_VARIABLE = /\$\{(?:env:)?[A-Za-z_][A-Za-z0-9_]*\}/;
+/** VARIABLE without its global flag (a global regex's test() keeps state between calls). */
+const HAS_VARIABLE = new RegExp(VARIABLE.source);
 
 /** A function that replaces every secret value (and its URL-encoded spellings) in a text with ***. */
 export function maskSecrets(secrets: readonly string[]): (text: string) => string {

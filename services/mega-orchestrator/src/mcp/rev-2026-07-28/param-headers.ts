@@ -24,8 +24,6 @@ import { rpcErrorWithStatus } from '../errors';
  * (scan, value encoding) are in ../../downstream/mcp/param-headers.ts, which the gateway's own client uses too.
  */
 
-export { decodeParamValue, scanParamHeaders, type ParamHeader, type ParamHeaderScan };
-
 const scans = new WeakMap<Catalog, Map<string, ParamHeaderScan>>();
 
 /** The scan of every listed tool of a catalog (by listed name), made once per catalog (logging the invalid ones). */

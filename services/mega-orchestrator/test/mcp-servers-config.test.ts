@@ -79,6 +79,8 @@ describe('MCP server configuration', () => {
           command: 'mcp-server-postgres',
           args: [
             'postgresql://app:p%40ss-w0rd@db:5432/x',
+            // a password with an @ of its own, not encoded: URL parsers take the authority's last @
+            'redis://default:r3d@is-pw@cache:6379',
             '--token=tok-3a9f',
             '--api-key',
             'key-77c2',
@@ -92,12 +94,24 @@ describe('MCP server configuration', () => {
           ],
           env: { GITHUB_TOKEN: 'ghp_literal1', NODE_ENV: 'production', DB_PASSWORD: 'pw-9911' },
         },
-        web: { url: 'http://h/mcp', headers: { Authorization: 'Bearer bearer-5e1d', 'X-Api-Key': 'xkey-0c4b', Accept: 'text/plain' } },
+        web: {
+          url: 'http://user:http-pw-77c1@h/mcp',
+          headers: { Authorization: 'Bearer bearer-5e1d', 'X-Api-Key': 'xkey-0c4b', Accept: 'text/plain' },
+        },
       }),
     });
     // the password as written and decoded; a flag's value joined or separate; the variables and headers whose names say credential
     expect(stdio.secrets).toEqual(
-      expect.arrayContaining(['p%40ss-w0rd', 'p@ss-w0rd', 'tok-3a9f', 'key-77c2', 'ghp_literal1', 'pw-9911', 'expanded-pw-1234']),
+      expect.arrayContaining([
+        'p%40ss-w0rd',
+        'p@ss-w0rd',
+        'r3d@is-pw',
+        'tok-3a9f',
+        'key-77c2',
+        'ghp_literal1',
+        'pw-9911',
+        'expanded-pw-1234',
+      ]),
     );
     expect(stdio.secrets).not.toEqual(expect.arrayContaining(['5432']));
     expect(stdio.secrets).not.toContain('production');
@@ -106,9 +120,9 @@ describe('MCP server configuration', () => {
     expect(stdio.secrets).not.toContain('plain-value');
     expect(stdio.secrets).not.toContain('someone');
     expect(stdio.url).toBe(
-      'stdio:mcp-server-postgres postgresql://app:***@db:5432/x --token=*** --api-key *** --port 5432 --secret=${PW} --passthrough plain-value --author=someone --verbose',
+      'stdio:mcp-server-postgres postgresql://app:***@db:5432/x redis://default:***@cache:6379 --token=*** --api-key *** --port 5432 --secret=${PW} --passthrough plain-value --author=someone --verbose',
     );
-    expect(http.secrets).toEqual(expect.arrayContaining(['Bearer bearer-5e1d', 'bearer-5e1d', 'xkey-0c4b']));
+    expect(http.secrets).toEqual(expect.arrayContaining(['Bearer bearer-5e1d', 'bearer-5e1d', 'xkey-0c4b', 'http-pw-77c1']));
     expect(http.secrets).not.toContain('text/plain');
   });
 

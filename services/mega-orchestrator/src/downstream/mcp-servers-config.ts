@@ -339,7 +339,8 @@ export function configuredMcpServers(env: Env, inventory: readonly ServiceEntry[
         }
         const headers: Record<string, string> = {};
         for (const [k, v] of Object.entries(entry.headers)) headers[k] = expand(v, env, `${where}.headers.${k}`, problems, secrets);
-        secrets.push(...literalSecrets({ headers: entry.headers }));
+        // (the URL's own password, written as it is, too: it is sent as Basic authorization below)
+        secrets.push(...literalSecrets({ args: [entry.url], headers: entry.headers }));
         // `user:password@` becomes Basic authorization (fetch refuses a URL with credentials), unless one is declared
         const target = new URL(url);
         if (target.username || target.password) {

@@ -35,8 +35,8 @@ export function shownUrl(template: string, expanded: string, secrets: readonly s
 /** A name that says its value is a credential: an environment variable, a header, a command-line flag. */
 const SECRET_NAME =
   /pass(word|wd|phrase)?([-_]|$)|secret|token|api[-_]?key|private[-_]?key|access[-_]?key|credential|authori[sz]ation|(^|[-_])auth([-_]|$)/i;
-/** A URL's password (`scheme://user:password@host`), anywhere in a text. */
-const URL_PASSWORD = /[a-z][a-z0-9+.-]*:\/\/[^\s/@:]*:([^\s/@]+)@/gi;
+/** A URL's password (`scheme://user:password@host`), anywhere in a text: up to the authority's last `@`, as URL parsers read it. */
+const URL_PASSWORD = /[a-z][a-z0-9+.-]*:\/\/[^\s/@:]*:([^\s/?#]+)@/gi;
 
 /**
  * Credentials written into an entry as they are, not as `${VAR}` (issue 33, item 7): a URL's
